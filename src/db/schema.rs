@@ -1,0 +1,102 @@
+//! Written by hand: `print-schema` differs per backend, and SQLite would truncate
+//! a BIGINT read as Integer. Every id and time is BigInt here.
+
+diesel::table! {
+    sites (id) {
+        id -> Text,
+        name -> Text,
+        currency -> Text,
+        timezone -> Text,
+        owner_id -> Text,
+        domains -> Text,
+        route_patterns -> Text,
+        cookieless -> Bool,
+        send_lead_event -> Bool,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    leads (id) {
+        id -> Text,
+        site_id -> Text,
+        lead_key -> Text,
+        label -> Nullable<Text>,
+        origin -> Text,
+        campaign_id -> Text,
+        adset_id -> Text,
+        ad_id -> Text,
+        campaign_name -> Nullable<Text>,
+        adset_name -> Nullable<Text>,
+        ad_name -> Nullable<Text>,
+        click_id -> Nullable<Text>,
+        first_at -> BigInt,
+        cohort_day -> BigInt,
+        stage -> Text,
+        stage_at -> BigInt,
+        ever_qualified -> Bool,
+        ever_won -> Bool,
+        revenue_cents -> BigInt,
+        won_at -> Nullable<BigInt>,
+        column_key -> Nullable<Text>,
+        column_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    lead_events (id) {
+        id -> BigInt,
+        lead_id -> Text,
+        site_id -> Text,
+        event_id -> Text,
+        stage -> Nullable<Text>,
+        column_key -> Nullable<Text>,
+        revenue_cents -> Nullable<BigInt>,
+        occurred_at -> BigInt,
+        recorded_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    pipeline_columns (site_id, key) {
+        site_id -> Text,
+        key -> Text,
+        position -> Integer,
+        name -> Text,
+        color -> Nullable<Text>,
+        group_name -> Nullable<Text>,
+        event -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    lead_rollups (site_id, day, origin, campaign_id, adset_id, ad_id) {
+        site_id -> Text,
+        day -> BigInt,
+        origin -> Text,
+        campaign_id -> Text,
+        adset_id -> Text,
+        ad_id -> Text,
+        leads -> BigInt,
+        qualified -> BigInt,
+        won -> BigInt,
+        revenue_cents -> BigInt,
+    }
+}
+
+diesel::table! {
+    ad_labels (site_id, level, object_id) {
+        site_id -> Text,
+        level -> Text,
+        object_id -> Text,
+        name -> Text,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::joinable!(leads -> sites (site_id));
+diesel::joinable!(lead_events -> leads (lead_id));
+diesel::allow_tables_to_appear_in_same_query!(sites, leads, lead_events, pipeline_columns, lead_rollups, ad_labels);

@@ -1,0 +1,133 @@
+//! `rastrod demo`: a ready-to-read dataset written through the same service
+//! functions the host API calls. Deterministic and idempotent: running it
+//! again adds nothing. Two sites (Loja X and Pet Mania), a board, and leads of
+//! the last 30 days from ads and from organic origins, some qualified and won.
+
+use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
+use crate::db::Db;
+use crate::error::{Code, Result};
+use crate::service::leads::{self, RecordLead, SetLeadStage, Stage};
+use crate::service::pipeline::{self, ColumnInput, SetPipeline};
+use crate::service::sites::{self, CreateSite};
+
+/// The sample's ads: (campaign, ad set, ad) ids and names per site.
+pub const DEMO_ADS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
+    ("loja-x", "120200000000000101", "Black Friday", "120200000000000201", "Mulheres 25-45", "120200000000000301", "Vídeo oferta"),
+    ("loja-x", "120200000000000101", "Black Friday", "120200000000000201", "Mulheres 25-45", "120200000000000302", "Carrossel vitrine"),
+    ("loja-x", "120200000000000102", "Sempre ativo", "120200000000000202", "Remarketing", "120200000000000303", "Imagem frete grátis"),
+    ("pet-mania", "120200000000000103", "Banho e tosa", "120200000000000203", "Bairro", "120200000000000304", "Vídeo antes e depois"),
+    ("pet-mania", "120200000000000103", "Banho e tosa", "120200000000000203", "Bairro", "120200000000000305", "Imagem pacote mensal"),
+];
+
+/// A tiny deterministic generator, so the demo is the same on every machine.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Seeds the demo whose last day is the day before `now`. Returns the leads written.
+pub async fn seed(db: &Db, now: i64) -> Result<usize> {
+    let demo_sites = [
+        ("loja-x", "Loja X", "BRL", "America/Sao_Paulo", "demo-owner", "lojax.example.com"),
+        ("pet-mania", "Pet Mania", "BRL", "America/Sao_Paulo", "demo-owner", "petmania.example.com"),
+    ];
+    for (id, name, currency, tz, owner, domain) in demo_sites {
+        let input = CreateSite {
+            site_id: id.into(),
+            name: name.into(),
+            currency: currency.into(),
+            timezone: tz.into(),
+            owner_id: owner.into(),
+            domains: Some(vec![domain.into()]),
+        };
+        match db.write(move |c| sites::create(c, now, input)).await {
+            Ok(_) => {}
+            Err(e) if e.code == Code::Conflict => {}
+            Err(e) => return Err(e),
+        }
+        let board = SetPipeline {
+            columns: vec![
+                ColumnInput { key: "novo".into(), name: "Novo lead".into(), color: None, group: Some("Prospecção".into()) },
+                ColumnInput { key: "conversa".into(), name: "Em conversa".into(), color: None, group: Some("Prospecção".into()) },
+                ColumnInput { key: "agendado".into(), name: "Agendado".into(), color: Some("#f97316".into()), group: Some("Hora do Show".into()) },
+                ColumnInput { key: "fechado".into(), name: "Fechado".into(), color: Some("#16a34a".into()), group: Some("Hora do Show".into()) },
+            ],
+        };
+        db.write(move |c| pipeline::set_pipeline(c, id, board)).await?;
+    }
+
+    let last_day = utc_day_start(now) - DAY_MS;
+    let mut rng = Lcg(0x5eed);
+    let mut written = 0;
+    for day in 0..30 {
+        let day_start = last_day - (29 - day) * DAY_MS;
+        let per_day = 6 + rng.below(10);
+        for n in 0..per_day {
+            let at = day_start + 9 * HOUR_MS + (rng.below(12 * 60) as i64) * 60_000;
+            let paid = rng.below(10) < 7;
+            let (site, ad) = if paid {
+                let ad = DEMO_ADS[rng.below(DEMO_ADS.len() as u64) as usize];
+                (ad.0, Some(ad))
+            } else {
+                (if rng.below(2) == 0 { "loja-x" } else { "pet-mania" }, None)
+            };
+            let lead_key = format!("demo-{day:02}-{n:02}");
+            let origin = if paid { "ctwa_ad" } else if rng.below(2) == 0 { "organic_whatsapp" } else { "instagram_bio" };
+            let input = RecordLead {
+                lead_key: lead_key.clone(),
+                event_id: format!("{lead_key}-created"),
+                occurred_at: at,
+                label: Some(format!("Contato {}", day * 100 + n as i64)),
+                origin: origin.into(),
+                campaign_id: ad.map(|a| a.1.into()),
+                campaign_name: ad.map(|a| a.2.into()),
+                adset_id: ad.map(|a| a.3.into()),
+                adset_name: ad.map(|a| a.4.into()),
+                ad_id: ad.map(|a| a.5.into()),
+                ad_name: ad.map(|a| a.6.into()),
+                click_id: None,
+                column: Some("novo".into()),
+                meta: None,
+            };
+            let answer = db.write(move |c| leads::record(c, now, site, input)).await?;
+            if !answer.created {
+                continue;
+            }
+            written += 1;
+            let roll = rng.below(100);
+            if roll < 45 {
+                let key = lead_key.clone();
+                let step = SetLeadStage {
+                    stage: Some(Stage::Qualified),
+                    column: Some("agendado".into()),
+                    revenue_cents: None,
+                    event_id: format!("{lead_key}-qualified"),
+                    occurred_at: at + 2 * HOUR_MS,
+                    meta: None,
+                };
+                db.write(move |c| leads::set_stage(c, now, site, &key, step)).await?;
+            }
+            if roll < 18 {
+                let value = 9_990 + (rng.below(40) as i64) * 1_000;
+                let key = lead_key.clone();
+                let sale = SetLeadStage {
+                    stage: Some(Stage::Won),
+                    column: Some("fechado".into()),
+                    revenue_cents: Some(value),
+                    event_id: format!("{lead_key}-won"),
+                    occurred_at: at + 5 * HOUR_MS,
+                    meta: None,
+                };
+                db.write(move |c| leads::set_stage(c, now, site, &key, sale)).await?;
+            }
+        }
+    }
+    Ok(written)
+}

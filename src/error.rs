@@ -1,0 +1,117 @@
+//! One error type for the whole daemon: a stable machine code per failure and an
+//! explicit HTTP status for each. Messages are for humans and never carry a
+//! token, a hash of user data or a stack trace: internal causes are logged with
+//! their detail and answered with a generic message.
+
+use std::fmt;
+
+/// The closed set of failure codes (API.md "Status codes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Code {
+    InvalidArgument,
+    NotFound,
+    Conflict,
+    Unauthenticated,
+    PayloadTooLarge,
+    RateLimited,
+    Internal,
+    /// The daemon is shutting down or a dependency (the database) is unreachable.
+    Unavailable,
+}
+
+impl Code {
+    pub const ALL: &'static [Code] = &[
+        Code::InvalidArgument,
+        Code::NotFound,
+        Code::Conflict,
+        Code::Unauthenticated,
+        Code::PayloadTooLarge,
+        Code::RateLimited,
+        Code::Internal,
+        Code::Unavailable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::NotFound => "NOT_FOUND",
+            Code::Conflict => "CONFLICT",
+            Code::Unauthenticated => "UNAUTHENTICATED",
+            Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Code::RateLimited => "RATE_LIMITED",
+            Code::Internal => "INTERNAL",
+            Code::Unavailable => "UNAVAILABLE",
+        }
+    }
+
+    pub fn http_status(self) -> u16 {
+        match self {
+            Code::InvalidArgument => 400,
+            Code::Unauthenticated => 401,
+            Code::NotFound => 404,
+            Code::Conflict => 409,
+            Code::PayloadTooLarge => 413,
+            Code::RateLimited => 429,
+            Code::Internal => 500,
+            Code::Unavailable => 503,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: Code,
+    pub message: String,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Error { code, message: message.into() }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(Code::InvalidArgument, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(Code::NotFound, message)
+    }
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(Code::Conflict, message)
+    }
+    /// An internal failure: the detail goes to the log, the caller gets a generic text.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        tracing::error!(error = %detail, "internal error");
+        Self::new(Code::Internal, "internal error")
+    }
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(Code::Unavailable, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<diesel::result::Error> for Error {
+    fn from(e: diesel::result::Error) -> Self {
+        use diesel::result::{DatabaseErrorKind, Error as D};
+        match e {
+            D::NotFound => Error::not_found("not found"),
+            D::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => Error::conflict("already exists"),
+            D::DatabaseError(DatabaseErrorKind::ClosedConnection, _) => Error::unavailable("database unavailable"),
+            other => Error::internal(other),
+        }
+    }
+}
+
+impl From<r2d2::Error> for Error {
+    fn from(e: r2d2::Error) -> Self {
+        tracing::error!(error = %e, "database pool");
+        Error::unavailable("database unavailable")
+    }
+}

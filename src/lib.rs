@@ -1,0 +1,12 @@
+//! rastrod: puts ad spend next to leads. See README.md for the tour and the design.
+
+pub mod clock;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod http;
+pub mod service;
+pub mod store;
+pub mod telemetry;
+pub mod demo;
+pub mod server;

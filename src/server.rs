@@ -1,0 +1,51 @@
+//! Runs the HTTP server until SIGTERM/SIGINT, then lets in-flight requests and
+//! queued writes finish before returning.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::HttpServer;
+
+use crate::clock::SharedClock;
+use crate::config::Config;
+use crate::db::Db;
+use crate::error::{Error, Result};
+use crate::http::{AppState, build_app};
+
+/// Opens the database named by the config (running migrations) and builds the state.
+pub fn open_state(config: Config, clock: SharedClock) -> Result<AppState> {
+    let db = Db::open(&config.database_url, config.database_pool_size, config.write_batch_max)?;
+    Ok(AppState::new(db, clock, Arc::new(config)))
+}
+
+/// Binds the configured address.
+pub fn bind(config: &Config) -> Result<TcpListener> {
+    TcpListener::bind(&config.listen)
+        .map_err(|e| Error::unavailable(format!("cannot listen on {} (RASTRO_LISTEN): {e}", config.listen)))
+}
+
+/// Serves until a shutdown signal; then drains the group-commit writer.
+pub async fn run(state: AppState, listener: TcpListener) -> Result<()> {
+    let workers = match state.config.workers {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+        n => n,
+    };
+    let grace = state.config.shutdown_grace.as_secs().max(1);
+    let addr = listener.local_addr().map_err(Error::internal)?;
+    if state.config.host_api_keys.is_empty() {
+        tracing::warn!("no host key set (RASTRO_HOST_API_KEY): the host API refuses every call");
+    }
+    let app_state = state.clone();
+    let server = HttpServer::new(move || build_app(app_state.clone()))
+        .workers(workers)
+        .shutdown_timeout(grace)
+        .listen(listener)
+        .map_err(Error::internal)?
+        .run();
+    tracing::info!(%addr, workers, "rastrod listening");
+    let outcome = server.await;
+    tracing::info!("HTTP server stopped; committing queued writes");
+    state.db.close();
+    tracing::info!("shutdown complete");
+    outcome.map_err(Error::internal)
+}

@@ -1,0 +1,509 @@
+//! Leads from the host's server: recordLead, setLeadStage, removeLead and the
+//! lead reads. Every write keeps the lead's rollup counters in the same
+//! transaction, so the reports never scan the leads.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::{contact_hashes, sites, validate};
+use crate::clock::utc_day_start;
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::store::leads::{self as store, LeadRow, ListFilter, NewLeadEvent};
+use crate::store::pipeline;
+use crate::store::rollups::{self, Delta, RollupKey};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    New,
+    Qualified,
+    Won,
+    Lost,
+}
+
+impl Stage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::New => "new",
+            Stage::Qualified => "qualified",
+            Stage::Won => "won",
+            Stage::Lost => "lost",
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordLead {
+    /// The host's own id for the lead; one lead per (site, leadKey).
+    pub lead_key: String,
+    pub event_id: String,
+    pub occurred_at: i64,
+    pub label: Option<String>,
+    /// `ctwa_ad` is the paid origin; any other `[a-z0-9_]{1,64}` is organic.
+    pub origin: String,
+    pub ad_id: Option<String>,
+    pub adset_id: Option<String>,
+    pub campaign_id: Option<String>,
+    pub ad_name: Option<String>,
+    pub adset_name: Option<String>,
+    pub campaign_name: Option<String>,
+    /// Stored, never returned by any read.
+    pub click_id: Option<String>,
+    /// A board column key; one the pipeline does not declare is ignored.
+    pub column: Option<String>,
+    /// `{ph: [sha256 hex…], externalId?: sha256 hex}`; any other shape is ignored whole.
+    #[schema(value_type = Option<Object>)]
+    pub meta: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordLeadAnswer {
+    pub lead_id: String,
+    pub created: bool,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetLeadStage {
+    pub stage: Option<Stage>,
+    pub column: Option<String>,
+    /// The lead's sale total, with `won` only.
+    pub revenue_cents: Option<i64>,
+    pub event_id: String,
+    pub occurred_at: i64,
+    #[schema(value_type = Option<Object>)]
+    pub meta: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SetLeadStageAnswer {
+    pub lead_id: String,
+    /// false for a replayed eventId, or a move that changed nothing.
+    pub accepted: bool,
+}
+
+/// A lead as reads return it: never the click id.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Lead {
+    pub lead_id: String,
+    pub site_id: String,
+    pub lead_key: String,
+    pub label: Option<String>,
+    pub origin: String,
+    pub campaign_id: Option<String>,
+    pub adset_id: Option<String>,
+    pub ad_id: Option<String>,
+    pub campaign_name: Option<String>,
+    pub adset_name: Option<String>,
+    pub ad_name: Option<String>,
+    pub stage: Stage,
+    pub column: Option<String>,
+    pub qualified: bool,
+    pub won: bool,
+    pub revenue_cents: i64,
+    pub first_at: i64,
+    pub updated_at: i64,
+}
+
+fn opt(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+fn parse_stage(s: &str) -> Stage {
+    match s {
+        "qualified" => Stage::Qualified,
+        "won" => Stage::Won,
+        "lost" => Stage::Lost,
+        _ => Stage::New,
+    }
+}
+
+impl From<LeadRow> for Lead {
+    fn from(r: LeadRow) -> Self {
+        Lead {
+            stage: parse_stage(&r.stage),
+            campaign_id: opt(&r.campaign_id),
+            adset_id: opt(&r.adset_id),
+            ad_id: opt(&r.ad_id),
+            lead_id: r.id,
+            site_id: r.site_id,
+            lead_key: r.lead_key,
+            label: r.label,
+            origin: r.origin,
+            campaign_name: r.campaign_name,
+            adset_name: r.adset_name,
+            ad_name: r.ad_name,
+            column: r.column_key,
+            qualified: r.ever_qualified,
+            won: r.ever_won,
+            revenue_cents: r.revenue_cents,
+            first_at: r.first_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+fn check_ad_id(field: &str, v: &Option<String>) -> Result<()> {
+    match v {
+        Some(s) if s.is_empty() || s.len() > 64 || !s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) => {
+            Err(Error::invalid(format!("{field} must be 1-64 characters of [A-Za-z0-9_.-]")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Checks a recordLead body without touching the database.
+pub fn check_record(input: &RecordLead) -> Result<()> {
+    validate::text("leadKey", &input.lead_key, 1, 128)?;
+    validate::text("eventId", &input.event_id, 1, 128)?;
+    validate::time("occurredAt", input.occurred_at)?;
+    validate::opt_text("label", &input.label, 200)?;
+    validate::origin(&input.origin)?;
+    check_ad_id("adId", &input.ad_id)?;
+    check_ad_id("adsetId", &input.adset_id)?;
+    check_ad_id("campaignId", &input.campaign_id)?;
+    validate::opt_text("adName", &input.ad_name, 256)?;
+    validate::opt_text("adsetName", &input.adset_name, 256)?;
+    validate::opt_text("campaignName", &input.campaign_name, 256)?;
+    validate::opt_text("clickId", &input.click_id, 512)?;
+    if let Some(c) = &input.column {
+        validate::key("column", c)?;
+    }
+    Ok(())
+}
+
+pub fn check_stage(input: &SetLeadStage) -> Result<()> {
+    validate::text("eventId", &input.event_id, 1, 128)?;
+    validate::time("occurredAt", input.occurred_at)?;
+    if input.stage.is_none() && input.column.is_none() {
+        return Err(Error::invalid("give a stage, a column or both"));
+    }
+    if let Some(c) = &input.column {
+        validate::key("column", c)?;
+    }
+    if let Some(v) = input.revenue_cents {
+        validate::cents("revenueCents", v)?;
+        if input.stage != Some(Stage::Won) {
+            return Err(Error::invalid("revenueCents goes with stage won"));
+        }
+    }
+    Ok(())
+}
+
+fn new_lead_id() -> Result<String> {
+    let mut bytes = [0u8; 12];
+    getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("random: {e}")))?;
+    let mut s = String::from("ld_");
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    Ok(s)
+}
+
+fn key_of(row: &LeadRow) -> RollupKey<'_> {
+    RollupKey {
+        site_id: &row.site_id,
+        day: row.cohort_day,
+        origin: &row.origin,
+        campaign_id: &row.campaign_id,
+        adset_id: &row.adset_id,
+        ad_id: &row.ad_id,
+    }
+}
+
+/// Applies a column move if the board declares it and it is newer than the
+/// lead's last move and not where the lead already is (BOARD-03/04).
+fn apply_column(conn: &mut AnyConnection, row: &mut LeadRow, column: Option<&str>, at: i64) -> Result<Option<String>> {
+    let Some(col) = column else { return Ok(None) };
+    if row.column_key.as_deref() == Some(col) || row.column_at.is_some_and(|last| at < last) {
+        return Ok(None);
+    }
+    if !pipeline::is_declared(conn, &row.site_id, col)? {
+        return Ok(None);
+    }
+    row.column_key = Some(col.to_string());
+    row.column_at = Some(at);
+    Ok(Some(col.to_string()))
+}
+
+fn fill(slot: &mut Option<String>, value: &Option<String>) {
+    if slot.is_none() && value.is_some() {
+        slot.clone_from(value);
+    }
+}
+
+pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLead) -> Result<RecordLeadAnswer> {
+    check_record(&input)?;
+    sites::require(conn, site_id)?;
+    let _hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
+
+    if let Some(mut row) = store::lock_by_key(conn, site_id, &input.lead_key)? {
+        // A repeat: nothing the first call set changes; blanks may be filled and
+        // a column move applies like any other.
+        if !store::event_seen(conn, &row.id, &input.event_id)? {
+            fill(&mut row.label, &input.label);
+            fill(&mut row.campaign_name, &input.campaign_name);
+            fill(&mut row.adset_name, &input.adset_name);
+            fill(&mut row.ad_name, &input.ad_name);
+            fill(&mut row.click_id, &input.click_id);
+            if let Some(col) = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)? {
+                store::insert_event(conn, NewLeadEvent {
+                    lead_id: &row.id,
+                    site_id,
+                    event_id: &input.event_id,
+                    stage: None,
+                    column_key: Some(&col),
+                    revenue_cents: None,
+                    occurred_at: input.occurred_at,
+                    recorded_at: now,
+                })?;
+            }
+            row.updated_at = now;
+            store::save(conn, &row)?;
+            remember_names(conn, &row, now)?;
+        }
+        return Ok(RecordLeadAnswer { lead_id: row.id, created: false });
+    }
+
+    let mut row = LeadRow {
+        id: new_lead_id()?,
+        site_id: site_id.to_string(),
+        lead_key: input.lead_key,
+        label: input.label,
+        origin: input.origin,
+        campaign_id: input.campaign_id.unwrap_or_default(),
+        adset_id: input.adset_id.unwrap_or_default(),
+        ad_id: input.ad_id.unwrap_or_default(),
+        campaign_name: input.campaign_name,
+        adset_name: input.adset_name,
+        ad_name: input.ad_name,
+        click_id: input.click_id,
+        first_at: input.occurred_at,
+        cohort_day: utc_day_start(input.occurred_at),
+        stage: Stage::New.as_str().into(),
+        stage_at: input.occurred_at,
+        ever_qualified: false,
+        ever_won: false,
+        revenue_cents: 0,
+        won_at: None,
+        column_key: None,
+        column_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    let column = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)?;
+    store::insert(conn, &row)?;
+    store::insert_event(conn, NewLeadEvent {
+        lead_id: &row.id,
+        site_id,
+        event_id: &input.event_id,
+        stage: Some(Stage::New.as_str()),
+        column_key: column.as_deref(),
+        revenue_cents: None,
+        occurred_at: input.occurred_at,
+        recorded_at: now,
+    })?;
+    rollups::bump(conn, &key_of(&row), Delta { leads: 1, ..Delta::default() })?;
+    remember_names(conn, &row, now)?;
+    Ok(RecordLeadAnswer { lead_id: row.id, created: true })
+}
+
+fn remember_names(conn: &mut AnyConnection, row: &LeadRow, now: i64) -> Result<()> {
+    for (level, id, name) in [
+        ("campaign", &row.campaign_id, &row.campaign_name),
+        ("adset", &row.adset_id, &row.adset_name),
+        ("ad", &row.ad_id, &row.ad_name),
+    ] {
+        if let Some(name) = name
+            && !id.is_empty()
+        {
+            rollups::label(conn, &row.site_id, level, id, name, now)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn set_stage(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    lead_key: &str,
+    input: SetLeadStage,
+) -> Result<SetLeadStageAnswer> {
+    check_stage(&input)?;
+    validate::text("leadKey", lead_key, 1, 128)?;
+    sites::require(conn, site_id)?;
+    let _hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
+    let mut row = store::lock_by_key(conn, site_id, lead_key)?.ok_or_else(|| Error::not_found("unknown lead"))?;
+    if store::event_seen(conn, &row.id, &input.event_id)? {
+        return Ok(SetLeadStageAnswer { lead_id: row.id, accepted: false });
+    }
+    let at = input.occurred_at;
+    let mut delta = Delta::default();
+    if let Some(stage) = input.stage {
+        if matches!(stage, Stage::Qualified | Stage::Won) && !row.ever_qualified {
+            row.ever_qualified = true;
+            delta.qualified = 1;
+        }
+        if stage == Stage::Won {
+            if !row.ever_won {
+                row.ever_won = true;
+                delta.won = 1;
+            }
+            // The sale total: a later won event replaces it, nothing adds twice.
+            if let Some(value) = input.revenue_cents
+                && row.won_at.is_none_or(|last| at >= last)
+            {
+                delta.revenue_cents = value - row.revenue_cents;
+                row.revenue_cents = value;
+                row.won_at = Some(at);
+            }
+        }
+        if at >= row.stage_at {
+            row.stage = stage.as_str().into();
+            row.stage_at = at;
+        }
+    }
+    let column = apply_column(conn, &mut row, input.column.as_deref(), at)?;
+    if input.stage.is_none() && column.is_none() {
+        return Ok(SetLeadStageAnswer { lead_id: row.id, accepted: false });
+    }
+    store::insert_event(conn, NewLeadEvent {
+        lead_id: &row.id,
+        site_id,
+        event_id: &input.event_id,
+        stage: input.stage.map(Stage::as_str),
+        column_key: column.as_deref(),
+        revenue_cents: input.revenue_cents,
+        occurred_at: at,
+        recorded_at: now,
+    })?;
+    row.updated_at = now;
+    store::save(conn, &row)?;
+    rollups::bump(conn, &key_of(&row), delta)?;
+    Ok(SetLeadStageAnswer { lead_id: row.id, accepted: true })
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RemoveLeadAnswer {
+    pub removed: bool,
+}
+
+pub fn remove(conn: &mut AnyConnection, site_id: &str, lead_key: &str) -> Result<RemoveLeadAnswer> {
+    validate::text("leadKey", lead_key, 1, 128)?;
+    sites::require(conn, site_id)?;
+    let row = store::lock_by_key(conn, site_id, lead_key)?.ok_or_else(|| Error::not_found("unknown lead"))?;
+    let delta = Delta {
+        leads: -1,
+        qualified: -i64::from(row.ever_qualified),
+        won: -i64::from(row.ever_won),
+        revenue_cents: -row.revenue_cents,
+    };
+    rollups::bump(conn, &key_of(&row), delta)?;
+    store::delete(conn, &row.id)?;
+    Ok(RemoveLeadAnswer { removed: true })
+}
+
+#[derive(Debug, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListLeads {
+    /// Comma-separated, 1–10 unique sites.
+    pub site_ids: String,
+    pub from: i64,
+    pub to: i64,
+    pub ad_id: Option<String>,
+    /// The last row's firstAt: the page holds leads strictly before it.
+    pub before: Option<i64>,
+    /// With `before`, the last row's leadId, to page through leads of the same millisecond.
+    pub before_lead_id: Option<String>,
+    /// 1–100, default 50.
+    pub limit: Option<i64>,
+}
+
+pub fn list(conn: &mut AnyConnection, q: ListLeads) -> Result<Vec<Lead>> {
+    let site_ids: Vec<String> = q.site_ids.split(',').map(|s| s.trim().to_string()).collect();
+    validate::site_ids(&site_ids)?;
+    validate::range(q.from, q.to, 366)?;
+    check_ad_id("adId", &q.ad_id)?;
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=100).contains(&limit) {
+        return Err(Error::invalid("limit must be 1-100"));
+    }
+    if q.before_lead_id.is_some() && q.before.is_none() {
+        return Err(Error::invalid("beforeLeadId goes with before"));
+    }
+    if let Some(id) = &q.before_lead_id {
+        validate::text("beforeLeadId", id, 1, 64)?;
+    }
+    sites::require_many(conn, &site_ids)?;
+    let rows = store::list(conn, &ListFilter {
+        site_ids: &site_ids,
+        from: q.from,
+        to: q.to,
+        ad_id: q.ad_id.as_deref(),
+        before: q.before.map(|b| (b, q.before_lead_id.as_deref())),
+        limit,
+    })?;
+    Ok(rows.into_iter().map(Lead::from).collect())
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JourneyAd {
+    pub ad_id: String,
+    pub ad_name: Option<String>,
+    pub adset_id: Option<String>,
+    pub adset_name: Option<String>,
+    pub campaign_id: Option<String>,
+    pub campaign_name: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryEntry {
+    pub event_id: String,
+    pub stage: Option<Stage>,
+    pub column: Option<String>,
+    pub revenue_cents: Option<i64>,
+    pub occurred_at: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LeadJourney {
+    pub lead: Lead,
+    pub ad: Option<JourneyAd>,
+    pub history: Vec<HistoryEntry>,
+}
+
+pub fn journey(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> Result<LeadJourney> {
+    validate::text("leadId", lead_id, 1, 64)?;
+    sites::require(conn, site_id)?;
+    let row = store::find(conn, site_id, lead_id)?.ok_or_else(|| Error::not_found("unknown lead"))?;
+    let names = super::names::Names::load(conn, std::slice::from_ref(&row.site_id))?;
+    let ad = (!row.ad_id.is_empty()).then(|| JourneyAd {
+        ad_id: row.ad_id.clone(),
+        ad_name: names.get(&row.site_id, "ad", &row.ad_id).or_else(|| row.ad_name.clone()),
+        adset_id: opt(&row.adset_id),
+        adset_name: names.get(&row.site_id, "adset", &row.adset_id).or_else(|| row.adset_name.clone()),
+        campaign_id: opt(&row.campaign_id),
+        campaign_name: names.get(&row.site_id, "campaign", &row.campaign_id).or_else(|| row.campaign_name.clone()),
+    });
+    let history = store::history(conn, &row.id)?
+        .into_iter()
+        .map(|e| HistoryEntry {
+            event_id: e.event_id,
+            stage: e.stage.as_deref().map(parse_stage),
+            column: e.column_key,
+            revenue_cents: e.revenue_cents,
+            occurred_at: e.occurred_at,
+        })
+        .collect();
+    Ok(LeadJourney { lead: row.into(), ad, history })
+}

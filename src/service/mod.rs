@@ -1,0 +1,11 @@
+//! The seeds' rules as plain functions over a connection and the time the
+//! caller read from the `Clock`. Both the host API and the federated API call
+//! these; no rule is written twice.
+
+pub mod contact_hashes;
+pub mod leads;
+pub mod names;
+pub mod pipeline;
+pub mod reports;
+pub mod sites;
+pub mod validate;

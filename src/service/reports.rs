@@ -1,0 +1,337 @@
+//! leads.report and leads.daily: counters by cohort (a qualification or sale
+//! lands on the UTC day its lead first arrived), read from the rollups.
+//! Spend fields are part of every answer; they stay `null` (unknown) until an
+//! ad account is linked and synced.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::names::Names;
+use super::{sites, validate};
+use crate::clock::{DAY_MS, utc_day_start};
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::store::rollups::{self, GroupRow, Grouping, Scope};
+
+pub const PAID_ORIGIN: &str = "ctwa_ad";
+pub const REPORT_MAX_DAYS: i64 = 366;
+pub const DAILY_MAX_DAYS: i64 = 92;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LeadsReportArgs {
+    pub site_ids: Vec<String>,
+    pub from: i64,
+    pub to: i64,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LeadsDailyArgs {
+    pub site_ids: Vec<String>,
+    pub from: i64,
+    pub to: i64,
+    /// One ad's leads (not with `origin`).
+    pub ad_id: Option<String>,
+    /// One origin's leads (not with `adId`); `ctwa_ad` for the leads the ads bought.
+    pub origin: Option<String>,
+}
+
+/// The counters every report row carries. `null` spend means unknown, never zero.
+#[derive(Debug, Clone, Default, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Counters {
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+    pub spend_cents: Option<i64>,
+    pub impressions: Option<i64>,
+    pub clicks: Option<i64>,
+}
+
+impl Counters {
+    fn add(&mut self, r: &GroupRow) {
+        self.leads += r.leads;
+        self.qualified += r.qualified;
+        self.won += r.won;
+        self.revenue_cents += r.revenue_cents;
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OriginRow {
+    pub origin: String,
+    #[serde(flatten)]
+    pub counters: Counters,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdRow {
+    pub ad_id: String,
+    pub name: Option<String>,
+    /// The site the ad brought leads to.
+    pub site_id: String,
+    /// `video`, `image`, `carousel` or `other`; null until the catalog sync.
+    pub creative_type: Option<String>,
+    /// Meta's effective status; null until the catalog sync.
+    pub ad_status: Option<String>,
+    /// Served by rastrod itself; null until the catalog sync.
+    pub thumbnail_url: Option<String>,
+    #[serde(flatten)]
+    pub counters: Counters,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdsetRow {
+    /// null for leads whose ad set the host did not say.
+    pub adset_id: Option<String>,
+    pub name: Option<String>,
+    #[serde(flatten)]
+    pub counters: Counters,
+    pub ads: Vec<AdRow>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignRow {
+    /// null for leads whose campaign the host did not say.
+    pub campaign_id: Option<String>,
+    pub name: Option<String>,
+    #[serde(flatten)]
+    pub counters: Counters,
+    pub adsets: Vec<AdsetRow>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PaidCounters {
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteReportRow {
+    pub site_id: String,
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+    pub spend_cents: Option<i64>,
+    pub spend_currency: Option<String>,
+    pub currency_mismatch: bool,
+    /// The same counters for the site's `ctwa_ad` leads alone: what the spend bought.
+    pub paid: PaidCounters,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LeadsReport {
+    /// The sites' currency (revenue's); null when they differ.
+    pub currency: Option<String>,
+    pub spend_currency: Option<String>,
+    pub currency_mismatch: bool,
+    pub spend_incomplete: bool,
+    /// The campaign tree passed its row cap and lists only part of the ads
+    /// (the seed's REPORT_INCOMPLETE, as a flag: a cap never fails a report).
+    pub report_incomplete: bool,
+    pub totals: Counters,
+    pub origins: Vec<OriginRow>,
+    pub campaigns: Vec<CampaignRow>,
+    pub by_site: Vec<SiteReportRow>,
+}
+
+#[derive(Debug, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyRow {
+    pub day_start: i64,
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+    pub spend_cents: Option<i64>,
+}
+
+pub fn check_report(a: &LeadsReportArgs) -> Result<()> {
+    validate::site_ids(&a.site_ids)?;
+    validate::range(a.from, a.to, REPORT_MAX_DAYS)
+}
+
+pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, row_cap: usize) -> Result<LeadsReport> {
+    check_report(&a)?;
+    let sites = sites::require_many(conn, &a.site_ids)?;
+    let scope = Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: None, origin: None };
+
+    let mut totals = Counters::default();
+    let mut origins: BTreeMap<String, Counters> = BTreeMap::new();
+    let mut by_site: BTreeMap<String, (Counters, PaidCounters)> = BTreeMap::new();
+    for r in rollups::grouped(conn, &scope, Grouping::SiteOrigin, None)? {
+        totals.add(&r);
+        origins.entry(r.origin.clone()).or_default().add(&r);
+        let (site, paid) = by_site.entry(r.site_id.clone()).or_default();
+        site.add(&r);
+        if r.origin == PAID_ORIGIN {
+            paid.leads += r.leads;
+            paid.qualified += r.qualified;
+            paid.won += r.won;
+            paid.revenue_cents += r.revenue_cents;
+        }
+    }
+
+    let mut tree_rows = rollups::grouped(conn, &scope, Grouping::Tree, Some(row_cap + 1))?;
+    let report_incomplete = tree_rows.len() > row_cap;
+    tree_rows.truncate(row_cap);
+    let names = Names::load(conn, &a.site_ids)?;
+    let campaigns = build_tree(tree_rows, &names, &a.site_ids);
+
+    let first_currency = sites.first().map(|s| s.currency.clone());
+    let currency = first_currency.filter(|c| sites.iter().all(|s| &s.currency == c));
+    let mut origins: Vec<OriginRow> =
+        origins.into_iter().map(|(origin, counters)| OriginRow { origin, counters }).collect();
+    origins.sort_by(|x, y| y.counters.leads.cmp(&x.counters.leads).then_with(|| x.origin.cmp(&y.origin)));
+    Ok(LeadsReport {
+        currency,
+        spend_currency: None,
+        currency_mismatch: false,
+        spend_incomplete: false,
+        report_incomplete,
+        totals,
+        origins,
+        campaigns,
+        by_site: sites
+            .iter()
+            .map(|s| {
+                let (c, paid) = by_site.remove(&s.id).unwrap_or_default();
+                SiteReportRow {
+                    site_id: s.id.clone(),
+                    leads: c.leads,
+                    qualified: c.qualified,
+                    won: c.won,
+                    revenue_cents: c.revenue_cents,
+                    spend_cents: None,
+                    spend_currency: None,
+                    currency_mismatch: false,
+                    paid,
+                }
+            })
+            .collect(),
+    })
+}
+
+fn opt(s: &str) -> Option<String> {
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+/// Campaign → ad set → ad, each level summing its children, largest first;
+/// rows without an id (the host did not say) come last under a null id.
+fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String]) -> Vec<CampaignRow> {
+    let mut campaigns: BTreeMap<String, BTreeMap<String, Vec<GroupRow>>> = BTreeMap::new();
+    for r in rows {
+        campaigns.entry(r.campaign_id.clone()).or_default().entry(r.adset_id.clone()).or_default().push(r);
+    }
+    let mut out: Vec<CampaignRow> = campaigns
+        .into_iter()
+        .map(|(campaign_id, adsets)| {
+            let mut c_counters = Counters::default();
+            let mut adsets: Vec<AdsetRow> = adsets
+                .into_iter()
+                .map(|(adset_id, ads)| {
+                    let mut s_counters = Counters::default();
+                    let mut ad_rows: Vec<AdRow> = Vec::new();
+                    for r in ads {
+                        s_counters.add(&r);
+                        if r.ad_id.is_empty() {
+                            continue;
+                        }
+                        let mut counters = Counters::default();
+                        counters.add(&r);
+                        ad_rows.push(AdRow {
+                            name: names.get(&r.site_id, "ad", &r.ad_id),
+                            ad_id: r.ad_id,
+                            site_id: r.site_id,
+                            creative_type: None,
+                            ad_status: None,
+                            thumbnail_url: None,
+                            counters,
+                        });
+                    }
+                    ad_rows.sort_by(|x, y| y.counters.leads.cmp(&x.counters.leads).then_with(|| x.ad_id.cmp(&y.ad_id)));
+                    c_counters.leads += s_counters.leads;
+                    c_counters.qualified += s_counters.qualified;
+                    c_counters.won += s_counters.won;
+                    c_counters.revenue_cents += s_counters.revenue_cents;
+                    AdsetRow {
+                        name: names.any(site_ids, "adset", &adset_id),
+                        adset_id: opt(&adset_id),
+                        counters: s_counters,
+                        ads: ad_rows,
+                    }
+                })
+                .collect();
+            adsets.sort_by(|x, y| {
+                x.adset_id.is_none().cmp(&y.adset_id.is_none()).then(y.counters.leads.cmp(&x.counters.leads))
+            });
+            CampaignRow {
+                name: names.any(site_ids, "campaign", &campaign_id),
+                campaign_id: opt(&campaign_id),
+                counters: c_counters,
+                adsets,
+            }
+        })
+        .collect();
+    out.sort_by(|x, y| {
+        x.campaign_id.is_none().cmp(&y.campaign_id.is_none()).then(y.counters.leads.cmp(&x.counters.leads))
+    });
+    out
+}
+
+pub fn check_daily(a: &LeadsDailyArgs) -> Result<()> {
+    validate::site_ids(&a.site_ids)?;
+    validate::range(a.from, a.to, DAILY_MAX_DAYS)?;
+    if a.ad_id.is_some() && a.origin.is_some() {
+        return Err(Error::invalid("give adId or origin, not both"));
+    }
+    if let Some(o) = &a.origin {
+        validate::origin(o)?;
+    }
+    if let Some(ad) = &a.ad_id {
+        validate::text("adId", ad, 1, 64)?;
+    }
+    Ok(())
+}
+
+pub fn leads_daily(conn: &mut AnyConnection, a: LeadsDailyArgs) -> Result<Vec<DailyRow>> {
+    check_daily(&a)?;
+    sites::require_many(conn, &a.site_ids)?;
+    let scope = Scope {
+        site_ids: &a.site_ids,
+        from: a.from,
+        to: a.to,
+        ad_id: a.ad_id.as_deref(),
+        origin: a.origin.as_deref(),
+    };
+    let by_day: BTreeMap<i64, GroupRow> =
+        rollups::grouped(conn, &scope, Grouping::Day, None)?.into_iter().map(|r| (r.day, r)).collect();
+    let mut out = Vec::new();
+    let mut day = utc_day_start(a.from);
+    while day <= a.to {
+        let r = by_day.get(&day);
+        out.push(DailyRow {
+            day_start: day,
+            leads: r.map_or(0, |r| r.leads),
+            qualified: r.map_or(0, |r| r.qualified),
+            won: r.map_or(0, |r| r.won),
+            revenue_cents: r.map_or(0, |r| r.revenue_cents),
+            spend_cents: None,
+        });
+        day += DAY_MS;
+    }
+    Ok(out)
+}

@@ -1,0 +1,7 @@
+//! diesel queries grouped by aggregate. Plain functions over `&mut AnyConnection`;
+//! callers run them through `Db::run` (reads) or `Db::write` (group commit).
+
+pub mod leads;
+pub mod pipeline;
+pub mod rollups;
+pub mod sites;

@@ -1,0 +1,209 @@
+//! Lead counters per cohort day and ad (`lead_rollups`), kept in the same
+//! transaction as every lead write, and the grouped reads the reports make of
+//! them. A report over whole UTC days reads only rollups; the partial days at
+//! the edges of a range are read from the leads themselves, so every range is
+//! exact to the millisecond.
+
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+
+use crate::clock::DAY_MS;
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+/// The key a lead is counted under: its cohort day and its place in the tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RollupKey<'a> {
+    pub site_id: &'a str,
+    pub day: i64,
+    pub origin: &'a str,
+    pub campaign_id: &'a str,
+    pub adset_id: &'a str,
+    pub ad_id: &'a str,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delta {
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+}
+
+impl Delta {
+    pub fn is_zero(&self) -> bool {
+        *self == Delta::default()
+    }
+}
+
+/// Adds `d` to the key's counters (creating the row), and drops a row left with no lead.
+pub fn bump(conn: &mut AnyConnection, k: &RollupKey<'_>, d: Delta) -> QueryResult<()> {
+    if d.is_zero() {
+        return Ok(());
+    }
+    let mut q = RawQuery::new(
+        "INSERT INTO lead_rollups (site_id, day, origin, campaign_id, adset_id, ad_id, leads, qualified, won, revenue_cents) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, day, origin, campaign_id, adset_id, ad_id) DO UPDATE SET \
+         leads = lead_rollups.leads + excluded.leads, qualified = lead_rollups.qualified + excluded.qualified, \
+         won = lead_rollups.won + excluded.won, revenue_cents = lead_rollups.revenue_cents + excluded.revenue_cents",
+    );
+    q.text(k.site_id).int(k.day).text(k.origin).text(k.campaign_id).text(k.adset_id).text(k.ad_id);
+    q.int(d.leads).int(d.qualified).int(d.won).int(d.revenue_cents);
+    q.execute(conn)?;
+    if d.leads < 0 {
+        let mut del = RawQuery::new(
+            "DELETE FROM lead_rollups WHERE site_id = ? AND day = ? AND origin = ? AND campaign_id = ? \
+             AND adset_id = ? AND ad_id = ? AND leads <= 0",
+        );
+        del.text(k.site_id).int(k.day).text(k.origin).text(k.campaign_id).text(k.adset_id).text(k.ad_id);
+        del.execute(conn)?;
+    }
+    Ok(())
+}
+
+/// Remembers the latest name a lead gave for a campaign, ad set or ad.
+pub fn label(conn: &mut AnyConnection, site_id: &str, level: &str, object_id: &str, name: &str, now: i64) -> QueryResult<()> {
+    let mut q = RawQuery::new(
+        "INSERT INTO ad_labels (site_id, level, object_id, name, updated_at) VALUES (?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, level, object_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at",
+    );
+    q.text(site_id).text(level).text(object_id).text(name).int(now);
+    q.execute(conn).map(|_| ())
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct LabelRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub level: String,
+    #[diesel(sql_type = Text)]
+    pub object_id: String,
+    #[diesel(sql_type = Text)]
+    pub name: String,
+}
+
+pub fn labels(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResult<Vec<LabelRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, level, object_id, name FROM ad_labels WHERE site_id IN {}",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids);
+    q.load(conn)
+}
+
+/// What a grouped read selects: which leads, over which range, grouped how.
+pub struct Scope<'a> {
+    pub site_ids: &'a [String],
+    pub from: i64,
+    pub to: i64,
+    pub ad_id: Option<&'a str>,
+    pub origin: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Grouping {
+    SiteOrigin,
+    Tree,
+    Day,
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct GroupRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub origin: String,
+    #[diesel(sql_type = Text)]
+    pub campaign_id: String,
+    #[diesel(sql_type = Text)]
+    pub adset_id: String,
+    #[diesel(sql_type = Text)]
+    pub ad_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub day: i64,
+    #[diesel(sql_type = BigInt)]
+    pub leads: i64,
+    #[diesel(sql_type = BigInt)]
+    pub qualified: i64,
+    #[diesel(sql_type = BigInt)]
+    pub won: i64,
+    #[diesel(sql_type = BigInt)]
+    pub revenue_cents: i64,
+}
+
+/// Whole UTC days inside `[from, to]`: `[start, end)` day starts, if any.
+fn whole_days(from: i64, to: i64) -> Option<(i64, i64)> {
+    let start = from.div_euclid(DAY_MS) * DAY_MS + if from.rem_euclid(DAY_MS) == 0 { 0 } else { DAY_MS };
+    let end = (to + 1).div_euclid(DAY_MS) * DAY_MS;
+    (start < end).then_some((start, end))
+}
+
+fn filters(q: &mut RawQuery, s: &Scope<'_>) {
+    if let Some(ad) = s.ad_id {
+        q.push(" AND ad_id = ?").text(ad);
+    }
+    if let Some(origin) = s.origin {
+        q.push(" AND origin = ?").text(origin);
+    }
+}
+
+/// Counters of the scope's leads, grouped; at most `limit` groups.
+pub fn grouped(conn: &mut AnyConnection, s: &Scope<'_>, g: Grouping, limit: Option<usize>) -> QueryResult<Vec<GroupRow>> {
+    let sites = placeholders(s.site_ids.len());
+    let mut q = RawQuery::new("SELECT ");
+    let (cols, group, tree_only) = match g {
+        Grouping::SiteOrigin => ("site_id, origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, 0 AS day", "site_id, origin", false),
+        Grouping::Tree => ("site_id, '' AS origin, campaign_id, adset_id, ad_id, 0 AS day", "campaign_id, adset_id, ad_id, site_id", true),
+        Grouping::Day => ("'' AS site_id, '' AS origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, day", "day", false),
+    };
+    q.push(cols);
+    q.push(
+        ", CAST(SUM(leads) AS BIGINT) AS leads, CAST(SUM(qualified) AS BIGINT) AS qualified, \
+         CAST(SUM(won) AS BIGINT) AS won, CAST(SUM(revenue_cents) AS BIGINT) AS revenue_cents FROM (",
+    );
+    let whole = whole_days(s.from, s.to);
+    if let Some((start, end)) = whole {
+        q.push(&format!(
+            "SELECT site_id, origin, campaign_id, adset_id, ad_id, day, leads, qualified, won, revenue_cents \
+             FROM lead_rollups WHERE site_id IN {sites} AND day >= ? AND day < ?"
+        ));
+        q.texts(s.site_ids).int(start).int(end);
+        filters(&mut q, s);
+        q.push(" UNION ALL ");
+    }
+    q.push(&format!(
+        "SELECT site_id, origin, campaign_id, adset_id, ad_id, cohort_day AS day, 1 AS leads, \
+         CASE WHEN ever_qualified THEN 1 ELSE 0 END AS qualified, CASE WHEN ever_won THEN 1 ELSE 0 END AS won, \
+         revenue_cents FROM leads WHERE site_id IN {sites} AND first_at >= ? AND first_at <= ?"
+    ));
+    q.texts(s.site_ids).int(s.from).int(s.to);
+    if let Some((start, end)) = whole {
+        q.push(" AND (first_at < ? OR first_at >= ?)").int(start).int(end);
+    }
+    filters(&mut q, s);
+    q.push(") src");
+    if tree_only {
+        q.push(" WHERE campaign_id <> '' OR adset_id <> '' OR ad_id <> ''");
+    }
+    q.push(&format!(" GROUP BY {group} ORDER BY {group}"));
+    if let Some(n) = limit {
+        q.push(&format!(" LIMIT {n}"));
+    }
+    q.load(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_days_inside_a_range() {
+        let d = DAY_MS;
+        assert_eq!(whole_days(0, d - 1), Some((0, d)));
+        assert_eq!(whole_days(1, 2 * d - 1), Some((d, 2 * d)));
+        assert_eq!(whole_days(1, 2 * d - 2), None);
+        assert_eq!(whole_days(0, 3 * d), Some((0, 3 * d)));
+    }
+}
