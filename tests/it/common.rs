@@ -1,0 +1,329 @@
+//! The test harness: `TestApp` starts a real rastrod HTTP server on a loopback
+//! port over a fresh database (a new SQLite file, or a new PostgreSQL schema
+//! when `RASTRO_TEST_DATABASE_URL` is set), with a manual clock.
+//! `backend_test!` turns one async test body into a SQLite test and a
+//! PostgreSQL test.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use diesel::Connection;
+use diesel::connection::SimpleConnection;
+use rastrod::clock::ManualClock;
+use rastrod::config::{Config, Secret};
+use rastrod::http::AppState;
+use serde_json::Value;
+
+pub const HOST_KEY: &str = "test-host-key-0123456789";
+/// 2026-11-30T12:00:00Z: the manual clock's start.
+pub const T0: i64 = 1_796_040_000_000;
+pub const DAY: i64 = 86_400_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs `$body` (an async block using `app`) once per backend.
+#[macro_export]
+macro_rules! backend_test {
+    ($name:ident, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[actix_web::test]
+            async fn sqlite() {
+                let $app = $crate::common::TestApp::start($crate::common::Backend::Sqlite).await;
+                $body
+            }
+            #[actix_web::test]
+            async fn postgres() {
+                let Some($app) = $crate::common::TestApp::start_postgres().await else { return };
+                $body
+            }
+        }
+    };
+}
+
+/// A fresh database: a SQLite file in a temporary folder, or a PostgreSQL schema.
+pub struct TestDb {
+    pub url: String,
+    dir: Option<std::path::PathBuf>,
+    pg: Option<(String, String)>,
+}
+
+fn unique(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    format!("{prefix}_{}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst), nanos)
+}
+
+impl TestDb {
+    pub fn sqlite() -> TestDb {
+        let dir = std::env::temp_dir().join(unique("rastrod_test"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("rastrod.db").display());
+        TestDb { url, dir: Some(dir), pg: None }
+    }
+
+    /// None (and a note on stderr) when `RASTRO_TEST_DATABASE_URL` is not set.
+    pub fn postgres() -> Option<TestDb> {
+        let Ok(base) = std::env::var("RASTRO_TEST_DATABASE_URL") else {
+            eprintln!("skipping the PostgreSQL run: RASTRO_TEST_DATABASE_URL is not set");
+            return None;
+        };
+        let schema = unique("t");
+        let mut conn = diesel::PgConnection::establish(&base).expect("connecting to RASTRO_TEST_DATABASE_URL");
+        conn.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-csearch_path%3D{schema}");
+        Some(TestDb { url, dir: None, pg: Some((base, schema)) })
+    }
+
+    pub fn for_backend(b: Backend) -> Option<TestDb> {
+        match b {
+            Backend::Sqlite => Some(TestDb::sqlite()),
+            Backend::Postgres => TestDb::postgres(),
+        }
+    }
+
+    pub fn sqlite_path(&self) -> Option<std::path::PathBuf> {
+        self.dir.as_ref().map(|d| d.join("rastrod.db"))
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some((base, schema)) = &self.pg
+            && let Ok(mut conn) = diesel::PgConnection::establish(base)
+        {
+            let _ = conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+        }
+    }
+}
+
+/// Builds a TestApp with settings of the test's choosing.
+pub struct TestAppBuilder {
+    backend: Backend,
+    env: BTreeMap<String, String>,
+}
+
+impl TestAppBuilder {
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    pub async fn start(self) -> Option<TestApp> {
+        let db = TestDb::for_backend(self.backend)?;
+        let mut env = self.env;
+        env.insert("RASTRO_DATABASE_URL".into(), db.url.clone());
+        env.entry("RASTRO_HOST_API_KEY".into()).or_insert_with(|| HOST_KEY.into());
+        env.entry("RASTRO_LISTEN".into()).or_insert_with(|| "127.0.0.1:0".into());
+        env.entry("RASTRO_DATABASE_POOL_SIZE".into()).or_insert_with(|| "4".into());
+        let config = Config::load_from(None, &env).expect("test config");
+        let clock = ManualClock::new(T0);
+        let listener = rastrod::server::bind(&config).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = rastrod::server::open_state(config, clock.clone()).expect("opening the test database");
+        let app_state = state.clone();
+        let server = actix_web::HttpServer::new(move || rastrod::http::build_app(app_state.clone()))
+            .workers(1)
+            .disable_signals()
+            .shutdown_timeout(1)
+            .listen(listener)
+            .unwrap()
+            .run();
+        let handle = server.handle();
+        actix_web::rt::spawn(server);
+        Some(TestApp {
+            base: format!("http://{addr}"),
+            http: reqwest::Client::new(),
+            clock,
+            state,
+            handle,
+            db,
+            key: Some(HOST_KEY.to_string()),
+        })
+    }
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub clock: Arc<ManualClock>,
+    pub state: AppState,
+    pub handle: actix_web::dev::ServerHandle,
+    pub db: TestDb,
+    key: Option<String>,
+}
+
+/// An answer: status and JSON body (Null when the body is not JSON).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Answer {
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+    #[track_caller]
+    pub fn ok(self) -> Value {
+        assert!((200..300).contains(&self.status), "expected success, got {} {}", self.status, self.text);
+        self.body
+    }
+    #[track_caller]
+    pub fn err(&self, status: u16, code: &str) {
+        assert_eq!((self.status, self.code()), (status, code), "body: {}", self.text);
+    }
+}
+
+impl TestApp {
+    pub fn builder(backend: Backend) -> TestAppBuilder {
+        TestAppBuilder { backend, env: BTreeMap::new() }
+    }
+
+    pub async fn start(backend: Backend) -> TestApp {
+        TestApp::builder(backend).start().await.expect("backend available")
+    }
+
+    pub async fn start_postgres() -> Option<TestApp> {
+        TestApp::builder(Backend::Postgres).start().await
+    }
+
+    pub fn backend(&self) -> Backend {
+        if self.db.url.starts_with("sqlite") { Backend::Sqlite } else { Backend::Postgres }
+    }
+
+    /// The same app, calling without a host key (or with another one).
+    pub fn with_key(&self, key: Option<&str>) -> TestApp {
+        TestApp {
+            base: self.base.clone(),
+            http: self.http.clone(),
+            clock: self.clock.clone(),
+            state: self.state.clone(),
+            handle: self.handle.clone(),
+            db: TestDb { url: self.db.url.clone(), dir: None, pg: None },
+            key: key.map(str::to_string),
+        }
+    }
+
+    pub async fn request(&self, method: &str, path: &str, body: Option<Value>) -> Answer {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self.http.request(method, format!("{}{}", self.base, path));
+        if let Some(k) = &self.key {
+            req = req.bearer_auth(k);
+        }
+        if let Some(b) = body {
+            req = req.header("content-type", "application/json").body(b.to_string());
+        }
+        self.send(req).await
+    }
+
+    /// Sends a raw body (malformed JSON, huge payloads).
+    pub async fn raw(&self, method: &str, path: &str, body: impl Into<reqwest::Body>) -> Answer {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let mut req = self.http.request(method, format!("{}{}", self.base, path)).body(body);
+        if let Some(k) = &self.key {
+            req = req.bearer_auth(k);
+        }
+        self.send(req.header("content-type", "application/json")).await
+    }
+
+    async fn send(&self, req: reqwest::RequestBuilder) -> Answer {
+        let res = req.send().await.expect("request");
+        let status = res.status().as_u16();
+        let text = res.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Answer { status, body, text }
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.request("GET", path, None).await
+    }
+    pub async fn post(&self, path: &str, body: Value) -> Answer {
+        self.request("POST", path, Some(body)).await
+    }
+    pub async fn put(&self, path: &str, body: Value) -> Answer {
+        self.request("PUT", path, Some(body)).await
+    }
+    pub async fn patch(&self, path: &str, body: Value) -> Answer {
+        self.request("PATCH", path, Some(body)).await
+    }
+    pub async fn delete(&self, path: &str) -> Answer {
+        self.request("DELETE", path, None).await
+    }
+
+    /// Creates a site with BRL and São Paulo time unless told otherwise.
+    pub async fn site(&self, id: &str) -> Value {
+        self.site_with(id, "BRL", "o1").await
+    }
+
+    pub async fn site_with(&self, id: &str, currency: &str, owner: &str) -> Value {
+        self.post(
+            "/v1/sites",
+            serde_json::json!({"siteId": id, "name": format!("Site {id}"), "currency": currency,
+                "timezone": "America/Sao_Paulo", "ownerId": owner}),
+        )
+        .await
+        .ok()
+    }
+
+    /// recordLead with the fields a test cares about merged over sane defaults.
+    pub async fn lead(&self, site: &str, key: &str, at: i64, extra: Value) -> Answer {
+        let mut body = serde_json::json!({"leadKey": key, "eventId": format!("{key}-new"), "occurredAt": at, "origin": "ctwa_ad"});
+        if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+            for (k, v) in e {
+                b.insert(k.clone(), v.clone());
+            }
+        }
+        self.post(&format!("/v1/sites/{site}/leads"), body).await
+    }
+
+    pub async fn stage(&self, site: &str, key: &str, body: Value) -> Answer {
+        self.post(&format!("/v1/sites/{site}/leads/{key}/stage"), body).await
+    }
+
+    pub async fn report(&self, sites: &[&str], from: i64, to: i64) -> Value {
+        self.post("/v1/reports/leads", serde_json::json!({"siteIds": sites, "from": from, "to": to})).await.ok()
+    }
+
+    /// Counts rows of a table straight from the database (to prove nothing was written).
+    pub async fn count(&self, table: &'static str) -> i64 {
+        #[derive(diesel::QueryableByName)]
+        struct N {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        self.state
+            .db
+            .run(move |c| {
+                use diesel::RunQueryDsl;
+                let rows: Vec<N> = diesel::sql_query(format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {table}")).load(c)?;
+                Ok(rows[0].n)
+            })
+            .await
+            .unwrap()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if self.key.as_deref() == Some(HOST_KEY) && self.db.dir.is_some() || self.db.pg.is_some() {
+            let _ = self.handle.stop(false);
+        }
+    }
+}
+
+#[allow(dead_code)]
+pub fn secret(s: &str) -> Secret {
+    Secret::new(s)
+}

@@ -1,0 +1,6 @@
+//! One integration-test binary: every test drives a real server over HTTP, on
+//! SQLite and (with RASTRO_TEST_DATABASE_URL) on PostgreSQL.
+
+mod common;
+
+mod leads;
