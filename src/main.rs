@@ -42,13 +42,17 @@ fn main() -> ExitCode {
         }
     };
     if let Some(f) = &cli.log_format {
-        config.log_format = if f == "json" { LogFormat::Json } else { LogFormat::Text };
+        config.log_format = if f == "json" {
+            LogFormat::Json
+        } else {
+            LogFormat::Text
+        };
     }
     telemetry::init(&config.log, config.log_format);
     let outcome = actix_web::rt::System::new().block_on(async move {
         match cli.command {
             Command::Migrate => {
-                db::Db::open(&config.database_url, 1, 1)?.close();
+                db::Db::open(&config.database_url, 1, 1, 1)?.close();
                 tracing::info!("migrations are up to date");
                 Ok(())
             }

@@ -68,7 +68,10 @@ type MultiBackend = <AnyConnection as diesel::Connection>::Backend;
 
 impl RawQuery {
     pub fn new(sql: impl Into<String>) -> Self {
-        RawQuery { sql: sql.into(), binds: Vec::new() }
+        RawQuery {
+            sql: sql.into(),
+            binds: Vec::new(),
+        }
     }
     pub fn push(&mut self, sql: &str) -> &mut Self {
         self.sql.push_str(sql);
@@ -89,8 +92,13 @@ impl RawQuery {
         self
     }
 
-    fn boxed(&self, conn: &AnyConnection) -> diesel::query_builder::BoxedSqlQuery<'static, MultiBackend, diesel::query_builder::SqlQuery> {
-        let mut q = diesel::sql_query(dialect(conn, &self.sql).into_owned()).into_boxed::<MultiBackend>();
+    fn boxed(
+        &self,
+        conn: &AnyConnection,
+    ) -> diesel::query_builder::BoxedSqlQuery<'static, MultiBackend, diesel::query_builder::SqlQuery>
+    {
+        let mut q =
+            diesel::sql_query(dialect(conn, &self.sql).into_owned()).into_boxed::<MultiBackend>();
         for b in &self.binds {
             q = match b {
                 Bind::Text(s) => q.bind::<diesel::sql_types::Text, _>(s.clone()),

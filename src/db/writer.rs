@@ -15,7 +15,7 @@ use diesel::Connection;
 use diesel::connection::SimpleConnection;
 
 use super::AnyConnection;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 type Completion = Box<dyn FnOnce(Result<()>) + Send>;
 type Job = Box<dyn FnOnce(&mut AnyConnection) -> Completion + Send>;
@@ -25,6 +25,8 @@ pub struct Stats {
     pub batches: u64,
     pub writes: u64,
     pub failed_batches: u64,
+    /// Writes submitted and not yet answered.
+    pub pending: u64,
 }
 
 #[derive(Default)]
@@ -38,10 +40,19 @@ pub struct Writer {
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     counters: Arc<Counters>,
+    /// Writes submitted and not yet answered; past `queue_max` new ones are
+    /// refused with RATE_LIMITED instead of growing memory without bound.
+    pending: Arc<AtomicU64>,
+    queue_max: u64,
 }
 
 impl Writer {
-    pub fn start(conn: AnyConnection, manager: super::Manager, batch_max: usize) -> Writer {
+    pub fn start(
+        conn: AnyConnection,
+        manager: super::Manager,
+        batch_max: usize,
+        queue_max: usize,
+    ) -> Writer {
         let (tx, rx) = mpsc::channel::<Job>();
         let counters = Arc::new(Counters::default());
         let thread_counters = counters.clone();
@@ -49,7 +60,13 @@ impl Writer {
             .name("rastrod-writer".into())
             .spawn(move || writer_loop(conn, &manager, rx, batch_max, &thread_counters))
             .expect("spawning the writer thread");
-        Writer { jobs: Mutex::new(Some(tx)), thread: Mutex::new(Some(thread)), counters }
+        Writer {
+            jobs: Mutex::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+            counters,
+            pending: Arc::new(AtomicU64::new(0)),
+            queue_max: queue_max as u64,
+        }
     }
 
     pub async fn submit<T, F>(&self, f: F) -> Result<T>
@@ -57,20 +74,35 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
+        if self.pending.fetch_add(1, Ordering::SeqCst) >= self.queue_max {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::new(
+                Code::RateLimited,
+                "too many writes queued; retry shortly",
+            ));
+        }
+        let pending = self.pending.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
         let job: Job = Box::new(move |conn: &mut AnyConnection| {
             // A savepoint: a failing write rolls back alone, the batch goes on.
             let outcome = conn.transaction::<T, Error, _>(f);
             Box::new(move |commit: Result<()>| {
+                pending.fetch_sub(1, Ordering::SeqCst);
                 let _ = tx.send(commit.and(outcome));
             }) as Completion
         });
-        {
+        let sent = {
             let guard = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            let sender = guard.as_ref().ok_or_else(|| Error::unavailable("shutting down"))?;
-            sender.send(job).map_err(|_| Error::unavailable("shutting down"))?;
+            guard
+                .as_ref()
+                .is_some_and(|sender| sender.send(job).is_ok())
+        };
+        if !sent {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::unavailable("shutting down"));
         }
-        rx.await.map_err(|_| Error::internal("a write was dropped by the writer"))?
+        rx.await
+            .map_err(|_| Error::internal("a write was dropped by the writer"))?
     }
 
     /// Stops taking writes, lets the queued ones commit, and joins the thread.
@@ -86,6 +118,7 @@ impl Writer {
             batches: self.counters.batches.load(Ordering::Relaxed),
             writes: self.counters.writes.load(Ordering::Relaxed),
             failed_batches: self.counters.failed_batches.load(Ordering::Relaxed),
+            pending: self.pending.load(Ordering::SeqCst),
         }
     }
 }
@@ -119,7 +152,9 @@ fn writer_loop(
         let outcome = match committed {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(Error::internal("a write panicked; its batch was rolled back")),
+            Err(_) => Err(Error::internal(
+                "a write panicked; its batch was rolled back",
+            )),
         };
         counters.batches.fetch_add(1, Ordering::Relaxed);
         counters.writes.fetch_add(size, Ordering::Relaxed);
@@ -130,7 +165,9 @@ fn writer_loop(
             if conn.batch_execute("SELECT 1").is_err() || committed_panicked(&outcome) {
                 match r2d2::ManageConnection::connect(manager) {
                     Ok(fresh) => conn = fresh,
-                    Err(e) => tracing::warn!(error = %e, "reopening the write connection failed; the next batch tries again"),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reopening the write connection failed; the next batch tries again")
+                    }
                 }
             }
         }

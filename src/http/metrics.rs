@@ -15,7 +15,9 @@ use actix_web::{HttpResponse, web};
 
 use super::AppState;
 
-const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+const BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
 
 #[derive(Default)]
 struct Series {
@@ -32,7 +34,9 @@ pub struct Metrics {
 impl Metrics {
     pub fn observe(&self, route: &str, method: &str, status: u16, seconds: f64) {
         let mut map = self.requests.lock().unwrap_or_else(|p| p.into_inner());
-        let s = map.entry((route.to_string(), method.to_string(), status)).or_default();
+        let s = map
+            .entry((route.to_string(), method.to_string(), status))
+            .or_default();
         s.count += 1;
         s.sum += seconds;
         for (i, b) in BUCKETS.iter().enumerate() {
@@ -59,11 +63,27 @@ impl Metrics {
         for ((route, method, status), s) in map.iter() {
             let labels = format!("route=\"{route}\",method=\"{method}\",status=\"{status}\"");
             for (i, b) in BUCKETS.iter().enumerate() {
-                let _ = writeln!(out, "rastrod_http_request_duration_seconds_bucket{{{labels},le=\"{b}\"}} {}", s.buckets[i]);
+                let _ = writeln!(
+                    out,
+                    "rastrod_http_request_duration_seconds_bucket{{{labels},le=\"{b}\"}} {}",
+                    s.buckets[i]
+                );
             }
-            let _ = writeln!(out, "rastrod_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", s.count);
-            let _ = writeln!(out, "rastrod_http_request_duration_seconds_sum{{{labels}}} {}", s.sum);
-            let _ = writeln!(out, "rastrod_http_request_duration_seconds_count{{{labels}}} {}", s.count);
+            let _ = writeln!(
+                out,
+                "rastrod_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
+                s.count
+            );
+            let _ = writeln!(
+                out,
+                "rastrod_http_request_duration_seconds_sum{{{labels}}} {}",
+                s.sum
+            );
+            let _ = writeln!(
+                out,
+                "rastrod_http_request_duration_seconds_count{{{labels}}} {}",
+                s.count
+            );
         }
         drop(map);
         let (connections, idle) = st.db.pool_state();
@@ -83,12 +103,15 @@ impl Metrics {
              # HELP rastrod_db_writes_total Writes run by the group-commit writer.\n\
              # TYPE rastrod_db_writes_total counter\nrastrod_db_writes_total {}\n\
              # HELP rastrod_db_write_batches_failed_total Writer transactions that failed as a whole.\n\
-             # TYPE rastrod_db_write_batches_failed_total counter\nrastrod_db_write_batches_failed_total {}\n",
+             # TYPE rastrod_db_write_batches_failed_total counter\nrastrod_db_write_batches_failed_total {}\n\
+             # HELP rastrod_db_writes_pending Writes queued or running, not yet answered.\n\
+             # TYPE rastrod_db_writes_pending gauge\nrastrod_db_writes_pending {}\n",
             connections.saturating_sub(idle),
             st.db.pool_max(),
             w.batches,
             w.writes,
             w.failed_batches,
+            w.pending,
         );
         out
     }
@@ -100,7 +123,9 @@ pub async fn track(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let start = Instant::now();
-    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_string());
+    let route = req
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
     let method = req.method().as_str().to_string();
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let res = next.call(req).await;
@@ -109,13 +134,16 @@ pub async fn track(
         Err(e) => e.as_response_error().status_code().as_u16(),
     };
     if let Some(st) = state {
-        st.metrics.observe(&route, &method, status, start.elapsed().as_secs_f64());
+        st.metrics
+            .observe(&route, &method, status, start.elapsed().as_secs_f64());
     }
     res
 }
 
 pub async fn metrics_route(st: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(st.metrics.render(&st))
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(st.metrics.render(&st))
 }
 
 impl std::fmt::Debug for Metrics {
