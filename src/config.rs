@@ -171,29 +171,20 @@ impl Config {
 
     /// Reads the optional file, then the process environment.
     pub fn load(file: Option<&Path>) -> Result<Config, String> {
-        let env: BTreeMap<String, String> = std::env::vars()
-            .filter(|(k, _)| k.starts_with("RASTRO_"))
-            .collect();
+        let env: BTreeMap<String, String> = std::env::vars().filter(|(k, _)| k.starts_with("RASTRO_")).collect();
         Config::load_from(file, &env)
     }
 
-    pub fn load_from(
-        file: Option<&Path>,
-        env: &BTreeMap<String, String>,
-    ) -> Result<Config, String> {
+    pub fn load_from(file: Option<&Path>, env: &BTreeMap<String, String>) -> Result<Config, String> {
         let file_values = match file {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| format!("config file {}: {e}", path.display()))?;
+                let text = std::fs::read_to_string(path).map_err(|e| format!("config file {}: {e}", path.display()))?;
                 flatten_file(&text).map_err(|e| format!("config file {}: {e}", path.display()))?
             }
             None => BTreeMap::new(),
         };
-        let config = Config::from_lookup(&|doc| {
-            env.get(doc.env)
-                .cloned()
-                .or_else(|| file_values.get(doc.key).cloned())
-        })?;
+        let config =
+            Config::from_lookup(&|doc| env.get(doc.env).cloned().or_else(|| file_values.get(doc.key).cloned()))?;
         config.check()?;
         Ok(config)
     }
@@ -205,9 +196,7 @@ impl Config {
                 .into());
         }
         if self.meta_app_id.is_some() != self.meta_app_secret.is_some() {
-            tracing::warn!(
-                "RASTRO_META_APP_ID and RASTRO_META_APP_SECRET go together: the login needs both"
-            );
+            tracing::warn!("RASTRO_META_APP_ID and RASTRO_META_APP_SECRET go together: the login needs both");
         }
         Ok(())
     }
@@ -219,9 +208,7 @@ impl Config {
 
 /// `[section] name = value` → `"section.name" → "value"`; unknown keys are errors.
 fn flatten_file(text: &str) -> Result<BTreeMap<String, String>, String> {
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| e.message().to_string())?;
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
     let mut out = BTreeMap::new();
     for (section, value) in table {
         let toml::Value::Table(inner) = value else {
@@ -241,18 +228,12 @@ fn flatten_file(text: &str) -> Result<BTreeMap<String, String>, String> {
                     .into_iter()
                     .map(|v| match v {
                         toml::Value::String(s) => Ok(s),
-                        other => Err(format!(
-                            "`{key}`: expected strings, found {}",
-                            other.type_str()
-                        )),
+                        other => Err(format!("`{key}`: expected strings, found {}", other.type_str())),
                     })
                     .collect::<Result<Vec<_>, _>>()?
                     .join(","),
                 other => {
-                    return Err(format!(
-                        "`{key}`: unsupported value of type {}",
-                        other.type_str()
-                    ));
+                    return Err(format!("`{key}`: unsupported value of type {}", other.type_str()));
                 }
             };
             out.insert(key, text);
@@ -274,12 +255,7 @@ fn parse_opt_secret(s: &str) -> Result<Option<Secret>, String> {
 }
 
 fn parse_keys(s: &str) -> Result<Vec<Secret>, String> {
-    let keys: Vec<Secret> = s
-        .split(',')
-        .map(str::trim)
-        .filter(|k| !k.is_empty())
-        .map(Secret::new)
-        .collect();
+    let keys: Vec<Secret> = s.split(',').map(str::trim).filter(|k| !k.is_empty()).map(Secret::new).collect();
     if keys.iter().any(|k| k.expose().len() < 16) {
         return Err("every host key must be at least 16 characters".into());
     }
@@ -288,8 +264,7 @@ fn parse_keys(s: &str) -> Result<Vec<Secret>, String> {
 
 fn parse_addr(s: &str) -> Result<String, String> {
     use std::net::ToSocketAddrs;
-    s.to_socket_addrs()
-        .map_err(|_| "expected address:port, such as 127.0.0.1:8080".to_string())?;
+    s.to_socket_addrs().map_err(|_| "expected address:port, such as 127.0.0.1:8080".to_string())?;
     Ok(s.to_string())
 }
 
@@ -316,10 +291,7 @@ fn parse_graph_url(s: &str) -> Result<String, String> {
 }
 
 fn parse_issuer(s: &str) -> Result<String, String> {
-    if !s.starts_with("https://")
-        && !s.starts_with("http://127.0.0.1")
-        && !s.starts_with("http://localhost")
-    {
+    if !s.starts_with("https://") && !s.starts_with("http://127.0.0.1") && !s.starts_with("http://localhost") {
         return Err("expected an https:// URL".into());
     }
     Ok(s.trim_end_matches('/').to_string())
@@ -334,8 +306,7 @@ fn parse_bool(s: &str) -> Result<bool, String> {
 }
 
 fn parse_usize(s: &str) -> Result<usize, String> {
-    s.parse()
-        .map_err(|_| format!("expected a whole number, got `{s}`"))
+    s.parse().map_err(|_| format!("expected a whole number, got `{s}`"))
 }
 
 fn parse_usize_nonzero(s: &str) -> Result<usize, String> {
@@ -351,59 +322,31 @@ fn parse_u32_nonzero(s: &str) -> Result<u32, String> {
 
 fn parse_pool(s: &str) -> Result<u32, String> {
     let n = parse_u32_nonzero(s)?;
-    if n > 256 {
-        Err("at most 256".into())
-    } else {
-        Ok(n)
-    }
+    if n > 256 { Err("at most 256".into()) } else { Ok(n) }
 }
 
 fn parse_batch(s: &str) -> Result<usize, String> {
     let n = parse_usize_nonzero(s)?;
-    if n > 1000 {
-        Err("Meta takes at most 1000 events a request".into())
-    } else {
-        Ok(n)
-    }
+    if n > 1000 { Err("Meta takes at most 1000 events a request".into()) } else { Ok(n) }
 }
 
 fn parse_hour(s: &str) -> Result<u32, String> {
-    let n: u32 = s
-        .parse()
-        .map_err(|_| format!("expected an hour 0-23, got `{s}`"))?;
-    if n > 23 {
-        Err("expected an hour 0-23".into())
-    } else {
-        Ok(n)
-    }
+    let n: u32 = s.parse().map_err(|_| format!("expected an hour 0-23, got `{s}`"))?;
+    if n > 23 { Err("expected an hour 0-23".into()) } else { Ok(n) }
 }
 
 fn parse_pct(s: &str) -> Result<u32, String> {
-    let n: u32 = s
-        .parse()
-        .map_err(|_| format!("expected a percentage 1-100, got `{s}`"))?;
-    if !(1..=100).contains(&n) {
-        Err("expected a percentage 1-100".into())
-    } else {
-        Ok(n)
-    }
+    let n: u32 = s.parse().map_err(|_| format!("expected a percentage 1-100, got `{s}`"))?;
+    if !(1..=100).contains(&n) { Err("expected a percentage 1-100".into()) } else { Ok(n) }
 }
 
 fn parse_size(s: &str) -> Result<usize, String> {
     let n = parse_usize_nonzero(s)?;
-    if n < 1024 {
-        Err("at least 1024 bytes".into())
-    } else {
-        Ok(n)
-    }
+    if n < 1024 { Err("at least 1024 bytes".into()) } else { Ok(n) }
 }
 
 fn parse_path(s: &str) -> Result<PathBuf, String> {
-    if s.is_empty() {
-        Err("must not be empty".into())
-    } else {
-        Ok(PathBuf::from(s))
-    }
+    if s.is_empty() { Err("must not be empty".into()) } else { Ok(PathBuf::from(s)) }
 }
 
 fn parse_log_format(s: &str) -> Result<LogFormat, String> {
@@ -435,15 +378,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_duration_list(s: &str) -> Result<Vec<Duration>, String> {
-    let steps = s
-        .split(',')
-        .map(|p| parse_duration(p.trim()))
-        .collect::<Result<Vec<_>, _>>()?;
-    if steps.is_empty() {
-        Err("at least one step".into())
-    } else {
-        Ok(steps)
-    }
+    let steps = s.split(',').map(|p| parse_duration(p.trim())).collect::<Result<Vec<_>, _>>()?;
+    if steps.is_empty() { Err("at least one step".into()) } else { Ok(steps) }
 }
 
 #[cfg(test)]
@@ -451,10 +387,7 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
@@ -464,10 +397,7 @@ mod tests {
         assert_eq!(c.database_url, "sqlite://./data/rastrod.db");
         assert!(c.host_api_keys.is_empty());
         assert_eq!(c.sync_lease, Duration::from_secs(900));
-        assert_eq!(
-            c.capi_retry_steps,
-            vec![Duration::from_secs(60), Duration::from_secs(600)]
-        );
+        assert_eq!(c.capi_retry_steps, vec![Duration::from_secs(60), Duration::from_secs(600)]);
         assert_eq!(c.body_limit_bytes, 256 * 1024);
     }
 
@@ -476,23 +406,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rastrod-config-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("c.toml");
-        std::fs::write(
-            &path,
-            "[server]\nlisten = \"127.0.0.1:9000\"\n[sync]\nlease = \"5m\"\n",
-        )
-        .unwrap();
-        let c =
-            Config::load_from(Some(&path), &env(&[("RASTRO_LISTEN", "127.0.0.1:9100")])).unwrap();
+        std::fs::write(&path, "[server]\nlisten = \"127.0.0.1:9000\"\n[sync]\nlease = \"5m\"\n").unwrap();
+        let c = Config::load_from(Some(&path), &env(&[("RASTRO_LISTEN", "127.0.0.1:9100")])).unwrap();
         assert_eq!(c.listen, "127.0.0.1:9100");
         assert_eq!(c.sync_lease, Duration::from_secs(300));
 
         let err = Config::load_from(None, &env(&[("RASTRO_SYNC_LEASE", "soon")])).unwrap_err();
-        assert!(
-            err.contains("RASTRO_SYNC_LEASE") && err.contains("sync.lease"),
-            "{err}"
-        );
-        let err =
-            Config::load_from(None, &env(&[("RASTRO_DATABASE_URL", "mysql://x")])).unwrap_err();
+        assert!(err.contains("RASTRO_SYNC_LEASE") && err.contains("sync.lease"), "{err}");
+        let err = Config::load_from(None, &env(&[("RASTRO_DATABASE_URL", "mysql://x")])).unwrap_err();
         assert!(err.contains("RASTRO_DATABASE_URL"), "{err}");
         std::fs::write(&path, "[server]\nlistn = \"x\"\n").unwrap();
         let err = Config::load_from(Some(&path), &env(&[])).unwrap_err();
@@ -501,65 +422,36 @@ mod tests {
 
     #[test]
     fn meta_ads_without_leads_is_refused_at_start() {
-        let err =
-            Config::load_from(None, &env(&[("RASTRO_FEDERATION_LEADS", "false")])).unwrap_err();
+        let err = Config::load_from(None, &env(&[("RASTRO_FEDERATION_LEADS", "false")])).unwrap_err();
         assert!(err.contains("RASTRO_FEDERATION_META_ADS"), "{err}");
     }
 
     #[test]
     fn short_host_keys_and_remote_plain_http_are_refused() {
         assert!(Config::load_from(None, &env(&[("RASTRO_HOST_API_KEY", "short")])).is_err());
-        assert!(
-            Config::load_from(
-                None,
-                &env(&[("RASTRO_META_GRAPH_URL", "http://graph.example.com")])
-            )
-            .is_err()
-        );
-        let c = Config::load_from(
-            None,
-            &env(&[("RASTRO_META_GRAPH_URL", "http://127.0.0.1:9999/")]),
-        )
-        .unwrap();
+        assert!(Config::load_from(None, &env(&[("RASTRO_META_GRAPH_URL", "http://graph.example.com")])).is_err());
+        let c = Config::load_from(None, &env(&[("RASTRO_META_GRAPH_URL", "http://127.0.0.1:9999/")])).unwrap();
         assert_eq!(c.meta_graph_url, "http://127.0.0.1:9999");
     }
 
     #[test]
     fn secrets_never_print() {
-        let c = Config::load_from(
-            None,
-            &env(&[("RASTRO_HOST_API_KEY", "canary-host-key-0123456789")]),
-        )
-        .unwrap();
+        let c = Config::load_from(None, &env(&[("RASTRO_HOST_API_KEY", "canary-host-key-0123456789")])).unwrap();
         assert!(!format!("{c:?}").contains("canary-host-key"));
     }
 
     /// The shipped config file names every setting with its default, and nothing else.
     #[test]
     fn the_shipped_config_file_lists_every_setting_with_its_default() {
-        let text =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/rastrod.toml"))
-                .unwrap();
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/config/rastrod.toml")).unwrap();
         let values = flatten_file(&text).unwrap();
         for s in SETTINGS {
             let commented = text.contains(&format!("# {} = ", s.key.split('.').nth(1).unwrap()));
-            assert!(
-                values.contains_key(s.key) || commented,
-                "config/rastrod.toml misses {}",
-                s.key
-            );
+            assert!(values.contains_key(s.key) || commented, "config/rastrod.toml misses {}", s.key);
             if let Some(v) = values.get(s.key) {
-                assert_eq!(
-                    v, s.default,
-                    "config/rastrod.toml: {} differs from its default",
-                    s.key
-                );
+                assert_eq!(v, s.default, "config/rastrod.toml: {} differs from its default", s.key);
             }
-            assert!(
-                text.contains(s.env),
-                "config/rastrod.toml does not name {}",
-                s.env
-            );
+            assert!(text.contains(s.env), "config/rastrod.toml does not name {}", s.env);
         }
     }
 }

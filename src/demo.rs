@@ -12,11 +12,51 @@ use crate::service::sites::{self, CreateSite};
 
 /// The sample's ads: (campaign, ad set, ad) ids and names per site.
 pub const DEMO_ADS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
-    ("loja-x", "120200000000000101", "Black Friday", "120200000000000201", "Mulheres 25-45", "120200000000000301", "Vídeo oferta"),
-    ("loja-x", "120200000000000101", "Black Friday", "120200000000000201", "Mulheres 25-45", "120200000000000302", "Carrossel vitrine"),
-    ("loja-x", "120200000000000102", "Sempre ativo", "120200000000000202", "Remarketing", "120200000000000303", "Imagem frete grátis"),
-    ("pet-mania", "120200000000000103", "Banho e tosa", "120200000000000203", "Bairro", "120200000000000304", "Vídeo antes e depois"),
-    ("pet-mania", "120200000000000103", "Banho e tosa", "120200000000000203", "Bairro", "120200000000000305", "Imagem pacote mensal"),
+    (
+        "loja-x",
+        "120200000000000101",
+        "Black Friday",
+        "120200000000000201",
+        "Mulheres 25-45",
+        "120200000000000301",
+        "Vídeo oferta",
+    ),
+    (
+        "loja-x",
+        "120200000000000101",
+        "Black Friday",
+        "120200000000000201",
+        "Mulheres 25-45",
+        "120200000000000302",
+        "Carrossel vitrine",
+    ),
+    (
+        "loja-x",
+        "120200000000000102",
+        "Sempre ativo",
+        "120200000000000202",
+        "Remarketing",
+        "120200000000000303",
+        "Imagem frete grátis",
+    ),
+    (
+        "pet-mania",
+        "120200000000000103",
+        "Banho e tosa",
+        "120200000000000203",
+        "Bairro",
+        "120200000000000304",
+        "Vídeo antes e depois",
+    ),
+    (
+        "pet-mania",
+        "120200000000000103",
+        "Banho e tosa",
+        "120200000000000203",
+        "Bairro",
+        "120200000000000305",
+        "Imagem pacote mensal",
+    ),
 ];
 
 /// A tiny deterministic generator, so the demo is the same on every machine.
@@ -54,10 +94,30 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
         }
         let board = SetPipeline {
             columns: vec![
-                ColumnInput { key: "novo".into(), name: "Novo lead".into(), color: None, group: Some("Prospecção".into()) },
-                ColumnInput { key: "conversa".into(), name: "Em conversa".into(), color: None, group: Some("Prospecção".into()) },
-                ColumnInput { key: "agendado".into(), name: "Agendado".into(), color: Some("#f97316".into()), group: Some("Hora do Show".into()) },
-                ColumnInput { key: "fechado".into(), name: "Fechado".into(), color: Some("#16a34a".into()), group: Some("Hora do Show".into()) },
+                ColumnInput {
+                    key: "novo".into(),
+                    name: "Novo lead".into(),
+                    color: None,
+                    group: Some("Prospecção".into()),
+                },
+                ColumnInput {
+                    key: "conversa".into(),
+                    name: "Em conversa".into(),
+                    color: None,
+                    group: Some("Prospecção".into()),
+                },
+                ColumnInput {
+                    key: "agendado".into(),
+                    name: "Agendado".into(),
+                    color: Some("#f97316".into()),
+                    group: Some("Hora do Show".into()),
+                },
+                ColumnInput {
+                    key: "fechado".into(),
+                    name: "Fechado".into(),
+                    color: Some("#16a34a".into()),
+                    group: Some("Hora do Show".into()),
+                },
             ],
         };
         db.write(move |c| pipeline::set_pipeline(c, id, board)).await?;
@@ -79,7 +139,13 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
                 (if rng.below(2) == 0 { "loja-x" } else { "pet-mania" }, None)
             };
             let lead_key = format!("demo-{day:02}-{n:02}");
-            let origin = if paid { "ctwa_ad" } else if rng.below(2) == 0 { "organic_whatsapp" } else { "instagram_bio" };
+            let origin = if paid {
+                "ctwa_ad"
+            } else if rng.below(2) == 0 {
+                "organic_whatsapp"
+            } else {
+                "instagram_bio"
+            };
             let input = RecordLead {
                 lead_key: lead_key.clone(),
                 event_id: format!("{lead_key}-created"),

@@ -68,10 +68,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Error {
-            code,
-            message: message.into(),
-        }
+        Error { code, message: message.into() }
     }
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::new(Code::InvalidArgument, message)
@@ -105,12 +102,8 @@ impl From<diesel::result::Error> for Error {
         use diesel::result::{DatabaseErrorKind, Error as D};
         match e {
             D::NotFound => Error::not_found("not found"),
-            D::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => {
-                Error::conflict("already exists")
-            }
-            D::DatabaseError(DatabaseErrorKind::ClosedConnection, _) => {
-                Error::unavailable("database unavailable")
-            }
+            D::DatabaseError(DatabaseErrorKind::UniqueViolation, _) => Error::conflict("already exists"),
+            D::DatabaseError(DatabaseErrorKind::ClosedConnection, _) => Error::unavailable("database unavailable"),
             other => Error::internal(other),
         }
     }

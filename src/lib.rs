@@ -3,10 +3,10 @@
 pub mod clock;
 pub mod config;
 pub mod db;
+pub mod demo;
 pub mod error;
 pub mod http;
+pub mod server;
 pub mod service;
 pub mod store;
 pub mod telemetry;
-pub mod demo;
-pub mod server;

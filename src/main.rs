@@ -42,11 +42,7 @@ fn main() -> ExitCode {
         }
     };
     if let Some(f) = &cli.log_format {
-        config.log_format = if f == "json" {
-            LogFormat::Json
-        } else {
-            LogFormat::Text
-        };
+        config.log_format = if f == "json" { LogFormat::Json } else { LogFormat::Text };
     }
     telemetry::init(&config.log, config.log_format);
     let outcome = actix_web::rt::System::new().block_on(async move {

@@ -14,23 +14,14 @@ use crate::http::{AppState, build_app};
 
 /// Opens the database named by the config (running migrations) and builds the state.
 pub fn open_state(config: Config, clock: SharedClock) -> Result<AppState> {
-    let db = Db::open(
-        &config.database_url,
-        config.database_pool_size,
-        config.write_batch_max,
-        config.write_queue_max,
-    )?;
+    let db = Db::open(&config.database_url, config.database_pool_size, config.write_batch_max, config.write_queue_max)?;
     Ok(AppState::new(db, clock, Arc::new(config)))
 }
 
 /// Binds the configured address.
 pub fn bind(config: &Config) -> Result<TcpListener> {
-    TcpListener::bind(&config.listen).map_err(|e| {
-        Error::unavailable(format!(
-            "cannot listen on {} (RASTRO_LISTEN): {e}",
-            config.listen
-        ))
-    })
+    TcpListener::bind(&config.listen)
+        .map_err(|e| Error::unavailable(format!("cannot listen on {} (RASTRO_LISTEN): {e}", config.listen)))
 }
 
 /// Serves until a shutdown signal; then drains the group-commit writer.

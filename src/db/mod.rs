@@ -83,8 +83,7 @@ impl r2d2::ManageConnection for Manager {
     }
 
     fn is_valid(&self, conn: &mut AnyConnection) -> std::result::Result<(), ConnectionError> {
-        conn.batch_execute("SELECT 1")
-            .map_err(ConnectionError::CouldntSetupConfiguration)
+        conn.batch_execute("SELECT 1").map_err(ConnectionError::CouldntSetupConfiguration)
     }
 
     fn has_broken(&self, _conn: &mut AnyConnection) -> bool {
@@ -112,19 +111,13 @@ pub enum Backend {
 impl Db {
     /// Opens the database (creating a SQLite file and its folder on first start)
     /// and runs the pending migrations.
-    pub fn open(
-        url: &str,
-        pool_size: u32,
-        write_batch_max: usize,
-        write_queue_max: usize,
-    ) -> Result<Db> {
+    pub fn open(url: &str, pool_size: u32, write_batch_max: usize, write_queue_max: usize) -> Result<Db> {
         let url = DbUrl::parse(url).map_err(Error::invalid)?;
         if let DbUrl::Sqlite(path) = &url
             && let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
         {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::internal(format!("creating {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::internal(format!("creating {}: {e}", dir.display())))?;
         }
         let backend = match url {
             DbUrl::Sqlite(_) => Backend::Sqlite,
@@ -133,10 +126,7 @@ impl Db {
         let manager = Manager { url };
         let mut first = r2d2::ManageConnection::connect(&manager).map_err(|e| {
             tracing::error!(error = %e, "database connection");
-            Error::unavailable(format!(
-                "cannot open the database: {}",
-                redact_url_error(&e.to_string())
-            ))
+            Error::unavailable(format!("cannot open the database: {}", redact_url_error(&e.to_string())))
         })?;
         migrate(&mut first)?;
         let pool = r2d2::Pool::builder()
@@ -145,17 +135,8 @@ impl Db {
             .connection_timeout(Duration::from_secs(10))
             .build(manager.clone())
             .map_err(Error::from)?;
-        let writer = Arc::new(Writer::start(
-            first,
-            manager,
-            write_batch_max,
-            write_queue_max,
-        ));
-        Ok(Db {
-            pool,
-            writer,
-            backend,
-        })
+        let writer = Arc::new(Writer::start(first, manager, write_batch_max, write_queue_max));
+        Ok(Db { pool, writer, backend })
     }
 
     pub fn backend(&self) -> Backend {
@@ -209,23 +190,14 @@ impl Db {
 
 /// Runs the pending migrations of the connection's backend.
 pub fn migrate(conn: &mut AnyConnection) -> Result<()> {
-    let migrations = if conn.is_sqlite() {
-        SQLITE_MIGRATIONS
-    } else {
-        POSTGRES_MIGRATIONS
-    };
-    conn.run_pending_migrations(migrations)
-        .map_err(|e| Error::internal(format!("migrations: {e}")))?;
+    let migrations = if conn.is_sqlite() { SQLITE_MIGRATIONS } else { POSTGRES_MIGRATIONS };
+    conn.run_pending_migrations(migrations).map_err(|e| Error::internal(format!("migrations: {e}")))?;
     Ok(())
 }
 
 /// Connection errors from libpq may echo the URL; keep passwords out of messages.
 fn redact_url_error(msg: &str) -> String {
-    if msg.contains("password") {
-        "authentication or connection failed".into()
-    } else {
-        msg.to_string()
-    }
+    if msg.contains("password") { "authentication or connection failed".into() } else { msg.to_string() }
 }
 
 #[cfg(test)]
@@ -234,8 +206,7 @@ mod tests {
     use crate::error::Code;
 
     fn temp_db(queue_max: usize) -> (Db, PathBuf) {
-        let dir =
-            std::env::temp_dir().join(format!("rastrod-db-{}-{}", std::process::id(), queue_max));
+        let dir = std::env::temp_dir().join(format!("rastrod-db-{}-{}", std::process::id(), queue_max));
         let _ = std::fs::remove_dir_all(&dir);
         let url = format!("sqlite://{}", dir.join("t.db").display());
         (Db::open(&url, 2, 64, queue_max).unwrap(), dir)
@@ -248,19 +219,12 @@ mod tests {
             n: i64,
         }
         let mut conn = db.pool.get().unwrap();
-        let rows: Vec<N> = diesel::sql_query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM t")
-            .load(&mut conn)
-            .unwrap();
+        let rows: Vec<N> = diesel::sql_query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM t").load(&mut conn).unwrap();
         rows[0].n
     }
 
     /// Holds the writer thread inside a job until the returned sender fires.
-    fn block_writer(
-        db: &Db,
-    ) -> (
-        std::sync::mpsc::Sender<()>,
-        tokio::task::JoinHandle<Result<()>>,
-    ) {
+    fn block_writer(db: &Db) -> (std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<Result<()>>) {
         let (release, wait) = std::sync::mpsc::channel::<()>();
         let (started_tx, started) = std::sync::mpsc::channel::<()>();
         let db2 = db.clone();
@@ -279,12 +243,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn writes_waiting_together_share_one_commit_and_fail_alone() {
         let (db, dir) = temp_db(100);
-        db.write(|c| {
-            c.batch_execute("CREATE TABLE t (x BIGINT)")
-                .map_err(Error::from)
-        })
-        .await
-        .unwrap();
+        db.write(|c| c.batch_execute("CREATE TABLE t (x BIGINT)").map_err(Error::from)).await.unwrap();
         let before = db.writer_stats().batches;
         let (release, blocker) = block_writer(&db);
         let insert = |x: i64, fail: bool| {
@@ -292,11 +251,7 @@ mod tests {
             tokio::spawn(async move {
                 db.write(move |c| {
                     c.batch_execute(&format!("INSERT INTO t VALUES ({x})"))?;
-                    if fail {
-                        Err(Error::invalid("refused"))
-                    } else {
-                        Ok(())
-                    }
+                    if fail { Err(Error::invalid("refused")) } else { Ok(()) }
                 })
                 .await
             })
@@ -311,11 +266,7 @@ mod tests {
         assert_eq!(b.await.unwrap().unwrap_err().code, Code::InvalidArgument);
         assert!(c.await.unwrap().is_ok());
         assert_eq!(count(&db), 2, "the failed write rolled back alone");
-        assert_eq!(
-            db.writer_stats().batches - before,
-            2,
-            "the three waiting writes shared one transaction"
-        );
+        assert_eq!(db.writer_stats().batches - before, 2, "the three waiting writes shared one transaction");
         db.close();
         let _ = std::fs::remove_dir_all(dir);
     }
@@ -335,27 +286,15 @@ mod tests {
         blocker.await.unwrap().unwrap();
         assert_eq!(queued.await.unwrap().unwrap(), 1);
         db.close();
-        assert_eq!(
-            db.write(|_| Ok(3)).await.unwrap_err().code,
-            Code::Unavailable
-        );
+        assert_eq!(db.write(|_| Ok(3)).await.unwrap_err().code, Code::Unavailable);
         let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
     fn urls_pick_the_backend_and_refuse_the_rest() {
-        assert_eq!(
-            DbUrl::parse("sqlite://./data/x.db").unwrap(),
-            DbUrl::Sqlite(PathBuf::from("./data/x.db"))
-        );
-        assert_eq!(
-            DbUrl::parse("sqlite:///var/lib/x.db").unwrap(),
-            DbUrl::Sqlite(PathBuf::from("/var/lib/x.db"))
-        );
-        assert!(matches!(
-            DbUrl::parse("postgres://u@h/db").unwrap(),
-            DbUrl::Postgres(_)
-        ));
+        assert_eq!(DbUrl::parse("sqlite://./data/x.db").unwrap(), DbUrl::Sqlite(PathBuf::from("./data/x.db")));
+        assert_eq!(DbUrl::parse("sqlite:///var/lib/x.db").unwrap(), DbUrl::Sqlite(PathBuf::from("/var/lib/x.db")));
+        assert!(matches!(DbUrl::parse("postgres://u@h/db").unwrap(), DbUrl::Postgres(_)));
         assert!(DbUrl::parse("mysql://h/db").is_err());
         assert!(DbUrl::parse("sqlite://").is_err());
         assert!(DbUrl::parse("./data/x.db").is_err());

@@ -99,11 +99,4 @@ diesel::table! {
 
 diesel::joinable!(leads -> sites (site_id));
 diesel::joinable!(lead_events -> leads (lead_id));
-diesel::allow_tables_to_appear_in_same_query!(
-    sites,
-    leads,
-    lead_events,
-    pipeline_columns,
-    lead_rollups,
-    ad_labels
-);
+diesel::allow_tables_to_appear_in_same_query!(sites, leads, lead_events, pipeline_columns, lead_rollups, ad_labels);

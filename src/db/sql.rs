@@ -68,10 +68,7 @@ type MultiBackend = <AnyConnection as diesel::Connection>::Backend;
 
 impl RawQuery {
     pub fn new(sql: impl Into<String>) -> Self {
-        RawQuery {
-            sql: sql.into(),
-            binds: Vec::new(),
-        }
+        RawQuery { sql: sql.into(), binds: Vec::new() }
     }
     pub fn push(&mut self, sql: &str) -> &mut Self {
         self.sql.push_str(sql);
@@ -95,10 +92,8 @@ impl RawQuery {
     fn boxed(
         &self,
         conn: &AnyConnection,
-    ) -> diesel::query_builder::BoxedSqlQuery<'static, MultiBackend, diesel::query_builder::SqlQuery>
-    {
-        let mut q =
-            diesel::sql_query(dialect(conn, &self.sql).into_owned()).into_boxed::<MultiBackend>();
+    ) -> diesel::query_builder::BoxedSqlQuery<'static, MultiBackend, diesel::query_builder::SqlQuery> {
+        let mut q = diesel::sql_query(dialect(conn, &self.sql).into_owned()).into_boxed::<MultiBackend>();
         for b in &self.binds {
             q = match b {
                 Bind::Text(s) => q.bind::<diesel::sql_types::Text, _>(s.clone()),

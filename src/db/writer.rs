@@ -47,12 +47,7 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn start(
-        conn: AnyConnection,
-        manager: super::Manager,
-        batch_max: usize,
-        queue_max: usize,
-    ) -> Writer {
+    pub fn start(conn: AnyConnection, manager: super::Manager, batch_max: usize, queue_max: usize) -> Writer {
         let (tx, rx) = mpsc::channel::<Job>();
         let counters = Arc::new(Counters::default());
         let thread_counters = counters.clone();
@@ -76,10 +71,7 @@ impl Writer {
     {
         if self.pending.fetch_add(1, Ordering::SeqCst) >= self.queue_max {
             self.pending.fetch_sub(1, Ordering::SeqCst);
-            return Err(Error::new(
-                Code::RateLimited,
-                "too many writes queued; retry shortly",
-            ));
+            return Err(Error::new(Code::RateLimited, "too many writes queued; retry shortly"));
         }
         let pending = self.pending.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
@@ -93,16 +85,13 @@ impl Writer {
         });
         let sent = {
             let guard = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            guard
-                .as_ref()
-                .is_some_and(|sender| sender.send(job).is_ok())
+            guard.as_ref().is_some_and(|sender| sender.send(job).is_ok())
         };
         if !sent {
             self.pending.fetch_sub(1, Ordering::SeqCst);
             return Err(Error::unavailable("shutting down"));
         }
-        rx.await
-            .map_err(|_| Error::internal("a write was dropped by the writer"))?
+        rx.await.map_err(|_| Error::internal("a write was dropped by the writer"))?
     }
 
     /// Stops taking writes, lets the queued ones commit, and joins the thread.
@@ -152,9 +141,7 @@ fn writer_loop(
         let outcome = match committed {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(Error::internal(
-                "a write panicked; its batch was rolled back",
-            )),
+            Err(_) => Err(Error::internal("a write panicked; its batch was rolled back")),
         };
         counters.batches.fetch_add(1, Ordering::Relaxed);
         counters.writes.fetch_add(size, Ordering::Relaxed);

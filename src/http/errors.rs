@@ -69,7 +69,9 @@ pub fn json_error(err: JsonPayloadError, _req: &HttpRequest) -> actix_web::Error
         JsonPayloadError::Overflow { .. } | JsonPayloadError::OverflowKnownLength { .. } => {
             Error::new(Code::PayloadTooLarge, "the request body is too large")
         }
-        JsonPayloadError::Payload(PayloadError::Overflow) => Error::new(Code::PayloadTooLarge, "the request body is too large"),
+        JsonPayloadError::Payload(PayloadError::Overflow) => {
+            Error::new(Code::PayloadTooLarge, "the request body is too large")
+        }
         JsonPayloadError::ContentType => Error::invalid("the body must be JSON"),
         JsonPayloadError::Deserialize(d) => Error::invalid(format!("invalid JSON body: {}", sanitize(&d.to_string()))),
         _ => Error::invalid("unreadable request body"),

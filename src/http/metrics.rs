@@ -15,9 +15,7 @@ use actix_web::{HttpResponse, web};
 
 use super::AppState;
 
-const BUCKETS: [f64; 12] = [
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
-];
+const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 
 #[derive(Default)]
 struct Series {
@@ -34,9 +32,7 @@ pub struct Metrics {
 impl Metrics {
     pub fn observe(&self, route: &str, method: &str, status: u16, seconds: f64) {
         let mut map = self.requests.lock().unwrap_or_else(|p| p.into_inner());
-        let s = map
-            .entry((route.to_string(), method.to_string(), status))
-            .or_default();
+        let s = map.entry((route.to_string(), method.to_string(), status)).or_default();
         s.count += 1;
         s.sum += seconds;
         for (i, b) in BUCKETS.iter().enumerate() {
@@ -69,21 +65,9 @@ impl Metrics {
                     s.buckets[i]
                 );
             }
-            let _ = writeln!(
-                out,
-                "rastrod_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}",
-                s.count
-            );
-            let _ = writeln!(
-                out,
-                "rastrod_http_request_duration_seconds_sum{{{labels}}} {}",
-                s.sum
-            );
-            let _ = writeln!(
-                out,
-                "rastrod_http_request_duration_seconds_count{{{labels}}} {}",
-                s.count
-            );
+            let _ = writeln!(out, "rastrod_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", s.count);
+            let _ = writeln!(out, "rastrod_http_request_duration_seconds_sum{{{labels}}} {}", s.sum);
+            let _ = writeln!(out, "rastrod_http_request_duration_seconds_count{{{labels}}} {}", s.count);
         }
         drop(map);
         let (connections, idle) = st.db.pool_state();
@@ -123,9 +107,7 @@ pub async fn track(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let start = Instant::now();
-    let route = req
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_string());
+    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_string());
     let method = req.method().as_str().to_string();
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let res = next.call(req).await;
@@ -134,16 +116,13 @@ pub async fn track(
         Err(e) => e.as_response_error().status_code().as_u16(),
     };
     if let Some(st) = state {
-        st.metrics
-            .observe(&route, &method, status, start.elapsed().as_secs_f64());
+        st.metrics.observe(&route, &method, status, start.elapsed().as_secs_f64());
     }
     res
 }
 
 pub async fn metrics_route(st: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4")
-        .body(st.metrics.render(&st))
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4").body(st.metrics.render(&st))
 }
 
 impl std::fmt::Debug for Metrics {

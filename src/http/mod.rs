@@ -52,7 +52,9 @@ pub fn build_app(
     let limit = state.config.body_limit_bytes;
     App::new()
         .app_data(web::Data::new(state))
-        .app_data(web::JsonConfig::default().limit(limit).content_type_required(false).error_handler(errors::json_error))
+        .app_data(
+            web::JsonConfig::default().limit(limit).content_type_required(false).error_handler(errors::json_error),
+        )
         .app_data(web::PayloadConfig::default().limit(limit))
         .app_data(web::QueryConfig::default().error_handler(errors::query_error))
         .app_data(web::PathConfig::default().error_handler(errors::path_error))

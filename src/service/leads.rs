@@ -150,7 +150,11 @@ impl From<LeadRow> for Lead {
 
 fn check_ad_id(field: &str, v: &Option<String>) -> Result<()> {
     match v {
-        Some(s) if s.is_empty() || s.len() > 64 || !s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) => {
+        Some(s)
+            if s.is_empty()
+                || s.len() > 64
+                || !s.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')) =>
+        {
             Err(Error::invalid(format!("{field} must be 1-64 characters of [A-Za-z0-9_.-]")))
         }
         _ => Ok(()),
@@ -252,16 +256,19 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
             fill(&mut row.ad_name, &input.ad_name);
             fill(&mut row.click_id, &input.click_id);
             if let Some(col) = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)? {
-                store::insert_event(conn, NewLeadEvent {
-                    lead_id: &row.id,
-                    site_id,
-                    event_id: &input.event_id,
-                    stage: None,
-                    column_key: Some(&col),
-                    revenue_cents: None,
-                    occurred_at: input.occurred_at,
-                    recorded_at: now,
-                })?;
+                store::insert_event(
+                    conn,
+                    NewLeadEvent {
+                        lead_id: &row.id,
+                        site_id,
+                        event_id: &input.event_id,
+                        stage: None,
+                        column_key: Some(&col),
+                        revenue_cents: None,
+                        occurred_at: input.occurred_at,
+                        recorded_at: now,
+                    },
+                )?;
             }
             row.updated_at = now;
             store::save(conn, &row)?;
@@ -298,16 +305,19 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
     };
     let column = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)?;
     store::insert(conn, &row)?;
-    store::insert_event(conn, NewLeadEvent {
-        lead_id: &row.id,
-        site_id,
-        event_id: &input.event_id,
-        stage: Some(Stage::New.as_str()),
-        column_key: column.as_deref(),
-        revenue_cents: None,
-        occurred_at: input.occurred_at,
-        recorded_at: now,
-    })?;
+    store::insert_event(
+        conn,
+        NewLeadEvent {
+            lead_id: &row.id,
+            site_id,
+            event_id: &input.event_id,
+            stage: Some(Stage::New.as_str()),
+            column_key: column.as_deref(),
+            revenue_cents: None,
+            occurred_at: input.occurred_at,
+            recorded_at: now,
+        },
+    )?;
     rollups::bump(conn, &key_of(&row), Delta { leads: 1, ..Delta::default() })?;
     remember_names(conn, &row, now)?;
     Ok(RecordLeadAnswer { lead_id: row.id, created: true })
@@ -373,16 +383,19 @@ pub fn set_stage(
     if input.stage.is_none() && column.is_none() {
         return Ok(SetLeadStageAnswer { lead_id: row.id, accepted: false });
     }
-    store::insert_event(conn, NewLeadEvent {
-        lead_id: &row.id,
-        site_id,
-        event_id: &input.event_id,
-        stage: input.stage.map(Stage::as_str),
-        column_key: column.as_deref(),
-        revenue_cents: input.revenue_cents,
-        occurred_at: at,
-        recorded_at: now,
-    })?;
+    store::insert_event(
+        conn,
+        NewLeadEvent {
+            lead_id: &row.id,
+            site_id,
+            event_id: &input.event_id,
+            stage: input.stage.map(Stage::as_str),
+            column_key: column.as_deref(),
+            revenue_cents: input.revenue_cents,
+            occurred_at: at,
+            recorded_at: now,
+        },
+    )?;
     row.updated_at = now;
     store::save(conn, &row)?;
     rollups::bump(conn, &key_of(&row), delta)?;
@@ -442,14 +455,17 @@ pub fn list(conn: &mut AnyConnection, q: ListLeads) -> Result<Vec<Lead>> {
         validate::text("beforeLeadId", id, 1, 64)?;
     }
     sites::require_many(conn, &site_ids)?;
-    let rows = store::list(conn, &ListFilter {
-        site_ids: &site_ids,
-        from: q.from,
-        to: q.to,
-        ad_id: q.ad_id.as_deref(),
-        before: q.before.map(|b| (b, q.before_lead_id.as_deref())),
-        limit,
-    })?;
+    let rows = store::list(
+        conn,
+        &ListFilter {
+            site_ids: &site_ids,
+            from: q.from,
+            to: q.to,
+            ad_id: q.ad_id.as_deref(),
+            before: q.before.map(|b| (b, q.before_lead_id.as_deref())),
+            limit,
+        },
+    )?;
     Ok(rows.into_iter().map(Lead::from).collect())
 }
 

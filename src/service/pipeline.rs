@@ -155,10 +155,13 @@ pub fn set_event_map(conn: &mut AnyConnection, now: i64, site_id: &str, input: S
             Some(serde_json::Value::String(s)) if s == "Purchase" => {
                 return Err(Error::invalid("Purchase never comes from a column: it is sent when a sale is recorded"));
             }
-            Some(serde_json::Value::String(s)) => Some(ColumnEvent::parse(s).ok_or_else(|| {
-                Error::invalid("a column maps to Lead, QualifiedLead, Schedule or null")
-            })?),
-            Some(_) => return Err(Error::invalid("a column maps to Lead, QualifiedLead, Schedule or null")),
+            Some(serde_json::Value::String(s)) => Some(
+                ColumnEvent::parse(s)
+                    .ok_or_else(|| Error::invalid("a column maps to Lead, QualifiedLead, Schedule or null"))?,
+            ),
+            Some(_) => {
+                return Err(Error::invalid("a column maps to Lead, QualifiedLead, Schedule or null"));
+            }
         };
         parsed.insert(key.clone(), event);
     }

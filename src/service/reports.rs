@@ -310,13 +310,8 @@ pub fn check_daily(a: &LeadsDailyArgs) -> Result<()> {
 pub fn leads_daily(conn: &mut AnyConnection, a: LeadsDailyArgs) -> Result<Vec<DailyRow>> {
     check_daily(&a)?;
     sites::require_many(conn, &a.site_ids)?;
-    let scope = Scope {
-        site_ids: &a.site_ids,
-        from: a.from,
-        to: a.to,
-        ad_id: a.ad_id.as_deref(),
-        origin: a.origin.as_deref(),
-    };
+    let scope =
+        Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: a.ad_id.as_deref(), origin: a.origin.as_deref() };
     let by_day: BTreeMap<i64, GroupRow> =
         rollups::grouped(conn, &scope, Grouping::Day, None)?.into_iter().map(|r| (r.day, r)).collect();
     let mut out = Vec::new();

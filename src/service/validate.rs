@@ -104,7 +104,9 @@ pub fn range(from: i64, to: i64, max_days: i64) -> Result<()> {
 }
 
 pub fn timezone(tz: &str) -> Result<()> {
-    chrono_tz::Tz::from_str(tz).map(|_| ()).map_err(|_| Error::invalid("timezone must be an IANA zone such as America/Sao_Paulo"))
+    chrono_tz::Tz::from_str(tz)
+        .map(|_| ())
+        .map_err(|_| Error::invalid("timezone must be an IANA zone such as America/Sao_Paulo"))
 }
 
 /// Active ISO 4217 codes.

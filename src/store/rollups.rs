@@ -63,7 +63,14 @@ pub fn bump(conn: &mut AnyConnection, k: &RollupKey<'_>, d: Delta) -> QueryResul
 }
 
 /// Remembers the latest name a lead gave for a campaign, ad set or ad.
-pub fn label(conn: &mut AnyConnection, site_id: &str, level: &str, object_id: &str, name: &str, now: i64) -> QueryResult<()> {
+pub fn label(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    level: &str,
+    object_id: &str,
+    name: &str,
+    now: i64,
+) -> QueryResult<()> {
     let mut q = RawQuery::new(
         "INSERT INTO ad_labels (site_id, level, object_id, name, updated_at) VALUES (?, ?, ?, ?, ?) \
          ON CONFLICT (site_id, level, object_id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at",
@@ -150,13 +157,26 @@ fn filters(q: &mut RawQuery, s: &Scope<'_>) {
 }
 
 /// Counters of the scope's leads, grouped; at most `limit` groups.
-pub fn grouped(conn: &mut AnyConnection, s: &Scope<'_>, g: Grouping, limit: Option<usize>) -> QueryResult<Vec<GroupRow>> {
+pub fn grouped(
+    conn: &mut AnyConnection,
+    s: &Scope<'_>,
+    g: Grouping,
+    limit: Option<usize>,
+) -> QueryResult<Vec<GroupRow>> {
     let sites = placeholders(s.site_ids.len());
     let mut q = RawQuery::new("SELECT ");
     let (cols, group, tree_only) = match g {
-        Grouping::SiteOrigin => ("site_id, origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, 0 AS day", "site_id, origin", false),
-        Grouping::Tree => ("site_id, '' AS origin, campaign_id, adset_id, ad_id, 0 AS day", "campaign_id, adset_id, ad_id, site_id", true),
-        Grouping::Day => ("'' AS site_id, '' AS origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, day", "day", false),
+        Grouping::SiteOrigin => {
+            ("site_id, origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, 0 AS day", "site_id, origin", false)
+        }
+        Grouping::Tree => (
+            "site_id, '' AS origin, campaign_id, adset_id, ad_id, 0 AS day",
+            "campaign_id, adset_id, ad_id, site_id",
+            true,
+        ),
+        Grouping::Day => {
+            ("'' AS site_id, '' AS origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, day", "day", false)
+        }
     };
     q.push(cols);
     q.push(

@@ -39,7 +39,9 @@ macro_rules! backend_test {
             }
             #[actix_web::test]
             async fn postgres() {
-                let Some($app) = $crate::common::TestApp::start_postgres().await else { return };
+                let Some($app) = $crate::common::TestApp::start_postgres().await else {
+                    return;
+                };
                 $body
             }
         }
@@ -279,7 +281,8 @@ impl TestApp {
 
     /// recordLead with the fields a test cares about merged over sane defaults.
     pub async fn lead(&self, site: &str, key: &str, at: i64, extra: Value) -> Answer {
-        let mut body = serde_json::json!({"leadKey": key, "eventId": format!("{key}-new"), "occurredAt": at, "origin": "ctwa_ad"});
+        let mut body =
+            serde_json::json!({"leadKey": key, "eventId": format!("{key}-new"), "occurredAt": at, "origin": "ctwa_ad"});
         if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
             for (k, v) in e {
                 b.insert(k.clone(), v.clone());
@@ -307,7 +310,8 @@ impl TestApp {
             .db
             .run(move |c| {
                 use diesel::RunQueryDsl;
-                let rows: Vec<N> = diesel::sql_query(format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {table}")).load(c)?;
+                let rows: Vec<N> =
+                    diesel::sql_query(format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {table}")).load(c)?;
                 Ok(rows[0].n)
             })
             .await
