@@ -78,8 +78,9 @@ async fn sigterm_lets_acknowledged_writes_finish() {
         n: i64,
     }
     let leads: Vec<N> = diesel::sql_query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM leads").load(&mut conn).unwrap();
-    let rollup: Vec<N> =
-        diesel::sql_query("SELECT CAST(COALESCE(SUM(leads), 0) AS BIGINT) AS n FROM lead_rollups").load(&mut conn).unwrap();
+    let rollup: Vec<N> = diesel::sql_query("SELECT CAST(COALESCE(SUM(leads), 0) AS BIGINT) AS n FROM lead_rollups")
+        .load(&mut conn)
+        .unwrap();
     assert!(acknowledged >= 1);
     assert_eq!(leads[0].n as usize, acknowledged, "every acknowledged write, and only those, is stored");
     assert_eq!(rollup[0].n, leads[0].n, "each stored lead is counted once");
