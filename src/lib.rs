@@ -6,6 +6,7 @@ pub mod db;
 pub mod demo;
 pub mod error;
 pub mod http;
+pub mod meta;
 pub mod server;
 pub mod service;
 pub mod store;

@@ -1,0 +1,1 @@
+//! The fake Graph API server (being written).

@@ -1,0 +1,1 @@
+//! The Graph API client (being written).

@@ -1,0 +1,5 @@
+//! Meta: the one Graph API client every external call goes through, and the
+//! fake Graph API (a real HTTP server on loopback) for demos and tests.
+
+pub mod fake;
+pub mod graph;
