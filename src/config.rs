@@ -91,7 +91,7 @@ settings! {
         "most writes waiting for the writer; past it writes get 429 RATE_LIMITED";
     data_dir: PathBuf = "storage.data_dir", "RASTRO_DATA_DIR", "./data", parse_path,
         "thumbnails and other files";
-    secrets_key: Option<Secret> = "secrets.key", "RASTRO_SECRETS_KEY", "", parse_opt_secret,
+    secrets_key: Option<Secret> = "secrets.key", "RASTRO_SECRETS_KEY", "", parse_secrets_key,
         "32 random bytes, base64 (rastrod keygen); without it connecting Meta is SECRETS_KEY_MISSING";
     meta_fake: bool = "meta.fake", "RASTRO_META_FAKE", "false", parse_bool,
         "true serves the fake Graph API (demos and tests only, never for a customer)";
@@ -252,6 +252,14 @@ fn parse_opt_string(s: &str) -> Result<Option<String>, String> {
 
 fn parse_opt_secret(s: &str) -> Result<Option<Secret>, String> {
     Ok((!s.is_empty()).then(|| Secret::new(s)))
+}
+
+fn parse_secrets_key(s: &str) -> Result<Option<Secret>, String> {
+    let key = parse_opt_secret(s)?;
+    if let Some(k) = &key {
+        crate::crypto::SecretsKey::from_base64(k).map_err(|e| e.to_string())?;
+    }
+    Ok(key)
 }
 
 fn parse_keys(s: &str) -> Result<Vec<Secret>, String> {

@@ -2,6 +2,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod crypto;
 pub mod db;
 pub mod demo;
 pub mod error;

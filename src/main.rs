@@ -30,10 +30,16 @@ enum Command {
     Migrate,
     /// Seed the demo sites and leads (idempotent), then serve.
     Demo,
+    /// Print a fresh RASTRO_SECRETS_KEY (32 random bytes, base64).
+    Keygen,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Keygen) {
+        println!("{}", rastrod::crypto::generate_key());
+        return ExitCode::SUCCESS;
+    }
     let mut config = match Config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
@@ -57,6 +63,7 @@ fn main() -> ExitCode {
                 let state = server::open_state(config, Arc::new(SystemClock))?;
                 server::run(state, listener).await
             }
+            Command::Keygen => Ok(()),
             Command::Demo => {
                 if config.host_api_keys.is_empty() {
                     let key = random_key()?;
