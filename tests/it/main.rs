@@ -3,5 +3,6 @@
 
 mod common;
 
+mod graph_client;
 mod leads;
 mod shutdown;
