@@ -1,4 +1,4 @@
-//! The `rastrod` command: serve, migrate, demo.
+//! The `rastrod` command: serve, migrate, demo, fake-graph.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -32,6 +32,12 @@ enum Command {
     Demo,
     /// Print a fresh RASTRO_SECRETS_KEY (32 random bytes, base64).
     Keygen,
+    /// Run the fake Meta Graph API alone (demos and tests only, never for a customer).
+    FakeGraph {
+        /// address:port to serve the fake on.
+        #[arg(long, env = "RASTRO_FAKE_GRAPH_LISTEN", default_value = "127.0.0.1:8090")]
+        listen: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -76,6 +82,7 @@ fn main() -> ExitCode {
                 tracing::info!(leads = written, "demo seeded");
                 server::run(state, listener).await
             }
+            Command::FakeGraph { listen } => run_fake_graph(&listen).await,
         }
     });
     match outcome {
@@ -85,6 +92,23 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Serves the fake Graph until SIGINT or SIGTERM.
+async fn run_fake_graph(listen: &str) -> rastrod::error::Result<()> {
+    use rastrod::meta::fake;
+    let io = |e: std::io::Error| rastrod::error::Error::unavailable(format!("fake graph on {listen}: {e}"));
+    let graph = fake::start(listen).await.map_err(io)?;
+    eprintln!("rastrod: WARNING: {}", fake::NEVER_FOR_CUSTOMERS);
+    println!("fake Graph API listening on {} (version {})", graph.base_url, fake::GRAPH_VERSION);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).map_err(io)?;
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::info!("fake graph: stopping");
+    graph.stop().await;
+    Ok(())
 }
 
 fn random_key() -> rastrod::error::Result<String> {

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod fake_graph;
 mod graph_client;
 mod leads;
 mod shutdown;
