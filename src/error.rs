@@ -17,6 +17,10 @@ pub enum Code {
     Internal,
     /// The daemon is shutting down or a dependency (the database) is unreachable.
     Unavailable,
+    MetaTokenInvalid,
+    SecretsKeyMissing,
+    MetaLoginUnavailable,
+    MetaUnavailable,
 }
 
 impl Code {
@@ -29,6 +33,10 @@ impl Code {
         Code::RateLimited,
         Code::Internal,
         Code::Unavailable,
+        Code::MetaTokenInvalid,
+        Code::SecretsKeyMissing,
+        Code::MetaLoginUnavailable,
+        Code::MetaUnavailable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -41,19 +49,24 @@ impl Code {
             Code::RateLimited => "RATE_LIMITED",
             Code::Internal => "INTERNAL",
             Code::Unavailable => "UNAVAILABLE",
+            Code::MetaTokenInvalid => "META_TOKEN_INVALID",
+            Code::SecretsKeyMissing => "SECRETS_KEY_MISSING",
+            Code::MetaLoginUnavailable => "META_LOGIN_UNAVAILABLE",
+            Code::MetaUnavailable => "META_UNAVAILABLE",
         }
     }
 
     pub fn http_status(self) -> u16 {
         match self {
-            Code::InvalidArgument => 400,
+            Code::InvalidArgument | Code::MetaTokenInvalid => 400,
             Code::Unauthenticated => 401,
             Code::NotFound => 404,
             Code::Conflict => 409,
             Code::PayloadTooLarge => 413,
             Code::RateLimited => 429,
             Code::Internal => 500,
-            Code::Unavailable => 503,
+            Code::Unavailable | Code::SecretsKeyMissing | Code::MetaLoginUnavailable => 503,
+            Code::MetaUnavailable => 502,
         }
     }
 }

@@ -10,5 +10,6 @@ pub mod http;
 pub mod meta;
 pub mod server;
 pub mod service;
+pub mod state;
 pub mod store;
 pub mod telemetry;

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
             }
             Command::Serve => {
                 let listener = server::bind(&config)?;
-                let state = server::open_state(config, Arc::new(SystemClock))?;
+                let state = server::open_state(config, Arc::new(SystemClock)).await?;
                 server::run(state, listener).await
             }
             Command::Keygen => Ok(()),
@@ -77,7 +77,7 @@ fn main() -> ExitCode {
                     config.host_api_keys = vec![Secret::new(key)];
                 }
                 let listener = server::bind(&config)?;
-                let state = server::open_state(config, Arc::new(SystemClock))?;
+                let state = server::open_state(config, Arc::new(SystemClock)).await?;
                 let written = demo::seed(&state.db, SystemClock.now_ms()).await?;
                 tracing::info!(leads = written, "demo seeded");
                 server::run(state, listener).await

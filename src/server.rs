@@ -12,10 +12,22 @@ use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::http::{AppState, build_app};
 
-/// Opens the database named by the config (running migrations) and builds the state.
-pub fn open_state(config: Config, clock: SharedClock) -> Result<AppState> {
+/// Opens the database named by the config (running migrations), starts the
+/// fake Graph API when `RASTRO_META_FAKE` is on, and builds the state.
+pub async fn open_state(config: Config, clock: SharedClock) -> Result<AppState> {
     let db = Db::open(&config.database_url, config.database_pool_size, config.write_batch_max, config.write_queue_max)?;
-    Ok(AppState::new(db, clock, Arc::new(config)))
+    let fake = if config.meta_fake {
+        let fake = crate::meta::fake::start("127.0.0.1:0")
+            .await
+            .map_err(|e| Error::internal(format!("starting the fake Graph API: {e}")))?;
+        Some(Arc::new(fake))
+    } else {
+        None
+    };
+    let graph_url = fake.as_ref().map_or_else(|| config.meta_graph_url.clone(), |f| f.base_url.clone());
+    let mut state = AppState::new(db, clock, Arc::new(config), &graph_url);
+    state.fake = fake;
+    Ok(state)
 }
 
 /// Binds the configured address.

@@ -100,3 +100,84 @@ diesel::table! {
 diesel::joinable!(leads -> sites (site_id));
 diesel::joinable!(lead_events -> leads (lead_id));
 diesel::allow_tables_to_appear_in_same_query!(sites, leads, lead_events, pipeline_columns, lead_rollups, ad_labels);
+
+diesel::table! {
+    meta_connections (owner_key) {
+        owner_key -> Text,
+        sealed_token -> Text,
+        token_version -> BigInt,
+        source -> Text,
+        authorized_by_id -> Nullable<Text>,
+        authorized_by_name -> Nullable<Text>,
+        authorized_at -> BigInt,
+        expires_at -> Nullable<BigInt>,
+        expiring_soon -> Bool,
+        invalid_since -> Nullable<BigInt>,
+        last_error -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    meta_listed_accounts (owner_key, ad_account_id) {
+        owner_key -> Text,
+        ad_account_id -> Text,
+        name -> Text,
+        currency -> Text,
+        timezone -> Text,
+        account_status -> Nullable<BigInt>,
+        position -> Integer,
+    }
+}
+
+diesel::table! {
+    meta_listed_pixels (owner_key, pixel_id) {
+        owner_key -> Text,
+        pixel_id -> Text,
+        name -> Text,
+        ad_account_id -> Text,
+    }
+}
+
+diesel::table! {
+    site_ad_accounts (ad_account_id) {
+        ad_account_id -> Text,
+        site_id -> Text,
+        owner_key -> Text,
+        name -> Text,
+        currency -> Text,
+        timezone -> Text,
+        stopped_reason -> Nullable<Text>,
+        last_error -> Nullable<Text>,
+        linked_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    site_pixels (site_id) {
+        site_id -> Text,
+        pixel_id -> Text,
+        name -> Nullable<Text>,
+        source -> Text,
+        owner_key -> Nullable<Text>,
+        sealed_token -> Nullable<Text>,
+        token_version -> BigInt,
+        enabled -> Bool,
+        test_event_code -> Nullable<Text>,
+        stopped_reason -> Nullable<Text>,
+        last_error -> Nullable<Text>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    sites,
+    meta_connections,
+    meta_listed_accounts,
+    meta_listed_pixels,
+    site_ad_accounts,
+    site_pixels
+);

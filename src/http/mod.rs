@@ -4,39 +4,17 @@
 pub mod auth;
 pub mod errors;
 pub mod host;
+pub mod host_meta;
 pub mod metrics;
 pub mod openapi;
 pub mod ops;
-
-use std::sync::Arc;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::from_fn;
 use actix_web::{App, web};
 
-use crate::clock::SharedClock;
-use crate::config::Config;
-use crate::db::Db;
-
-/// What every handler can reach.
-#[derive(Clone)]
-pub struct AppState {
-    pub db: Db,
-    pub clock: SharedClock,
-    pub config: Arc<Config>,
-    pub metrics: Arc<metrics::Metrics>,
-}
-
-impl AppState {
-    pub fn new(db: Db, clock: SharedClock, config: Arc<Config>) -> Self {
-        AppState { db, clock, config, metrics: Arc::new(metrics::Metrics::default()) }
-    }
-
-    pub fn now(&self) -> i64 {
-        self.clock.now_ms()
-    }
-}
+pub use crate::state::AppState;
 
 pub fn build_app(
     state: AppState,
@@ -62,6 +40,11 @@ pub fn build_app(
         .route("/health", web::get().to(ops::health))
         .route("/metrics", web::get().to(metrics::metrics_route))
         .route("/openapi.json", web::get().to(ops::openapi))
-        .service(web::scope("/v1").wrap(from_fn(auth::require_host_key)).configure(host::routes))
+        .service(
+            web::scope("/v1")
+                .wrap(from_fn(auth::require_host_key))
+                .configure(host::routes)
+                .configure(host_meta::routes),
+        )
         .default_service(web::to(errors::not_found))
 }

@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{host, ops};
+use super::{host, host_meta, ops};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -26,9 +26,19 @@ use super::{host, ops};
         host::event_map,
         host::leads_report,
         host::leads_daily,
+        host_meta::set_meta_connection,
+        host_meta::connect_meta_with_code,
+        host_meta::list_meta_ad_accounts,
+        host_meta::meta_connection,
+        host_meta::remove_meta_connection,
+        host_meta::link_site_ad_account,
+        host_meta::unlink_site_ad_account,
+        host_meta::set_site_pixel,
+        host_meta::remove_site_pixel,
+        host_meta::remove_federated_meta_connection,
     ),
     modifiers(&SecuritySchemes),
-    tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "ops"))
+    tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "meta", description = "The Meta connection, ad account links and pixels (host API)"), (name = "ops"))
 )]
 pub struct ApiDoc;
 

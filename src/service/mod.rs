@@ -4,6 +4,9 @@
 
 pub mod contact_hashes;
 pub mod leads;
+pub mod meta_connection;
+pub mod meta_errors;
+pub mod meta_links;
 pub mod names;
 pub mod pipeline;
 pub mod reports;

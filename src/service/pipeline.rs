@@ -169,6 +169,9 @@ pub fn set_event_map(conn: &mut AnyConnection, now: i64, site_id: &str, input: S
         validate::text("ownerKey", owner, 1, 200)?;
     }
     let site = sites::require(conn, site_id)?;
+    if let Some(owner) = &input.owner_key {
+        super::meta_links::check_event_map_owner(conn, site_id, owner)?;
+    }
     let columns = store::list(conn, site_id)?;
     if let Some(unknown) = parsed.keys().find(|k| !columns.iter().any(|c| &c.key == *k)) {
         let _ = unknown;
@@ -211,8 +214,6 @@ pub fn event_map(conn: &mut AnyConnection, site_id: &str, now: Option<i64>) -> R
             })
             .collect(),
         send_lead_event: site.send_lead_event,
-        // No pixel can be set yet in this release: the Conversions API sender
-        // and `setSitePixel` come with the Meta connection.
-        purchase: PurchaseRow { enabled: false },
+        purchase: PurchaseRow { enabled: super::meta_links::pixel_enabled(conn, site_id)? },
     })
 }

@@ -2,6 +2,7 @@
 //! callers run them through `Db::run` (reads) or `Db::write` (group commit).
 
 pub mod leads;
+pub mod meta;
 pub mod pipeline;
 pub mod rollups;
 pub mod sites;

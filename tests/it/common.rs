@@ -132,7 +132,7 @@ impl TestAppBuilder {
         let clock = ManualClock::new(T0);
         let listener = rastrod::server::bind(&config).unwrap();
         let addr = listener.local_addr().unwrap();
-        let state = rastrod::server::open_state(config, clock.clone()).expect("opening the test database");
+        let state = rastrod::server::open_state(config, clock.clone()).await.expect("opening the test database");
         let app_state = state.clone();
         let server = actix_web::HttpServer::new(move || rastrod::http::build_app(app_state.clone()))
             .workers(1)

@@ -1,0 +1,314 @@
+//! Ad account links and the site's pixel, with the ownership rules: one ad
+//! account feeds one site; `onlyOwn` / `ownerKey` refuse to take or undo what
+//! another owner made (CONFLICT); without them the host may.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::meta_connection::{self, SecretString, check_owner_key};
+use super::meta_errors::from_graph;
+use super::{sites, validate};
+use crate::crypto::Identity;
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::state::AppState;
+use crate::store::meta::{self as store, LinkRow, PixelRow};
+use crate::store::sites as site_store;
+
+pub const MAX_LINKS_PER_SITE: i64 = 20;
+pub const MAX_LINKS_PER_CONNECTION: i64 = 500;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LinkAdAccount {
+    pub owner_key: String,
+    /// `act_…`, from the owner's listing.
+    pub ad_account_id: String,
+    /// Refuse (CONFLICT) instead of taking over a link another owner made.
+    #[serde(default)]
+    pub only_own: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Link {
+    pub site_id: String,
+    pub ad_account_id: String,
+    pub owner_key: String,
+    pub name: String,
+    pub currency: String,
+    pub timezone: String,
+    pub linked_at: i64,
+    pub last_error: Option<String>,
+}
+
+impl From<LinkRow> for Link {
+    fn from(r: LinkRow) -> Self {
+        Link {
+            site_id: r.site_id,
+            ad_account_id: r.ad_account_id,
+            owner_key: r.owner_key,
+            name: r.name,
+            currency: r.currency,
+            timezone: r.timezone,
+            linked_at: r.linked_at,
+            last_error: r.last_error,
+        }
+    }
+}
+
+pub fn check_ad_account_id(id: &str) -> Result<()> {
+    let digits = id.strip_prefix("act_").unwrap_or("");
+    if digits.is_empty() || digits.len() > 30 || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return Err(Error::invalid("adAccountId must look like act_1029384756"));
+    }
+    Ok(())
+}
+
+fn check_pixel_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > 32 || !id.chars().all(|c| c.is_ascii_digit()) {
+        return Err(Error::invalid("pixelId must be Meta's numeric pixel (dataset) id"));
+    }
+    Ok(())
+}
+
+pub fn check_link(input: &LinkAdAccount) -> Result<()> {
+    check_owner_key(&input.owner_key)?;
+    check_ad_account_id(&input.ad_account_id)
+}
+
+/// `linkSiteAdAccount`: the account must be in the owner's listing.
+pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAccount) -> Result<Link> {
+    check_link(&input)?;
+    sites::require(conn, site_id)?;
+    let owner = &input.owner_key;
+    let connection =
+        store::connection(conn, owner)?.ok_or_else(|| Error::not_found("no Meta connection for this owner"))?;
+    let listed = store::listed_accounts(conn, owner)?
+        .into_iter()
+        .find(|a| a.ad_account_id == input.ad_account_id)
+        .ok_or_else(|| Error::not_found("the ad account is not in the owner's listing"))?;
+    if let Some(existing) = store::link(conn, &input.ad_account_id)? {
+        if existing.site_id != site_id {
+            return Err(Error::conflict("the ad account already feeds another site: unlink it first"));
+        }
+        if existing.owner_key == *owner {
+            return Ok(existing.into());
+        }
+        if input.only_own {
+            return Err(Error::conflict("another owner linked this ad account"));
+        }
+        store::set_link_owner(conn, &input.ad_account_id, owner, now)?;
+        return Ok(store::link(conn, &input.ad_account_id)?.ok_or_else(|| Error::internal("link vanished"))?.into());
+    }
+    if store::count_links_of_site(conn, site_id)? >= MAX_LINKS_PER_SITE {
+        return Err(Error::invalid(format!("a site links at most {MAX_LINKS_PER_SITE} ad accounts")));
+    }
+    if store::count_links_of_owner(conn, owner)? >= MAX_LINKS_PER_CONNECTION {
+        return Err(Error::invalid(format!("a connection links at most {MAX_LINKS_PER_CONNECTION} ad accounts")));
+    }
+    let stopped = connection.invalid_since.map(|_| meta_connection::META_TOKEN_INVALID.to_string());
+    let row = LinkRow {
+        ad_account_id: listed.ad_account_id,
+        site_id: site_id.to_string(),
+        owner_key: owner.clone(),
+        name: listed.name,
+        currency: listed.currency,
+        timezone: listed.timezone,
+        stopped_reason: stopped.clone(),
+        last_error: stopped,
+        linked_at: now,
+        updated_at: now,
+    };
+    store::insert_link(conn, &row)?;
+    Ok(row.into())
+}
+
+/// `unlinkSiteAdAccount`: with `ownerKey`, another owner's link is CONFLICT.
+pub fn unlink(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str, owner: Option<&str>) -> Result<Removed> {
+    check_ad_account_id(ad_account_id)?;
+    if let Some(o) = owner {
+        check_owner_key(o)?;
+    }
+    sites::require(conn, site_id)?;
+    let link = store::link(conn, ad_account_id)?
+        .filter(|l| l.site_id == site_id)
+        .ok_or_else(|| Error::not_found("the ad account is not linked to this site"))?;
+    if owner.is_some_and(|o| o != link.owner_key) {
+        return Err(Error::conflict("another owner linked this ad account"));
+    }
+    store::delete_link(conn, ad_account_id)?;
+    Ok(Removed { removed: true })
+}
+
+pub use super::meta_connection::Removed;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SetSitePixel {
+    pub pixel_id: String,
+    /// Who sets the pixel. Alone: a pixel from that owner's listing, sending
+    /// with the connection's token.
+    pub owner_key: Option<String>,
+    /// The pixel's own Conversions API token (plan B); checked against the pixel and sealed.
+    #[schema(value_type = Option<String>)]
+    pub access_token: Option<SecretString>,
+    /// Default true.
+    pub enabled: Option<bool>,
+    /// Events then reach only Events Manager's Test Events.
+    pub test_event_code: Option<String>,
+    /// Send `Lead` for every new lead. Default false.
+    pub send_lead_event: Option<bool>,
+    /// Refuse (CONFLICT) to replace a pixel another owner set.
+    #[serde(default)]
+    pub only_own: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Pixel {
+    pub site_id: String,
+    pub pixel_id: String,
+    pub name: Option<String>,
+    /// `connection` or `token`.
+    pub source: String,
+    pub owner_key: Option<String>,
+    pub enabled: bool,
+    pub test_mode: bool,
+    pub send_lead_event: bool,
+    pub last_error: Option<String>,
+}
+
+pub fn check_pixel(input: &SetSitePixel) -> Result<()> {
+    check_pixel_id(&input.pixel_id)?;
+    if let Some(o) = &input.owner_key {
+        check_owner_key(o)?;
+    }
+    if input.owner_key.is_none() && input.access_token.is_none() {
+        return Err(Error::invalid(
+            "give ownerKey (a pixel of that connection) or accessToken (the pixel's own token)",
+        ));
+    }
+    if let Some(code) = &input.test_event_code {
+        validate::text("testEventCode", code, 1, 64)?;
+    }
+    if let Some(t) = &input.access_token {
+        let s = t.0.expose();
+        if s.is_empty() || s.len() > 2048 || s.chars().any(char::is_whitespace) {
+            return Err(Error::invalid("accessToken must be 1-2048 characters without spaces"));
+        }
+    }
+    Ok(())
+}
+
+/// `setSitePixel`: checks the token reaches the pixel (its own token) or that
+/// the pixel is in the owner's listing, then stores it (sealed).
+pub async fn set_pixel(st: &AppState, site_id: &str, input: SetSitePixel) -> Result<Pixel> {
+    check_pixel(&input)?;
+    validate::site_id(site_id)?;
+    let mut name = None;
+    let mut sealed = None;
+    if let Some(token) = &input.access_token {
+        let key = st.secrets()?;
+        let found = st.graph.pixel(&token.0, &input.pixel_id).await.map_err(|e| from_graph(&e))?;
+        name = Some(found.value.name).filter(|n| !n.is_empty());
+        sealed = Some(key.seal(&token.0, Identity::Pixel(site_id)));
+    }
+    let (site, now) = (site_id.to_string(), st.now());
+    st.db.write(move |conn| store_pixel(conn, now, &site, input, name, sealed)).await
+}
+
+fn store_pixel(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    input: SetSitePixel,
+    name: Option<String>,
+    sealed: Option<String>,
+) -> Result<Pixel> {
+    sites::require(conn, site_id)?;
+    let existing = store::pixel(conn, site_id)?;
+    if input.only_own
+        && let Some(p) = &existing
+        && p.owner_key != input.owner_key
+    {
+        return Err(Error::conflict("another owner set this site's pixel"));
+    }
+    let (source, name, stopped) = match (&sealed, &input.owner_key) {
+        (Some(_), _) => ("token", name, None),
+        (None, Some(owner)) => {
+            let connection =
+                store::connection(conn, owner)?.ok_or_else(|| Error::not_found("no Meta connection for this owner"))?;
+            let listed = store::listed_pixels(conn, owner)?
+                .into_iter()
+                .find(|p| p.pixel_id == input.pixel_id)
+                .ok_or_else(|| Error::not_found("the pixel is not in the owner's listing"))?;
+            let stopped = connection.invalid_since.map(|_| meta_connection::META_TOKEN_INVALID.to_string());
+            ("connection", Some(listed.name), stopped)
+        }
+        (None, None) => return Err(Error::invalid("give ownerKey or accessToken")),
+    };
+    let row = PixelRow {
+        site_id: site_id.to_string(),
+        pixel_id: input.pixel_id,
+        name,
+        source: source.to_string(),
+        owner_key: input.owner_key,
+        sealed_token: sealed,
+        token_version: existing.as_ref().map_or(1, |p| p.token_version + 1),
+        enabled: input.enabled.unwrap_or(true),
+        test_event_code: input.test_event_code,
+        stopped_reason: stopped.clone(),
+        last_error: stopped,
+        created_at: existing.as_ref().map_or(now, |p| p.created_at),
+        updated_at: now,
+    };
+    store::put_pixel(conn, &row)?;
+    let send_lead_event = input.send_lead_event.unwrap_or(false);
+    site_store::set_send_lead_event(conn, site_id, send_lead_event, now)?;
+    Ok(pixel_view(row, send_lead_event))
+}
+
+fn pixel_view(r: PixelRow, send_lead_event: bool) -> Pixel {
+    Pixel {
+        site_id: r.site_id,
+        pixel_id: r.pixel_id,
+        name: r.name,
+        source: r.source,
+        owner_key: r.owner_key,
+        enabled: r.enabled,
+        test_mode: r.test_event_code.is_some(),
+        send_lead_event,
+        last_error: r.last_error,
+    }
+}
+
+/// `removeSitePixel`: with `ownerKey`, another owner's pixel is CONFLICT.
+pub fn remove_pixel(conn: &mut AnyConnection, site_id: &str, owner: Option<&str>) -> Result<Removed> {
+    if let Some(o) = owner {
+        check_owner_key(o)?;
+    }
+    sites::require(conn, site_id)?;
+    let pixel = store::pixel(conn, site_id)?.ok_or_else(|| Error::not_found("the site has no pixel"))?;
+    if owner.is_some() && pixel.owner_key.as_deref() != owner {
+        return Err(Error::conflict("another owner set this site's pixel"));
+    }
+    store::delete_pixel(conn, site_id)?;
+    Ok(Removed { removed: true })
+}
+
+/// BOARD-08: acting for `owner`, a site whose pixel another owner (or the host,
+/// without one) set is CONFLICT; a site without a pixel takes any owner's map.
+pub fn check_event_map_owner(conn: &mut AnyConnection, site_id: &str, owner: &str) -> Result<()> {
+    match store::pixel(conn, site_id)? {
+        Some(p) if p.owner_key.as_deref() != Some(owner) => {
+            Err(Error::conflict("the pixel's owner decides which columns reach it"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether the site has an enabled pixel (the event map's `purchase.enabled`).
+pub fn pixel_enabled(conn: &mut AnyConnection, site_id: &str) -> Result<bool> {
+    Ok(store::pixel(conn, site_id)?.is_some_and(|p| p.enabled))
+}
