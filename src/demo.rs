@@ -10,6 +10,26 @@ use crate::service::leads::{self, RecordLead, SetLeadStage, Stage};
 use crate::service::pipeline::{self, ColumnInput, SetPipeline};
 use crate::service::sites::{self, CreateSite};
 
+/// The demo's secrets key when `RASTRO_SECRETS_KEY` is not set: made once and
+/// kept in the data folder (mode 0600), so tokens sealed by an earlier demo run
+/// still open.
+pub fn secrets_key(data_dir: &std::path::Path) -> Result<crate::config::Secret> {
+    let path = data_dir.join("demo-secrets.key");
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        return Ok(crate::config::Secret::new(existing.trim()));
+    }
+    std::fs::create_dir_all(data_dir).map_err(crate::error::Error::internal)?;
+    let key = crate::crypto::generate_key();
+    std::fs::write(&path, &key).map_err(crate::error::Error::internal)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+    }
+    tracing::info!(path = %path.display(), "demo secrets key (RASTRO_SECRETS_KEY was not set)");
+    Ok(crate::config::Secret::new(key))
+}
+
 /// The sample's ads: (campaign, ad set, ad) ids and names per site.
 pub const DEMO_ADS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
     (

@@ -76,6 +76,11 @@ fn main() -> ExitCode {
                     println!("demo host key (RASTRO_HOST_API_KEY was not set): {key}");
                     config.host_api_keys = vec![Secret::new(key)];
                 }
+                // The demo always runs on the fake Graph API, never on Meta.
+                config.meta_fake = true;
+                if config.secrets_key.is_none() {
+                    config.secrets_key = Some(demo::secrets_key(&config.data_dir)?);
+                }
                 let listener = server::bind(&config)?;
                 let state = server::open_state(config, Arc::new(SystemClock)).await?;
                 let written = demo::seed(&state.db, SystemClock.now_ms()).await?;
