@@ -217,3 +217,45 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
     }
     Ok(written)
 }
+
+/// The demo agency's owner key.
+pub const DEMO_OWNER: &str = "demo:agency";
+
+/// Connects the sample agency with the token that moves the sample so its last
+/// day is yesterday, links Loja X and Pet Mania to their ad accounts, sets Loja
+/// X's pixel, and runs their syncs to the end — through the same service
+/// functions as the host API, so the reports show spend at once.
+pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()> {
+    use crate::service::{meta_connection, meta_links, meta_sync};
+    let yesterday = chrono::DateTime::from_timestamp_millis(now - DAY_MS).unwrap_or_default().date_naive();
+    let token = crate::meta::fake::sample_token_for_last_day(yesterday);
+    let input = meta_connection::SetMetaConnection { access_token: meta_connection::SecretString(crate::config::Secret::new(token)) };
+    meta_connection::set_connection(st, DEMO_OWNER, input).await?;
+    for (site, account) in [("loja-x", "act_1029384756"), ("pet-mania", "act_2038475610")] {
+        let link = meta_links::LinkAdAccount { owner_key: DEMO_OWNER.into(), ad_account_id: account.into(), only_own: false };
+        st.db.write(move |c| meta_links::link(c, now, site, link)).await?;
+    }
+    let pixel = meta_links::SetSitePixel {
+        pixel_id: "111222333444".into(),
+        owner_key: Some(DEMO_OWNER.into()),
+        access_token: None,
+        enabled: Some(true),
+        test_event_code: None,
+        send_lead_event: Some(false),
+        only_own: false,
+    };
+    meta_links::set_pixel(st, "loja-x", pixel).await?;
+    for account in ["act_1029384756", "act_2038475610"] {
+        for _ in 0..16 {
+            match meta_sync::run(st, account).await? {
+                meta_sync::Outcome::Synced(_) => continue,
+                meta_sync::Outcome::Failed(why) => {
+                    tracing::warn!(account, why, "the demo sync failed");
+                    break;
+                }
+                _ => break,
+            }
+        }
+    }
+    Ok(())
+}

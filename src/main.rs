@@ -28,8 +28,13 @@ enum Command {
     Serve,
     /// Run the pending database migrations and exit.
     Migrate,
-    /// Seed the demo sites and leads (idempotent), then serve.
-    Demo,
+    /// Serve with the fake Graph API and the seeded sample: the demo sites and
+    /// leads (idempotent), and the sample agency connected, linked and synced.
+    Demo {
+        /// Seed the sites and leads only, without the agency.
+        #[arg(long)]
+        no_agency: bool,
+    },
     /// Print a fresh RASTRO_SECRETS_KEY (32 random bytes, base64).
     Keygen,
     /// Run the fake Meta Graph API alone (demos and tests only, never for a customer).
@@ -70,7 +75,7 @@ fn main() -> ExitCode {
                 server::run(state, listener).await
             }
             Command::Keygen => Ok(()),
-            Command::Demo => {
+            Command::Demo { no_agency } => {
                 if config.host_api_keys.is_empty() {
                     let key = random_key()?;
                     println!("demo host key (RASTRO_HOST_API_KEY was not set): {key}");
@@ -83,8 +88,13 @@ fn main() -> ExitCode {
                 }
                 let listener = server::bind(&config)?;
                 let state = server::open_state(config, Arc::new(SystemClock)).await?;
-                let written = demo::seed(&state.db, SystemClock.now_ms()).await?;
+                let now = SystemClock.now_ms();
+                let written = demo::seed(&state.db, now).await?;
                 tracing::info!(leads = written, "demo seeded");
+                if !no_agency {
+                    demo::connect_agency(&state, now).await?;
+                    tracing::info!("demo agency connected, linked and synced");
+                }
                 server::run(state, listener).await
             }
             Command::FakeGraph { listen } => run_fake_graph(&listen).await,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::names::Names;
+use super::spend::{Amount, ReportSpend};
 use super::{sites, validate};
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::db::AnyConnection;
@@ -164,9 +165,46 @@ pub fn check_report(a: &LeadsReportArgs) -> Result<()> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)
 }
 
-pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, row_cap: usize) -> Result<LeadsReport> {
+/// The read budgets of a report (seed defaults 12,000 each).
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    pub lead_rows: usize,
+    pub spend_ad_rows: usize,
+    pub spend_day_rows: usize,
+}
+
+impl Caps {
+    pub fn from_config(c: &crate::config::Config) -> Caps {
+        Caps { lead_rows: c.report_row_cap, spend_ad_rows: c.spend_ad_row_cap, spend_day_rows: c.spend_day_row_cap }
+    }
+}
+
+impl From<usize> for Caps {
+    fn from(n: usize) -> Caps {
+        Caps { lead_rows: n, spend_ad_rows: n, spend_day_rows: n }
+    }
+}
+
+fn set_amount(c: &mut Counters, a: Option<Amount>) {
+    c.spend_cents = a.map(|a| a.spend_cents);
+    c.impressions = a.map(|a| a.impressions);
+    c.clicks = a.map(|a| a.clicks);
+}
+
+fn add_amount(c: &mut Counters, a: Option<Amount>) {
+    if let Some(a) = a {
+        c.spend_cents = Some(c.spend_cents.unwrap_or(0) + a.spend_cents);
+        c.impressions = Some(c.impressions.unwrap_or(0) + a.impressions);
+        c.clicks = Some(c.clicks.unwrap_or(0) + a.clicks);
+    }
+}
+
+pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Into<Caps>) -> Result<LeadsReport> {
+    let caps = caps.into();
+    let row_cap = caps.lead_rows;
     check_report(&a)?;
     let sites = sites::require_many(conn, &a.site_ids)?;
+    let spend = super::spend::for_report(conn, &sites, a.from, a.to, caps.spend_ad_rows, caps.spend_day_rows)?;
     let scope = Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: None, origin: None };
 
     let mut totals = Counters::default();
@@ -189,18 +227,28 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, row_cap: usize
     let report_incomplete = tree_rows.len() > row_cap;
     tree_rows.truncate(row_cap);
     let names = Names::load(conn, &a.site_ids)?;
-    let campaigns = build_tree(tree_rows, &names, &a.site_ids);
+    place_in_tree(&mut tree_rows, &spend);
+    let campaigns = build_tree(tree_rows, &names, &a.site_ids, &spend);
+    let total_spend = spend.total();
+    set_amount(&mut totals, total_spend);
+    if total_spend.is_some() && !origins.contains_key(PAID_ORIGIN) {
+        origins.insert(PAID_ORIGIN.to_string(), Counters::default());
+    }
+    for (origin, counters) in origins.iter_mut() {
+        set_amount(counters, if origin == PAID_ORIGIN { total_spend } else { None });
+    }
 
     let first_currency = sites.first().map(|s| s.currency.clone());
     let currency = first_currency.filter(|c| sites.iter().all(|s| &s.currency == c));
     let mut origins: Vec<OriginRow> =
         origins.into_iter().map(|(origin, counters)| OriginRow { origin, counters }).collect();
     origins.sort_by(|x, y| y.counters.leads.cmp(&x.counters.leads).then_with(|| x.origin.cmp(&y.origin)));
+    let currency_mismatch = spend.two_currencies || spend.sites.values().any(|s| s.covered && s.mismatch);
     Ok(LeadsReport {
         currency,
-        spend_currency: None,
-        currency_mismatch: false,
-        spend_incomplete: false,
+        spend_currency: if total_spend.is_some() { spend.currency.clone() } else { None },
+        currency_mismatch,
+        spend_incomplete: spend.tree_incomplete || spend.all_incomplete,
         report_incomplete,
         totals,
         origins,
@@ -209,15 +257,16 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, row_cap: usize
             .iter()
             .map(|s| {
                 let (c, paid) = by_site.remove(&s.id).unwrap_or_default();
+                let site_spend = spend.sites.get(&s.id).cloned().unwrap_or_default();
                 SiteReportRow {
                     site_id: s.id.clone(),
                     leads: c.leads,
                     qualified: c.qualified,
                     won: c.won,
                     revenue_cents: c.revenue_cents,
-                    spend_cents: None,
-                    spend_currency: None,
-                    currency_mismatch: false,
+                    spend_cents: site_spend.amount().map(|a| a.spend_cents),
+                    spend_currency: site_spend.currency(),
+                    currency_mismatch: site_spend.covered && site_spend.mismatch,
                     paid,
                 }
             })
@@ -229,9 +278,43 @@ fn opt(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
+/// Completes the tree's rows: an ad the host named without its campaign or ad
+/// set takes them from the catalog, and an ad that spent in the range without
+/// bringing a lead is listed with zero leads.
+fn place_in_tree(rows: &mut Vec<GroupRow>, spend: &ReportSpend) {
+    for r in rows.iter_mut() {
+        if let Some(cat) = spend.catalog.get(&r.ad_id) {
+            if r.campaign_id.is_empty() {
+                r.campaign_id.clone_from(&cat.campaign_id);
+            }
+            if r.adset_id.is_empty() {
+                r.adset_id.clone_from(&cat.adset_id);
+            }
+        }
+    }
+    let have: std::collections::BTreeSet<(String, String)> =
+        rows.iter().map(|r| (r.site_id.clone(), r.ad_id.clone())).collect();
+    for ((site_id, ad_id), (_, campaign_id, adset_id)) in &spend.ads {
+        if !have.contains(&(site_id.clone(), ad_id.clone())) {
+            rows.push(GroupRow {
+                site_id: site_id.clone(),
+                origin: PAID_ORIGIN.into(),
+                campaign_id: campaign_id.clone(),
+                adset_id: adset_id.clone(),
+                ad_id: ad_id.clone(),
+                day: 0,
+                leads: 0,
+                qualified: 0,
+                won: 0,
+                revenue_cents: 0,
+            });
+        }
+    }
+}
+
 /// Campaign → ad set → ad, each level summing its children, largest first;
 /// rows without an id (the host did not say) come last under a null id.
-fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String]) -> Vec<CampaignRow> {
+fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String], spend: &ReportSpend) -> Vec<CampaignRow> {
     let mut campaigns: BTreeMap<String, BTreeMap<String, Vec<GroupRow>>> = BTreeMap::new();
     for r in rows {
         campaigns.entry(r.campaign_id.clone()).or_default().entry(r.adset_id.clone()).or_default().push(r);
@@ -252,13 +335,19 @@ fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String]) -> Vec<Ca
                         }
                         let mut counters = Counters::default();
                         counters.add(&r);
+                        let amount = spend.ad(&r.site_id, &r.ad_id);
+                        set_amount(&mut counters, amount);
+                        add_amount(&mut s_counters, amount);
+                        let cat = spend.catalog.get(&r.ad_id);
                         ad_rows.push(AdRow {
-                            name: names.get(&r.site_id, "ad", &r.ad_id),
+                            name: cat.and_then(|c| c.name.clone()).or_else(|| names.get(&r.site_id, "ad", &r.ad_id)),
                             ad_id: r.ad_id,
                             site_id: r.site_id,
-                            creative_type: None,
-                            ad_status: None,
-                            thumbnail_url: None,
+                            creative_type: cat.and_then(|c| c.creative_type.clone()),
+                            ad_status: cat.and_then(|c| c.ad_status.clone()),
+                            thumbnail_url: cat
+                                .and_then(|c| c.thumbnail.as_ref())
+                                .map(|t| format!("/media/thumbnails/{t}")),
                             counters,
                         });
                     }
@@ -267,8 +356,16 @@ fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String]) -> Vec<Ca
                     c_counters.qualified += s_counters.qualified;
                     c_counters.won += s_counters.won;
                     c_counters.revenue_cents += s_counters.revenue_cents;
+                    add_amount(
+                        &mut c_counters,
+                        s_counters.spend_cents.map(|spend_cents| Amount {
+                            spend_cents,
+                            impressions: s_counters.impressions.unwrap_or(0),
+                            clicks: s_counters.clicks.unwrap_or(0),
+                        }),
+                    );
                     AdsetRow {
-                        name: names.any(site_ids, "adset", &adset_id),
+                        name: catalog_name(spend, "adset", &adset_id).or_else(|| names.any(site_ids, "adset", &adset_id)),
                         adset_id: opt(&adset_id),
                         counters: s_counters,
                         ads: ad_rows,
@@ -279,7 +376,7 @@ fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String]) -> Vec<Ca
                 x.adset_id.is_none().cmp(&y.adset_id.is_none()).then(y.counters.leads.cmp(&x.counters.leads))
             });
             CampaignRow {
-                name: names.any(site_ids, "campaign", &campaign_id),
+                name: catalog_name(spend, "campaign", &campaign_id).or_else(|| names.any(site_ids, "campaign", &campaign_id)),
                 campaign_id: opt(&campaign_id),
                 counters: c_counters,
                 adsets,
@@ -290,6 +387,18 @@ fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String]) -> Vec<Ca
         x.campaign_id.is_none().cmp(&y.campaign_id.is_none()).then(y.counters.leads.cmp(&x.counters.leads))
     });
     out
+}
+
+/// A campaign's or ad set's name from the catalog (the sync's names win).
+fn catalog_name(spend: &ReportSpend, level: &str, id: &str) -> Option<String> {
+    if id.is_empty() {
+        return None;
+    }
+    spend.catalog.values().find_map(|c| match level {
+        "campaign" if c.campaign_id == id => c.campaign_name.clone(),
+        "adset" if c.adset_id == id => c.adset_name.clone(),
+        _ => None,
+    })
 }
 
 pub fn check_daily(a: &LeadsDailyArgs) -> Result<()> {
@@ -314,6 +423,12 @@ pub fn leads_daily(conn: &mut AnyConnection, a: LeadsDailyArgs) -> Result<Vec<Da
         Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: a.ad_id.as_deref(), origin: a.origin.as_deref() };
     let by_day: BTreeMap<i64, GroupRow> =
         rollups::grouped(conn, &scope, Grouping::Day, None)?.into_iter().map(|r| (r.day, r)).collect();
+    // Spend for the same scope: the site's ads, one ad, or the ads again for
+    // `ctwa_ad`; none for an organic origin.
+    let spend = match a.origin.as_deref() {
+        Some(o) if o != PAID_ORIGIN => None,
+        _ => super::spend::daily(conn, &a.site_ids, a.from, a.to, a.ad_id.as_deref())?,
+    };
     let mut out = Vec::new();
     let mut day = utc_day_start(a.from);
     while day <= a.to {
@@ -324,7 +439,7 @@ pub fn leads_daily(conn: &mut AnyConnection, a: LeadsDailyArgs) -> Result<Vec<Da
             qualified: r.map_or(0, |r| r.qualified),
             won: r.map_or(0, |r| r.won),
             revenue_cents: r.map_or(0, |r| r.revenue_cents),
-            spend_cents: None,
+            spend_cents: spend.as_ref().map(|m| m.get(&day).copied().unwrap_or(0)),
         });
         day += DAY_MS;
     }

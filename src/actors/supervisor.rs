@@ -1,0 +1,156 @@
+//! The supervisor keeps one `AccountSync` actor per active link: it reconciles
+//! its children with the rows on start, when told the rows changed (link,
+//! unlink, a new token, syncMetaNow) and on a periodic sweep, and starts again a
+//! child that died. It also deletes, in batches, the spend that no link covers
+//! any more. Messages are only wake-ups: the rows are the truth.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::Semaphore;
+
+use super::account_sync::{AccountSync, RunNow, Stop, Wake};
+use crate::error::Result;
+use crate::service::meta_sync::Outcome;
+use crate::state::AppState;
+use crate::store::{meta as meta_store, sync as store};
+
+pub struct Supervisor {
+    st: AppState,
+    children: HashMap<String, Addr<AccountSync>>,
+    permits: Arc<Semaphore>,
+}
+
+impl Supervisor {
+    pub fn new(st: AppState) -> Self {
+        let permits = Arc::new(Semaphore::new(st.config.sync_max_concurrent));
+        Supervisor { st, children: HashMap::new(), permits }
+    }
+
+    /// The accounts that should have a live actor, with their next due time.
+    fn wanted(st: &AppState) -> impl Future<Output = Result<BTreeMap<String, i64>>> + 'static {
+        let st = st.clone();
+        async move {
+            st.db
+                .run(|c| {
+                    let active: Vec<String> = meta_store::active_links(c)?.into_iter().map(|l| l.ad_account_id).collect();
+                    let due: BTreeMap<String, i64> =
+                        store::all(c)?.into_iter().map(|r| (r.ad_account_id, r.next_run_at)).collect();
+                    Ok(active.into_iter().filter_map(|id| due.get(&id).map(|at| (id, *at))).collect())
+                })
+                .await
+        }
+    }
+
+    /// Makes the children match `wanted`, and wakes those due now.
+    fn apply(&mut self, wanted: BTreeMap<String, i64>) {
+        let now = self.st.now();
+        self.children.retain(|id, addr| {
+            let keep = wanted.contains_key(id) && addr.connected();
+            if !keep && addr.connected() {
+                addr.do_send(Stop);
+            }
+            keep
+        });
+        for (id, next_run_at) in wanted {
+            match self.children.get(&id) {
+                Some(addr) if next_run_at <= now => addr.do_send(Wake),
+                Some(_) => {}
+                None => {
+                    let addr = AccountSync::new(id.clone(), self.st.clone(), self.permits.clone()).start();
+                    self.children.insert(id, addr);
+                }
+            }
+        }
+    }
+
+    fn reconcile(&mut self, ctx: &mut Context<Self>) {
+        ctx.spawn(Self::wanted(&self.st).into_actor(self).map(|wanted, act, _| match wanted {
+            Ok(w) => act.apply(w),
+            Err(e) => tracing::warn!(error = %e, "reconciling the account actors"),
+        }));
+        let st = self.st.clone();
+        let batch = st.config.removal_batch_size;
+        // Spend no link covers any more leaves in batches, one transaction each.
+        actix::spawn(async move {
+            loop {
+                match st.db.write(move |c| Ok(store::delete_orphan_spend(c, batch)?)).await {
+                    Ok(n) if n == batch => continue,
+                    Ok(_) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "deleting unlinked spend");
+                        break;
+                    }
+                }
+            }
+        });
+    }
+
+    pub fn live_children(&self) -> usize {
+        self.children.values().filter(|a| a.connected()).count()
+    }
+}
+
+impl Actor for Supervisor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        self.reconcile(ctx);
+        ctx.run_interval(self.st.config.sync_reconcile_interval, |act, ctx| act.reconcile(ctx));
+    }
+}
+
+/// The rows changed: reconcile now.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Reconcile;
+
+impl Handler<Reconcile> for Supervisor {
+    type Result = ();
+
+    fn handle(&mut self, _: Reconcile, ctx: &mut Context<Self>) {
+        self.reconcile(ctx);
+    }
+}
+
+/// Reconciles, then runs every account's due work now and answers when all
+/// are done (how tests drive the schedule with a manual clock).
+#[derive(Message)]
+#[rtype(result = "Result<BTreeMap<String, Vec<Outcome>>>")]
+pub struct RunDue;
+
+impl Handler<RunDue> for Supervisor {
+    type Result = ResponseActFuture<Self, Result<BTreeMap<String, Vec<Outcome>>>>;
+
+    fn handle(&mut self, _: RunDue, _ctx: &mut Context<Self>) -> Self::Result {
+        Box::pin(Self::wanted(&self.st).into_actor(self).then(|wanted, act, _| {
+            let result = wanted.map(|w| {
+                act.apply(w);
+                act.children.iter().map(|(id, addr)| (id.clone(), addr.send(RunNow))).collect::<Vec<_>>()
+            });
+            async move {
+                let mut out = BTreeMap::new();
+                for (id, pending) in result? {
+                    let outcomes = pending.await.map_err(crate::error::Error::internal)??;
+                    out.insert(id, outcomes);
+                }
+                Ok(out)
+            }
+            .into_actor(act)
+        }))
+    }
+}
+
+/// How many account actors are alive (tests, metrics).
+#[derive(Message)]
+#[rtype(result = "usize")]
+pub struct Children;
+
+impl Handler<Children> for Supervisor {
+    type Result = usize;
+
+    fn handle(&mut self, _: Children, _ctx: &mut Context<Self>) -> usize {
+        self.live_children()
+    }
+}

@@ -1,0 +1,158 @@
+//! meta.status: where each site stands with Meta — its ad accounts and their
+//! sync, its pixel, its conversions. Never a token.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::conversions::{self, ConversionCounters};
+use super::{sites, validate};
+use crate::db::AnyConnection;
+use crate::error::Result;
+use crate::store::meta as meta_store;
+use crate::store::sync as sync_store;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MetaStatusArgs {
+    pub site_ids: Vec<String>,
+    /// The reader's clock (ms), for the sent counts; without it they are null.
+    pub now: Option<i64>,
+    /// Marks each link and the pixel with `own`: whether this owner made them.
+    pub owner_key: Option<String>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Backfill {
+    pub done: i32,
+    pub total: i32,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountStatus {
+    pub ad_account_id: String,
+    pub name: String,
+    pub currency: String,
+    pub timezone: String,
+    /// `backfill`, `live` or `error`.
+    pub sync_state: String,
+    pub last_sync_at: Option<i64>,
+    /// Starts with a code: META_TOKEN_INVALID, RATE_LIMITED, META_UNAVAILABLE,
+    /// META_TRUNCATED, RUN_TIMEOUT, SECRETS_KEY_MISSING, AD_ACCOUNT_NOT_GRANTED.
+    pub last_error: Option<String>,
+    /// The backfill's blocks read of the total; null once the account has synced.
+    pub backfill: Option<Backfill>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own: Option<bool>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PixelStatus {
+    pub enabled: bool,
+    pub pixel_id: Option<String>,
+    /// `connection` or `token`.
+    pub source: Option<String>,
+    pub name: Option<String>,
+    pub last_error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own: Option<bool>,
+    /// A test event code is set: events reach only Test Events.
+    pub test_mode: bool,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteStatus {
+    pub site_id: String,
+    pub linked: bool,
+    pub ad_accounts: Vec<AccountStatus>,
+    pub pixel: PixelStatus,
+    pub conversions: ConversionCounters,
+}
+
+pub fn check(a: &MetaStatusArgs) -> Result<()> {
+    validate::site_ids(&a.site_ids)?;
+    if let Some(n) = a.now {
+        validate::time("now", n)?;
+    }
+    if let Some(o) = &a.owner_key {
+        validate::text("ownerKey", o, 1, 200)?;
+    }
+    Ok(())
+}
+
+/// One entry per site, in request order.
+pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteStatus>> {
+    check(&a)?;
+    sites::require_many(conn, &a.site_ids)?;
+    let owner = a.owner_key.as_deref();
+    let syncs: BTreeMap<String, sync_store::SyncRow> =
+        sync_store::of_sites(conn, &a.site_ids)?.into_iter().map(|s| (s.ad_account_id.clone(), s)).collect();
+    let mut links: BTreeMap<String, Vec<AccountStatus>> = BTreeMap::new();
+    for l in meta_store::links_of_sites(conn, &a.site_ids)? {
+        let sync = syncs.get(&l.ad_account_id);
+        let synced = sync.is_some_and(|s| s.first_synced_at.is_some());
+        let backfilling = sync.is_some_and(|s| s.backfill_done < s.backfill_total);
+        let last_error = l.stopped_reason.clone().or_else(|| sync.and_then(|s| s.last_error.clone()));
+        let sync_state = if l.stopped_reason.is_some() || (last_error.is_some() && sync.is_some_and(|s| s.fail_count > 0)) {
+            "error"
+        } else if !synced || backfilling {
+            "backfill"
+        } else {
+            "live"
+        };
+        links.entry(l.site_id.clone()).or_default().push(AccountStatus {
+            own: owner.map(|o| o == l.owner_key),
+            backfill: (!synced || backfilling).then(|| Backfill {
+                done: sync.map_or(0, |s| s.backfill_done),
+                total: sync.map_or(0, |s| s.backfill_total.max(if synced { 0 } else { 1 })),
+            }),
+            last_sync_at: sync.and_then(|s| s.last_sync_at),
+            ad_account_id: l.ad_account_id,
+            name: l.name,
+            currency: l.currency,
+            timezone: l.timezone,
+            sync_state: sync_state.into(),
+            last_error,
+        });
+    }
+    let pixels: BTreeMap<String, meta_store::PixelRow> =
+        meta_store::pixels_of_sites(conn, &a.site_ids)?.into_iter().map(|p| (p.site_id.clone(), p)).collect();
+    let mut counters = conversions::counters(conn, &a.site_ids, a.now)?;
+    Ok(a.site_ids
+        .iter()
+        .map(|site| {
+            let ad_accounts = links.remove(site).unwrap_or_default();
+            let pixel = match pixels.get(site) {
+                Some(p) => PixelStatus {
+                    enabled: p.enabled,
+                    pixel_id: Some(p.pixel_id.clone()),
+                    source: Some(p.source.clone()),
+                    name: p.name.clone(),
+                    last_error: p.last_error.clone(),
+                    own: owner.map(|o| p.owner_key.as_deref() == Some(o)),
+                    test_mode: p.test_event_code.is_some(),
+                },
+                None => PixelStatus {
+                    enabled: false,
+                    pixel_id: None,
+                    source: None,
+                    name: None,
+                    last_error: None,
+                    own: owner.map(|_| false),
+                    test_mode: false,
+                },
+            };
+            SiteStatus {
+                site_id: site.clone(),
+                linked: !ad_accounts.is_empty(),
+                ad_accounts,
+                pixel,
+                conversions: counters.remove(site).unwrap_or_default(),
+            }
+        })
+        .collect())
+}
