@@ -51,7 +51,11 @@ pub fn sanitize(msg: &str) -> String {
                     }
                     inner.push(n);
                 }
-                let is_name = inner.len() <= 64
+                // After "unknown variant" the quoted text is the caller's value,
+                // not one of our names: it could be a token or a digest.
+                let is_value = out.ends_with("unknown variant ");
+                let is_name = !is_value
+                    && inner.len() <= 64
                     && inner.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
                     && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
                 out.push('`');
@@ -109,5 +113,7 @@ mod tests {
         assert!(!m.contains("-5"), "{m}");
         let m = sanitize("unknown variant `EAAB-123/x`, expected one of `new`");
         assert!(!m.contains("EAAB"), "{m}");
+        let m = sanitize("unknown variant `EAABsecret123`, expected one of `new`, `won`");
+        assert!(!m.contains("EAABsecret123") && m.contains("`new`") && m.contains("`won`"), "{m}");
     }
 }

@@ -175,9 +175,8 @@ pub fn check_record(input: &RecordLead) -> Result<()> {
     validate::opt_text("adsetName", &input.adset_name, 256)?;
     validate::opt_text("campaignName", &input.campaign_name, 256)?;
     validate::opt_text("clickId", &input.click_id, 512)?;
-    if let Some(c) = &input.column {
-        validate::key("column", c)?;
-    }
+    // `column` is not checked: a key the board cannot declare is just undeclared,
+    // and an undeclared key is ignored, never an error (BOARD-03).
     Ok(())
 }
 
@@ -186,9 +185,6 @@ pub fn check_stage(input: &SetLeadStage) -> Result<()> {
     validate::time("occurredAt", input.occurred_at)?;
     if input.stage.is_none() && input.column.is_none() {
         return Err(Error::invalid("give a stage, a column or both"));
-    }
-    if let Some(c) = &input.column {
-        validate::key("column", c)?;
     }
     if let Some(v) = input.revenue_cents {
         validate::cents("revenueCents", v)?;
@@ -224,6 +220,10 @@ fn key_of(row: &LeadRow) -> RollupKey<'_> {
 /// lead's last move and not where the lead already is (BOARD-03/04).
 fn apply_column(conn: &mut AnyConnection, row: &mut LeadRow, column: Option<&str>, at: i64) -> Result<Option<String>> {
     let Some(col) = column else { return Ok(None) };
+    // A malformed key can never be declared: ignored like any undeclared one.
+    if validate::key("column", col).is_err() {
+        return Ok(None);
+    }
     if row.column_key.as_deref() == Some(col) || row.column_at.is_some_and(|last| at < last) {
         return Ok(None);
     }

@@ -166,11 +166,13 @@ pub fn grouped(
     let sites = placeholders(s.site_ids.len());
     let mut q = RawQuery::new("SELECT ");
     let (cols, group, tree_only) = match g {
-        Grouping::SiteOrigin => {
-            ("site_id, origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, 0 AS day", "site_id, origin", false)
-        }
+        Grouping::SiteOrigin => (
+            "site_id, origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, CAST(0 AS BIGINT) AS day",
+            "site_id, origin",
+            false,
+        ),
         Grouping::Tree => (
-            "site_id, '' AS origin, campaign_id, adset_id, ad_id, 0 AS day",
+            "site_id, '' AS origin, campaign_id, adset_id, ad_id, CAST(0 AS BIGINT) AS day",
             "campaign_id, adset_id, ad_id, site_id",
             true,
         ),

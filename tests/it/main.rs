@@ -3,7 +3,11 @@
 
 mod common;
 
+mod board;
+mod errors;
 mod fake_graph;
 mod graph_client;
 mod leads;
+mod ops;
+mod reports;
 mod shutdown;
