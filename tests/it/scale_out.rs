@@ -1,0 +1,115 @@
+//! Two rastrod processes on one PostgreSQL: the lease lets one run at a time
+//! per account, and when a process dies holding a lease, another takes the
+//! account over once the lease ends.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rastrod::actors::supervisor::RunDue;
+use rastrod::clock::{MINUTE_MS, ManualClock};
+use rastrod::config::Config;
+use rastrod::service::meta_connection::{self, SecretString, SetMetaConnection};
+use rastrod::service::meta_links::{self, LinkAdAccount};
+use rastrod::service::meta_sync::Outcome;
+use rastrod::service::sites::{self, CreateSite};
+use rastrod::service::sync_schedule::Kind;
+use rastrod::state::AppState;
+
+use crate::common::{T0, TestDb};
+
+async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> AppState {
+    let env: BTreeMap<String, String> = [
+        ("RASTRO_DATABASE_URL", url),
+        ("RASTRO_META_FAKE", "true"),
+        ("RASTRO_SECRETS_KEY", key),
+        ("RASTRO_SYNC_LEASE", "15m"),
+        ("RASTRO_DATABASE_POOL_SIZE", "4"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let config = Config::load_from(None, &env).unwrap();
+    let st = rastrod::server::open_state(config, clock).await.unwrap();
+    rastrod::actors::start(&st);
+    st
+}
+
+fn count(outcomes: &[BTreeMap<String, Vec<Outcome>>], account: &str, kind: Kind) -> usize {
+    outcomes.iter().flat_map(|o| o.get(account)).flatten().filter(|o| **o == Outcome::Synced(kind)).count()
+}
+
+// rule: SYNC-13
+#[actix_web::test]
+async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
+    let Some(db) = TestDb::postgres() else { return };
+    let key = rastrod::crypto::generate_key();
+    let clock = ManualClock::new(T0);
+    let a = process(&db.url, &key, clock.clone()).await;
+    let b = process(&db.url, &key, clock.clone()).await;
+
+    let now = rastrod::clock::Clock::now_ms(&*clock);
+    let site = CreateSite {
+        site_id: "loja-x".into(),
+        name: "Loja X".into(),
+        currency: "BRL".into(),
+        timezone: "America/Sao_Paulo".into(),
+        owner_id: "o".into(),
+        domains: None,
+    };
+    a.db.write(move |c| sites::create(c, now, site)).await.unwrap();
+    let token =
+        SetMetaConnection { access_token: SecretString(rastrod::config::Secret::new("rastro-fake-sample-token:0")) };
+    meta_connection::set_connection(&a, "agency", token).await.unwrap();
+    let accounts = ["act_1029384756", "act_2038475610"];
+    for account in accounts {
+        let link = LinkAdAccount { owner_key: "agency".into(), ad_account_id: account.into(), only_own: false };
+        a.db.write(move |c| meta_links::link(c, now, "loja-x", link)).await.unwrap();
+    }
+
+    // Both processes run everything due, at the same time.
+    let (ra, rb) = (a.sync.get().unwrap().send(RunDue), b.sync.get().unwrap().send(RunDue));
+    let (ra, rb) = (ra.await.unwrap().unwrap(), rb.await.unwrap().unwrap());
+    let outcomes = [ra, rb];
+    for account in accounts {
+        assert_eq!(count(&outcomes, account, Kind::Backfill), 3, "{account}: each backfill block ran once in all");
+    }
+
+    // Process A "dies" holding a lease: its run id stays on the row.
+    let dead_until = rastrod::clock::Clock::now_ms(&*clock) + 15 * MINUTE_MS;
+    let account = accounts[0].to_string();
+    a.db.write(move |c| {
+        let mut row = rastrod::store::sync::get(c, &account)?.unwrap();
+        row.lease_run_id = Some("dead-process".into());
+        row.lease_until = Some(dead_until);
+        row.next_run_at = 0;
+        rastrod::store::sync::save(c, &row)?;
+        Ok(())
+    })
+    .await
+    .unwrap();
+    let account = accounts[0].to_string();
+    let before = b.db.run(move |c| Ok(rastrod::store::sync::get(c, &account)?.unwrap())).await.unwrap();
+    eprintln!(
+        "before: lease {:?} until {:?} now {}",
+        before.lease_run_id,
+        before.lease_until,
+        rastrod::clock::Clock::now_ms(&*clock)
+    );
+    let busy = rastrod::service::meta_sync::run(&b, accounts[0]).await.unwrap();
+    assert_eq!(busy, Outcome::Busy, "the live lease keeps B out");
+    clock.advance(15 * MINUTE_MS + 1);
+    let taken = rastrod::service::meta_sync::run(&b, accounts[0]).await.unwrap();
+    assert_ne!(taken, Outcome::Busy, "B takes the account over when the lease ends");
+    let account = accounts[0].to_string();
+    let row = b.db.run(move |c| Ok(rastrod::store::sync::get(c, &account)?.unwrap())).await.unwrap();
+    assert!(row.last_error.as_deref().is_some_and(|e| e.starts_with("RUN_TIMEOUT")), "{:?}", row.last_error);
+    assert_eq!(row.lease_run_id, None);
+    // The next successful run clears it.
+    clock.advance(45 * MINUTE_MS);
+    assert_eq!(rastrod::service::meta_sync::run(&b, accounts[0]).await.unwrap(), Outcome::Synced(Kind::Live));
+    let account = accounts[0].to_string();
+    let row = b.db.run(move |c| Ok(rastrod::store::sync::get(c, &account)?.unwrap())).await.unwrap();
+    assert_eq!(row.last_error, None);
+    a.db.close();
+    b.db.close();
+}
