@@ -1,5 +1,6 @@
 //! rastrod: puts ad spend next to leads. See README.md for the tour and the design.
 
+pub mod actors;
 pub mod clock;
 pub mod config;
 pub mod crypto;

@@ -1,8 +1,11 @@
 //! What every handler and service action can reach: storage, the clock, the
 //! configuration, the one Graph client and the secrets key.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use actix::Addr;
+
+use crate::actors::pixel_sender::PixelSenders;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::crypto::SecretsKey;
@@ -22,6 +25,8 @@ pub struct AppState {
     pub secrets: Option<SecretsKey>,
     /// The fake Graph API this process runs (`RASTRO_META_FAKE=true`), if any.
     pub fake: Option<Arc<crate::meta::fake::FakeGraph>>,
+    /// The supervisor of the pixel senders, once started (`actors::pixel_sender::start_pixel_senders`).
+    pub pixels: Arc<OnceLock<Addr<PixelSenders>>>,
 }
 
 impl AppState {
@@ -30,7 +35,16 @@ impl AppState {
     pub fn new(db: Db, clock: SharedClock, config: Arc<Config>, graph_url: &str) -> Self {
         let secrets = config.secrets_key.as_ref().map(|k| SecretsKey::from_base64(k).expect("checked at start-up"));
         let graph = Arc::new(GraphClient::new(graph_url, config.meta_request_timeout));
-        AppState { db, clock, config, metrics: Arc::new(Metrics::default()), graph, secrets, fake: None }
+        AppState {
+            db,
+            clock,
+            config,
+            metrics: Arc::new(Metrics::default()),
+            graph,
+            secrets,
+            fake: None,
+            pixels: Arc::default(),
+        }
     }
 
     pub fn now(&self) -> i64 {

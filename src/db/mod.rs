@@ -169,6 +169,18 @@ impl Db {
         self.writer.submit(f).await
     }
 
+    /// SQLite: empties the WAL through the writer (a TRUNCATE checkpoint between
+    /// its transactions) and answers once that is done, so data erased by
+    /// writes already answered is gone from the WAL as well as from the pages
+    /// (`secure_delete` zeroes those). A no-op on PostgreSQL.
+    pub async fn truncate_wal(&self) -> Result<()> {
+        if self.backend != Backend::Sqlite {
+            return Ok(());
+        }
+        self.writer.request_wal_truncate();
+        self.write(|_| Ok(())).await
+    }
+
     /// Waits for every write already submitted to commit, then stops the writer.
     pub fn close(&self) {
         self.writer.close();

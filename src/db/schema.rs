@@ -181,3 +181,35 @@ diesel::allow_tables_to_appear_in_same_query!(
     site_ad_accounts,
     site_pixels
 );
+
+diesel::table! {
+    conversions (event_id) {
+        event_id -> Text,
+        site_id -> Text,
+        lead_id -> Nullable<Text>,
+        event_name -> Text,
+        event_time -> BigInt,
+        value_cents -> Nullable<BigInt>,
+        currency -> Nullable<Text>,
+        status -> Text,
+        attempts -> BigInt,
+        due_at -> Nullable<BigInt>,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        ph -> Nullable<Text>,
+        external_id -> Nullable<Text>,
+        last_error -> Nullable<Text>,
+        created_at -> BigInt,
+        sent_at -> Nullable<BigInt>,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    conversion_days (site_id, day, event_name) {
+        site_id -> Text,
+        day -> BigInt,
+        event_name -> Text,
+        sent -> BigInt,
+    }
+}

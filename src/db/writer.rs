@@ -6,7 +6,7 @@
 //! PostgreSQL the same batching saves round trips and fsyncs.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -34,6 +34,8 @@ struct Counters {
     batches: AtomicU64,
     writes: AtomicU64,
     failed_batches: AtomicU64,
+    /// SQLite: truncate the WAL after the next commit (see `Writer::request_wal_truncate`).
+    truncate_wal: AtomicBool,
 }
 
 pub struct Writer {
@@ -92,6 +94,16 @@ impl Writer {
             return Err(Error::unavailable("shutting down"));
         }
         rx.await.map_err(|_| Error::internal("a write was dropped by the writer"))?
+    }
+
+    /// SQLite: after its next commit the writer runs `PRAGMA wal_checkpoint(TRUNCATE)`
+    /// on its own connection, outside any transaction, before answering that
+    /// batch: the database file gets the newest pages and the WAL, with every
+    /// older copy of them (erased data included), is emptied. A checkpoint from
+    /// another connection would take the write lock from under the writer's
+    /// transactions; this one runs between them.
+    pub fn request_wal_truncate(&self) {
+        self.counters.truncate_wal.store(true, Ordering::SeqCst);
     }
 
     /// Stops taking writes, lets the queued ones commit, and joins the thread.
@@ -157,6 +169,13 @@ fn writer_loop(
                     }
                 }
             }
+        }
+        if outcome.is_ok()
+            && conn.is_sqlite()
+            && counters.truncate_wal.swap(false, Ordering::SeqCst)
+            && let Err(e) = conn.batch_execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        {
+            tracing::warn!(error = %e, "truncating the WAL failed; the next request tries again");
         }
         for done in completions {
             done(outcome.clone());

@@ -97,7 +97,11 @@ pub async fn record_lead(
     let (site, input) = (path.into_inner(), body.into_inner());
     leads::check_record(&input)?;
     let now = st.now();
+    let (queued, site_id) = (input.meta.is_some(), site.clone());
     let answer = st.db.write(move |c| leads::record(c, now, &site, input)).await?;
+    if queued {
+        crate::actors::pixel_sender::notify_queued(&st, &site_id);
+    }
     let status = if answer.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(HttpResponse::build(status).json(answer))
 }
@@ -122,11 +126,15 @@ pub async fn set_lead_stage(
     let (p, input) = (path.into_inner(), body.into_inner());
     leads::check_stage(&input)?;
     let now = st.now();
+    let (queued, site_id) = (input.meta.is_some(), p.site_id.clone());
     let answer = st.db.write(move |c| leads::set_stage(c, now, &p.site_id, &p.lead_key, input)).await?;
+    if queued {
+        crate::actors::pixel_sender::notify_queued(&st, &site_id);
+    }
     Ok(HttpResponse::Ok().json(answer))
 }
 
-/// removeLead: deletes the lead, its history (and, once conversions exist, its conversions).
+/// removeLead: deletes the lead, its history and its conversions.
 #[utoipa::path(delete, path = "/v1/sites/{siteId}/leads/{leadKey}", tag = "host", security(("hostKey" = [])),
     params(("siteId" = String, Path), ("leadKey" = String, Path)),
     responses((status = 200, body = RemoveLeadAnswer), (status = 404, body = ErrorBody)))]

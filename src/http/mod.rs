@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod errors;
 pub mod host;
+pub mod host_conversions;
 pub mod host_meta;
 pub mod metrics;
 pub mod openapi;
@@ -44,7 +45,8 @@ pub fn build_app(
             web::scope("/v1")
                 .wrap(from_fn(auth::require_host_key))
                 .configure(host::routes)
-                .configure(host_meta::routes),
+                .configure(host_meta::routes)
+                .configure(host_conversions::routes),
         )
         .default_service(web::to(errors::not_found))
 }

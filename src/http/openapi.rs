@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{host, host_meta, ops};
+use super::{host, host_conversions, host_meta, ops};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -36,6 +36,7 @@ use super::{host, host_meta, ops};
         host_meta::set_site_pixel,
         host_meta::remove_site_pixel,
         host_meta::remove_federated_meta_connection,
+        host_conversions::meta_conversions,
     ),
     modifiers(&SecuritySchemes),
     tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "meta", description = "The Meta connection, ad account links and pixels (host API)"), (name = "ops"))

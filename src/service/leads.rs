@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{contact_hashes, sites, validate};
+use super::{contact_hashes, conversions, sites, validate};
 use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
@@ -243,8 +243,8 @@ fn fill(slot: &mut Option<String>, value: &Option<String>) {
 
 pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLead) -> Result<RecordLeadAnswer> {
     check_record(&input)?;
-    sites::require(conn, site_id)?;
-    let _hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
+    let site = sites::require(conn, site_id)?;
+    let hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
 
     if let Some(mut row) = store::lock_by_key(conn, site_id, &input.lead_key)? {
         // A repeat: nothing the first call set changes; blanks may be filled and
@@ -269,6 +269,9 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
                         recorded_at: now,
                     },
                 )?;
+                if let Some(h) = &hashes {
+                    conversions::enqueue_column_event(conn, now, site_id, &row.id, &col, input.occurred_at, h)?;
+                }
             }
             row.updated_at = now;
             store::save(conn, &row)?;
@@ -320,6 +323,21 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
     )?;
     rollups::bump(conn, &key_of(&row), Delta { leads: 1, ..Delta::default() })?;
     remember_names(conn, &row, now)?;
+    if let Some(h) = &hashes {
+        if site.send_lead_event {
+            let lead = conversions::Enqueue {
+                site_id,
+                lead_id: &row.id,
+                event_name: conversions::LEAD,
+                at: input.occurred_at,
+                value_cents: None,
+            };
+            conversions::enqueue(conn, now, &lead, h)?;
+        }
+        if let Some(col) = &column {
+            conversions::enqueue_column_event(conn, now, site_id, &row.id, col, input.occurred_at, h)?;
+        }
+    }
     Ok(RecordLeadAnswer { lead_id: row.id, created: true })
 }
 
@@ -348,7 +366,7 @@ pub fn set_stage(
     check_stage(&input)?;
     validate::text("leadKey", lead_key, 1, 128)?;
     sites::require(conn, site_id)?;
-    let _hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
+    let hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
     let mut row = store::lock_by_key(conn, site_id, lead_key)?.ok_or_else(|| Error::not_found("unknown lead"))?;
     if store::event_seen(conn, &row.id, &input.event_id)? {
         return Ok(SetLeadStageAnswer { lead_id: row.id, accepted: false });
@@ -399,6 +417,22 @@ pub fn set_stage(
     row.updated_at = now;
     store::save(conn, &row)?;
     rollups::bump(conn, &key_of(&row), delta)?;
+    if let Some(h) = &hashes {
+        // Purchase: a recorded sale with a value; the value is the lead's sale total.
+        if input.stage == Some(Stage::Won) && input.revenue_cents.is_some() {
+            let purchase = conversions::Enqueue {
+                site_id,
+                lead_id: &row.id,
+                event_name: conversions::PURCHASE,
+                at,
+                value_cents: Some(row.revenue_cents),
+            };
+            conversions::enqueue(conn, now, &purchase, h)?;
+        }
+        if let Some(col) = &column {
+            conversions::enqueue_column_event(conn, now, site_id, &row.id, col, at, h)?;
+        }
+    }
     Ok(SetLeadStageAnswer { lead_id: row.id, accepted: true })
 }
 
@@ -418,6 +452,7 @@ pub fn remove(conn: &mut AnyConnection, site_id: &str, lead_key: &str) -> Result
         revenue_cents: -row.revenue_cents,
     };
     rollups::bump(conn, &key_of(&row), delta)?;
+    conversions::remove_lead(conn, &row.id)?;
     store::delete(conn, &row.id)?;
     Ok(RemoveLeadAnswer { removed: true })
 }

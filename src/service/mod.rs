@@ -3,6 +3,7 @@
 //! these; no rule is written twice.
 
 pub mod contact_hashes;
+pub mod conversions;
 pub mod leads;
 pub mod meta_connection;
 pub mod meta_errors;

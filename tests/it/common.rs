@@ -133,6 +133,7 @@ impl TestAppBuilder {
         let listener = rastrod::server::bind(&config).unwrap();
         let addr = listener.local_addr().unwrap();
         let state = rastrod::server::open_state(config, clock.clone()).await.expect("opening the test database");
+        rastrod::actors::pixel_sender::start_pixel_senders(&state);
         let app_state = state.clone();
         let server = actix_web::HttpServer::new(move || rastrod::http::build_app(app_state.clone()))
             .workers(1)

@@ -11,3 +11,4 @@ mod leads;
 mod ops;
 mod reports;
 mod shutdown;
+mod conversions;

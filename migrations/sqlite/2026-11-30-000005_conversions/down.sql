@@ -1,0 +1,1 @@
+DROP TABLE conversion_days; DROP TABLE conversions;

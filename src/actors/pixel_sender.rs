@@ -1,0 +1,287 @@
+//! `PixelSender`: one actor per pixel (per site) that drains the site's
+//! Conversions API queue, and `PixelSenders`, the small supervisor that starts
+//! them, wakes them and sweeps for lost sends.
+//!
+//! The rows are the truth, messages are wake-ups: a lead write queues its
+//! conversion in its own transaction and then tells the supervisor
+//! ([`notify_queued`]); a lost message only delays a send until the next sweep.
+//!
+//! * A sender runs [`conversions::send_due`] at once when woken, one run at a
+//!   time, and then schedules itself (`run_later`) for the moment its queue next
+//!   needs a look: a retry step, or a lease running out (a send lost on the way).
+//! * The supervisor reconciles on start and every `capi_sweep_interval`: every
+//!   site with a pending event gets its sender woken (a sender that died is
+//!   started again). After events end it scrubs SQLite's WAL of their hashes.
+//! * [`Drain`] runs everything due *now* (by the state's clock) and answers when
+//!   it is done: tests drive the schedule with the manual clock and never sleep.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::service::conversions::{self, Round};
+use crate::state::AppState;
+
+/// How soon a sender looks again after a run failed (the database away).
+const RETRY_AFTER_ERROR: Duration = Duration::from_secs(5);
+/// The shortest self-scheduled wake (work due in the past waits this long).
+const MIN_WAKE: Duration = Duration::from_millis(200);
+/// How long after events end the WAL is scrubbed (erasures in between share one checkpoint).
+const SCRUB_DELAY: Duration = Duration::from_millis(250);
+/// Drain passes at most (each pass runs every site with pending events).
+const DRAIN_PASSES: usize = 50;
+
+/// Starts the supervisor of the pixel senders (once per state) and keeps its
+/// address in `state.pixels`. Must run inside the actix System.
+pub fn start_pixel_senders(state: &AppState) -> Addr<PixelSenders> {
+    if let Some(addr) = state.pixels.get() {
+        return addr.clone();
+    }
+    let addr = PixelSenders { st: state.clone(), children: Arc::default(), scrub_scheduled: false }.start();
+    let _ = state.pixels.set(addr.clone());
+    state.pixels.get().cloned().unwrap_or(addr)
+}
+
+/// Tells the supervisor the site may have queued a conversion (after the
+/// write committed). A no-op when the senders are not running.
+pub fn notify_queued(state: &AppState, site_id: &str) {
+    if let Some(addr) = state.pixels.get() {
+        addr.do_send(Queued { site_id: site_id.to_string() });
+    }
+}
+
+/// Runs everything due now through the supervisor; answers what was done.
+pub async fn drain(state: &AppState) -> Result<Round> {
+    let addr = state.pixels.get().cloned().ok_or_else(|| Error::internal("the pixel senders are not running"))?;
+    addr.send(Drain).await.map_err(|e| Error::internal(format!("pixel senders: {e}")))?
+}
+
+/// The supervisor.
+pub struct PixelSenders {
+    st: AppState,
+    children: Arc<Mutex<HashMap<String, Addr<PixelSender>>>>,
+    scrub_scheduled: bool,
+}
+
+/// The live sender of `site_id`, started if it is not running (or died).
+fn child(
+    st: &AppState,
+    children: &Mutex<HashMap<String, Addr<PixelSender>>>,
+    supervisor: &Addr<PixelSenders>,
+    site_id: &str,
+) -> Addr<PixelSender> {
+    let mut map = children.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(addr) = map.get(site_id).filter(|a| a.connected()) {
+        return addr.clone();
+    }
+    let addr = PixelSender {
+        st: st.clone(),
+        site_id: site_id.to_string(),
+        runs: Arc::new(tokio::sync::Mutex::new(())),
+        wake_waiting: Arc::new(AtomicBool::new(false)),
+        timer: None,
+        erased: supervisor.clone().recipient(),
+    }
+    .start();
+    map.insert(site_id.to_string(), addr.clone());
+    addr
+}
+
+impl Actor for PixelSenders {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        // Start-up reconcile: whatever a previous process left pending goes now.
+        ctx.notify(Sweep);
+        let every = self.st.config.capi_sweep_interval;
+        ctx.run_interval(every, |_, ctx| ctx.notify(Sweep));
+    }
+}
+
+/// A site may have queued a conversion.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Queued {
+    pub site_id: String,
+}
+
+impl Handler<Queued> for PixelSenders {
+    type Result = ();
+    fn handle(&mut self, msg: Queued, ctx: &mut Self::Context) {
+        child(&self.st, &self.children, &ctx.address(), &msg.site_id).do_send(Wake);
+    }
+}
+
+/// The sweeper: wakes the sender of every site with a pending event (a lost
+/// send, a sender that died), and scrubs the WAL.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Sweep;
+
+impl Handler<Sweep> for PixelSenders {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, _: Sweep, ctx: &mut Self::Context) -> Self::Result {
+        let (st, children, me) = (self.st.clone(), self.children.clone(), ctx.address());
+        Box::pin(async move {
+            match conversions::sites_with_pending(&st).await {
+                Ok(sites) => {
+                    for site in sites {
+                        child(&st, &children, &me, &site).do_send(Wake);
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "conversions sweep: reading the queue failed"),
+            }
+            if let Err(e) = conversions::scrub(&st).await {
+                tracing::warn!(error = %e, "conversions sweep: WAL checkpoint failed");
+            }
+        })
+    }
+}
+
+/// Runs all work due now, site after site, and answers when it is done.
+#[derive(Message)]
+#[rtype(result = "Result<Round>")]
+pub struct Drain;
+
+impl Handler<Drain> for PixelSenders {
+    type Result = ResponseFuture<Result<Round>>;
+    fn handle(&mut self, _: Drain, ctx: &mut Self::Context) -> Self::Result {
+        let (st, children, me) = (self.st.clone(), self.children.clone(), ctx.address());
+        Box::pin(async move {
+            let mut total = Round::default();
+            for _ in 0..DRAIN_PASSES {
+                let mut pass = Round::default();
+                for site in conversions::sites_with_pending(&st).await? {
+                    let sender = child(&st, &children, &me, &site);
+                    let r = sender.send(RunNow).await.map_err(|e| Error::internal(format!("pixel sender: {e}")))??;
+                    pass.add(&r);
+                }
+                total.add(&pass);
+                if pass.ended() + pass.retried + pass.requests == 0 {
+                    break;
+                }
+            }
+            conversions::scrub(&st).await?;
+            Ok(total)
+        })
+    }
+}
+
+/// Events ended somewhere: their hashes left the rows; scrub the WAL soon.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Erased;
+
+impl Handler<Erased> for PixelSenders {
+    type Result = ();
+    fn handle(&mut self, _: Erased, ctx: &mut Self::Context) {
+        if self.scrub_scheduled {
+            return;
+        }
+        self.scrub_scheduled = true;
+        ctx.run_later(SCRUB_DELAY, |act, ctx| {
+            act.scrub_scheduled = false;
+            let st = act.st.clone();
+            ctx.spawn(
+                async move {
+                    if let Err(e) = conversions::scrub(&st).await {
+                        tracing::warn!(error = %e, "conversions: WAL checkpoint failed");
+                    }
+                }
+                .into_actor(act),
+            );
+        });
+    }
+}
+
+/// The sender of one site's pixel.
+pub struct PixelSender {
+    st: AppState,
+    site_id: String,
+    /// One run at a time: a wake during a run waits for it, then runs again.
+    runs: Arc<tokio::sync::Mutex<()>>,
+    /// A woken run is waiting for its turn: further wakes join it.
+    wake_waiting: Arc<AtomicBool>,
+    /// The self-scheduled next look at the queue.
+    timer: Option<SpawnHandle>,
+    erased: Recipient<Erased>,
+}
+
+impl Actor for PixelSender {
+    type Context = Context<Self>;
+}
+
+impl PixelSender {
+    /// One run; `waiting` is cleared once it has its turn (what it sees from then on, it sends).
+    fn run(&self, waiting: Option<Arc<AtomicBool>>) -> impl std::future::Future<Output = Result<Round>> + 'static {
+        let (st, site, runs) = (self.st.clone(), self.site_id.clone(), self.runs.clone());
+        async move {
+            let _one_at_a_time = runs.lock().await;
+            if let Some(w) = waiting {
+                w.store(false, Ordering::SeqCst);
+            }
+            conversions::send_due(&st, &site).await
+        }
+    }
+
+    /// After a run: ask for the WAL scrub, and wake again when the queue next needs it.
+    fn after(&mut self, result: &Result<Round>, ctx: &mut Context<Self>) {
+        let wait = match result {
+            Ok(round) => {
+                if round.ended() > 0 {
+                    self.erased.do_send(Erased);
+                }
+                round.next_due.map(|at| {
+                    let ms = u64::try_from(at.saturating_sub(self.st.now())).unwrap_or(0);
+                    Duration::from_millis(ms).clamp(MIN_WAKE, self.st.config.capi_sweep_interval.max(MIN_WAKE))
+                })
+            }
+            Err(e) => {
+                tracing::warn!(site_id = %self.site_id, error = %e, "pixel sender: the run failed; trying again soon");
+                Some(RETRY_AFTER_ERROR)
+            }
+        };
+        if let Some(h) = self.timer.take() {
+            ctx.cancel_future(h);
+        }
+        if let Some(wait) = wait {
+            self.timer = Some(ctx.run_later(wait, |_, ctx| ctx.notify(Wake)));
+        }
+    }
+}
+
+/// Look at the queue now (fire and forget).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Wake;
+
+impl Handler<Wake> for PixelSender {
+    type Result = ();
+    fn handle(&mut self, _: Wake, ctx: &mut Self::Context) {
+        if self.wake_waiting.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        ctx.spawn(
+            self.run(Some(self.wake_waiting.clone())).into_actor(self).map(|result, act, ctx| act.after(&result, ctx)),
+        );
+    }
+}
+
+/// Run the queue now and answer what was done.
+#[derive(Message)]
+#[rtype(result = "Result<Round>")]
+pub struct RunNow;
+
+impl Handler<RunNow> for PixelSender {
+    type Result = ResponseActFuture<Self, Result<Round>>;
+    fn handle(&mut self, _: RunNow, _: &mut Self::Context) -> Self::Result {
+        Box::pin(self.run(None).into_actor(self).map(|result, act, ctx| {
+            act.after(&result, ctx);
+            result
+        }))
+    }
+}

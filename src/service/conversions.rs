@@ -1,0 +1,780 @@
+//! Conversions to the site's pixel through Meta's Conversions API.
+//!
+//! * **Queueing** ([`enqueue`], [`enqueue_column_event`]) runs inside the lead
+//!   write's own transaction: a `Purchase` for a recorded sale, a `Lead` for a
+//!   new lead with `sendLeadEvent`, and the event a board column maps to. Each
+//!   event goes once per lead (its `eventId` is [`event_id`]); a failed one is
+//!   opened again, with fresh hashes and no attempt made, when `meta` comes
+//!   for it again.
+//! * **Sending** ([`send_due`]) is what a pixel's sender actor runs: it takes a
+//!   lease on up to `capi_batch_max` due events, sends them in one request,
+//!   splits a batch Meta rejects in halves until the bad event stands alone,
+//!   and writes each outcome in one transaction with the per-day counters. An
+//!   event ends `sent` or `failed`, and its hashes are erased in the same
+//!   statement ([`scrub`] then clears SQLite's WAL of them).
+//! * **Reads**: [`list`] (`meta.conversions`) and [`counters`] (the
+//!   `conversions` part of `meta.status`). Neither returns a hash.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use utoipa::ToSchema;
+
+use super::contact_hashes::ContactHashes;
+use super::meta_connection::{self, META_TOKEN_INVALID};
+use super::{sites, validate};
+use crate::clock::{DAY_MS, utc_day_start};
+use crate::config::{Config, Secret};
+use crate::crypto::{CryptoError, Identity};
+use crate::db::AnyConnection;
+use crate::error::{Code, Error, Result};
+use crate::meta::graph::{CustomData, ErrorClass, GraphError, ServerEvent, UserData};
+use crate::state::AppState;
+use crate::store::conversions::{self as store, End, FAILED, PENDING, SENT};
+use crate::store::meta::{self as meta_store, ConnectionRow};
+
+pub const PURCHASE: &str = "Purchase";
+pub const LEAD: &str = "Lead";
+pub const QUALIFIED_LEAD: &str = "QualifiedLead";
+pub const SCHEDULE: &str = "Schedule";
+
+/// SHA-256 of `br`: every lead is in Brazil.
+pub const COUNTRY_BR_SHA256: &str = "885036a0da3dff3c3e05bc79bf49382b12bc5098514ed57ce0875aba1aa2c40d";
+/// Meta's `action_source` for a sale closed in a chat.
+pub const ACTION_SOURCE: &str = "chat";
+
+// The codes a conversion's `lastError` starts with.
+pub const EVENT_TOO_OLD: &str = "EVENT_TOO_OLD";
+pub const PIXEL_UNAVAILABLE: &str = "PIXEL_UNAVAILABLE";
+pub const UNEXPECTED: &str = "UNEXPECTED";
+pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
+pub const META_INVALID: &str = "META_INVALID";
+pub const META_UNAVAILABLE: &str = "META_UNAVAILABLE";
+pub const RATE_LIMITED: &str = "RATE_LIMITED";
+
+/// The conversion's id: lowercase hex SHA-256 of `leadId:eventName`. Meta
+/// deduplicates on it, so a repeat never counts twice.
+pub fn event_id(lead_id: &str, event_name: &str) -> String {
+    let digest = Sha256::digest(format!("{lead_id}:{event_name}").as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Queueing
+// ---------------------------------------------------------------------------
+
+/// One event to queue for a lead.
+#[derive(Debug, Clone, Copy)]
+pub struct Enqueue<'a> {
+    pub site_id: &'a str,
+    pub lead_id: &'a str,
+    pub event_name: &'a str,
+    /// When it happened (the call's `occurredAt`; a future time is sent as now).
+    pub at: i64,
+    /// Purchase only: the lead's sale total in cents.
+    pub value_cents: Option<i64>,
+}
+
+/// Whether the site's pixel takes conversions: it exists, is on, is not
+/// stopped (a refused token, PIXEL_NOT_GRANTED), and the connection whose token
+/// it sends with is there and not refused.
+pub fn pixel_accepts(conn: &mut AnyConnection, site_id: &str) -> Result<bool> {
+    let Some(pixel) = meta_store::pixel(conn, site_id)? else { return Ok(false) };
+    if !pixel.enabled || pixel.stopped_reason.is_some() {
+        return Ok(false);
+    }
+    if pixel.source == "token" {
+        return Ok(pixel.sealed_token.is_some());
+    }
+    let Some(owner) = pixel.owner_key.as_deref() else { return Ok(false) };
+    Ok(meta_store::connection(conn, owner)?.is_some_and(|c| c.invalid_since.is_none()))
+}
+
+/// Queues `e` with the contact's hashes, in the caller's transaction. Answers
+/// whether anything was queued (or a failed event opened again).
+pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &ContactHashes) -> Result<bool> {
+    if !pixel_accepts(conn, e.site_id)? {
+        return Ok(false);
+    }
+    let id = event_id(e.lead_id, e.event_name);
+    let purchase = e.event_name == PURCHASE;
+    let value_cents = if purchase { e.value_cents } else { None };
+    let ph = (!hashes.ph.is_empty()).then(|| hashes.ph.join(","));
+    let event_time = e.at.min(now);
+    match store::find(conn, &id)? {
+        Some(row) if row.status == FAILED => Ok(store::reopen(
+            conn,
+            store::Reopen { event_id: &id, event_time, value_cents, ph, external_id: hashes.external_id.clone(), now },
+        )?),
+        // Once per lead: queued or delivered, it is not queued again.
+        Some(_) => Ok(false),
+        None => {
+            let currency = if purchase { Some(sites::require(conn, e.site_id)?.currency) } else { None };
+            store::insert(
+                conn,
+                &store::ConversionRow {
+                    event_id: id,
+                    site_id: e.site_id.to_string(),
+                    lead_id: Some(e.lead_id.to_string()),
+                    event_name: e.event_name.to_string(),
+                    event_time,
+                    value_cents,
+                    currency,
+                    status: PENDING.into(),
+                    attempts: 0,
+                    due_at: Some(now),
+                    lease_owner: None,
+                    lease_until: None,
+                    ph,
+                    external_id: hashes.external_id.clone(),
+                    last_error: None,
+                    created_at: now,
+                    sent_at: None,
+                    updated_at: now,
+                },
+            )?;
+            Ok(true)
+        }
+    }
+}
+
+/// `enqueueColumnEvent`: the lead entered `column`; queues the event the
+/// site's event map points the column at, if any. `Purchase` never comes from
+/// a column (the map cannot hold it).
+pub fn enqueue_column_event(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    lead_id: &str,
+    column: &str,
+    at: i64,
+    hashes: &ContactHashes,
+) -> Result<bool> {
+    let Some(event) = store::column_event(conn, site_id, column)? else { return Ok(false) };
+    if !matches!(event.as_str(), LEAD | QUALIFIED_LEAD | SCHEDULE) {
+        return Ok(false);
+    }
+    enqueue(conn, now, &Enqueue { site_id, lead_id, event_name: &event, at, value_cents: None }, hashes)
+}
+
+/// `removeLead`: deletes the lead's conversions and takes its sends out of
+/// the per-day counters, in the caller's transaction.
+pub fn remove_lead(conn: &mut AnyConnection, lead_id: &str) -> Result<()> {
+    for s in store::delete_of_lead(conn, lead_id)? {
+        store::bump_day(conn, &s.site_id, utc_day_start(s.sent_at), &s.event_name, -1)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Sending
+// ---------------------------------------------------------------------------
+
+/// The send settings, in milliseconds.
+#[derive(Debug, Clone)]
+pub struct SendSettings {
+    pub batch_max: usize,
+    pub lease_ms: i64,
+    pub max_age_ms: i64,
+    /// Waits after a failed attempt; attempts = steps + 1.
+    pub steps_ms: Vec<i64>,
+}
+
+impl SendSettings {
+    pub fn from_config(c: &Config) -> SendSettings {
+        let ms = |d: std::time::Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+        SendSettings {
+            batch_max: c.capi_batch_max.clamp(1, crate::meta::graph::MAX_EVENTS_PER_BATCH),
+            lease_ms: ms(c.capi_attempt_lease),
+            max_age_ms: ms(c.capi_max_age),
+            steps_ms: c.capi_retry_steps.iter().map(|d| ms(*d)).collect(),
+        }
+    }
+
+    pub fn max_attempts(&self) -> i64 {
+        self.steps_ms.len() as i64 + 1
+    }
+}
+
+/// What one run over a pixel's queue did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Round {
+    pub sent: u64,
+    pub failed: u64,
+    /// Events whose attempt failed and that wait for the next one.
+    pub retried: u64,
+    /// `POST /{pixel}/events` requests made.
+    pub requests: u64,
+    /// When the queue next needs a look (a due retry, a lease running out).
+    pub next_due: Option<i64>,
+}
+
+impl Round {
+    /// Events that ended (their hashes erased).
+    pub fn ended(&self) -> u64 {
+        self.sent + self.failed
+    }
+    pub fn add(&mut self, o: &Round) {
+        self.sent += o.sent;
+        self.failed += o.failed;
+        self.retried += o.retried;
+        self.requests += o.requests;
+        self.next_due = match (self.next_due, o.next_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
+/// Whose token a batch goes with, and which version of it (a refusal stops
+/// the pixel or the connection only if that version is still stored).
+#[derive(Clone)]
+enum TokenSource {
+    Own { sealed: String, version: i64 },
+    Connection(Box<ConnectionRow>),
+}
+
+struct Batch {
+    pixel_id: String,
+    test_event_code: Option<String>,
+    token: TokenSource,
+    rows: Vec<store::ConversionRow>,
+}
+
+enum Claim {
+    /// Nothing due.
+    Empty,
+    /// Events ended without a send (pixel unavailable, too old, last attempt lost).
+    Ended(u64),
+    /// A batch held under the run's lease, after `u64` events ended without a send.
+    Batch(Box<Batch>, u64),
+}
+
+fn new_run_id() -> Result<String> {
+    let mut bytes = [0u8; 9];
+    getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("random: {e}")))?;
+    Ok(bytes.iter().fold(String::from("cs_"), |mut s, b| {
+        s.push_str(&format!("{b:02x}"));
+        s
+    }))
+}
+
+fn ids(rows: &[store::ConversionRow]) -> Vec<String> {
+    rows.iter().map(|r| r.event_id.clone()).collect()
+}
+
+/// Ends `ids` as failed with `error`, erasing their hashes.
+fn fail(conn: &mut AnyConnection, ids: &[String], owner: Option<&str>, error: &str, now: i64) -> Result<u64> {
+    let end = End { status: FAILED, last_error: Some(error), sent_at: None, now };
+    Ok(store::end(conn, ids, owner, &end)?.len() as u64)
+}
+
+/// Why nothing can be sent to the site's pixel right now, if so.
+fn unusable(conn: &mut AnyConnection, site_id: &str) -> Result<std::result::Result<Batch, String>> {
+    let Some(p) = meta_store::pixel(conn, site_id)? else {
+        return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the site has no pixel")));
+    };
+    if !p.enabled {
+        return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the pixel is off")));
+    }
+    if let Some(reason) = &p.stopped_reason {
+        return Ok(Err(format!("{reason}: the pixel is stopped")));
+    }
+    let token = if p.source == "token" {
+        match p.sealed_token {
+            Some(sealed) => TokenSource::Own { sealed, version: p.token_version },
+            None => return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the pixel has no token"))),
+        }
+    } else {
+        let connection = match p.owner_key.as_deref() {
+            Some(owner) => meta_store::connection(conn, owner)?,
+            None => None,
+        };
+        match connection {
+            None => return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the pixel's Meta connection is gone"))),
+            Some(c) if c.invalid_since.is_some() => {
+                return Ok(Err(format!("{META_TOKEN_INVALID}: Meta refused the connection's token")));
+            }
+            Some(c) => TokenSource::Connection(Box::new(c)),
+        }
+    };
+    Ok(Ok(Batch { pixel_id: p.pixel_id, test_event_code: p.test_event_code, token, rows: Vec::new() }))
+}
+
+/// Takes the next batch of due events under a lease, first ending those that
+/// cannot be sent. One transaction.
+fn claim(conn: &mut AnyConnection, site_id: &str, now: i64, s: &SendSettings, owner: &str) -> Result<Claim> {
+    let due = store::due(conn, site_id, now, s.batch_max)?;
+    if due.is_empty() {
+        return Ok(Claim::Empty);
+    }
+    let mut batch = match unusable(conn, site_id)? {
+        Ok(b) => b,
+        Err(why) => return Ok(Claim::Ended(fail(conn, &ids(&due), None, &why, now)?)),
+    };
+    let (mut too_old, mut lost, mut go) = (Vec::new(), Vec::new(), Vec::new());
+    for r in due {
+        if r.event_time < now - s.max_age_ms {
+            too_old.push(r.event_id);
+        } else if r.lease_until.is_some() && r.attempts >= s.max_attempts() {
+            // Its last attempt was lost on the way (its lease ran out without a result).
+            lost.push(r.event_id);
+        } else {
+            go.push(r.event_id);
+        }
+    }
+    let mut ended = fail(conn, &too_old, None, &format!("{EVENT_TOO_OLD}: older than the send window"), now)?;
+    ended += fail(conn, &lost, None, &format!("{UNEXPECTED}: the last attempt was lost on the way"), now)?;
+    batch.rows = store::take_lease(conn, &go, owner, now + s.lease_ms, now)?;
+    if batch.rows.is_empty() {
+        return Ok(if ended > 0 { Claim::Ended(ended) } else { Claim::Empty });
+    }
+    Ok(Claim::Batch(Box::new(batch), ended))
+}
+
+fn server_event(r: &store::ConversionRow) -> ServerEvent {
+    let ph = r.ph.as_deref().map(|p| p.split(',').map(str::to_string).collect()).unwrap_or_default();
+    let custom_data = (r.event_name == PURCHASE)
+        .then(|| CustomData { value: r.value_cents.map(|c| c as f64 / 100.0), currency: r.currency.clone() });
+    ServerEvent {
+        event_name: r.event_name.clone(),
+        event_time: r.event_time.div_euclid(1000),
+        event_id: r.event_id.clone(),
+        action_source: ACTION_SOURCE.into(),
+        user_data: UserData {
+            ph,
+            external_id: r.external_id.iter().cloned().collect(),
+            country: vec![COUNTRY_BR_SHA256.into()],
+        },
+        custom_data,
+    }
+}
+
+/// `lastError` for a failed attempt that may be retried.
+fn retry_error(e: &GraphError) -> String {
+    match e.class {
+        ErrorClass::Throttled => format!("{RATE_LIMITED}: Meta is throttling the pixel's sends"),
+        ErrorClass::Transient if e.http_status.is_some() => format!("{META_UNAVAILABLE}: {}", e.message),
+        _ => format!("{UNEXPECTED}: {}", e.message),
+    }
+}
+
+fn open_token(st: &AppState, site_id: &str, token: &TokenSource) -> Result<Secret> {
+    match token {
+        TokenSource::Own { sealed, .. } => st.secrets()?.open(sealed, Identity::Pixel(site_id)).map_err(|e| match e {
+            CryptoError::KeyMismatch => {
+                Error::new(Code::SecretsKeyMissing, "the pixel's token was sealed under another key")
+            }
+            _ => Error::internal("the pixel's sealed token does not open"),
+        }),
+        TokenSource::Connection(row) => meta_connection::open_token(st, row),
+    }
+}
+
+/// The attempt of `rows` failed in a way worth trying again: each waits for its
+/// next step, or fails for good after its last attempt.
+fn record_retry(
+    conn: &mut AnyConnection,
+    rows: &[(String, i64)],
+    owner: &str,
+    error: &str,
+    s: &SendSettings,
+    now: i64,
+) -> Result<Round> {
+    let mut round = Round::default();
+    let mut by_step: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    let mut last = Vec::new();
+    for (id, attempts) in rows {
+        if *attempts >= s.max_attempts() {
+            last.push(id.clone());
+        } else {
+            let step = s.steps_ms[usize::try_from((*attempts - 1).max(0)).unwrap_or(0)];
+            by_step.entry(step).or_default().push(id.clone());
+        }
+    }
+    round.failed += fail(conn, &last, Some(owner), error, now)?;
+    for (step, ids) in by_step {
+        round.retried += store::retry_at(conn, &ids, owner, now + step, error, now)? as u64;
+    }
+    Ok(round)
+}
+
+/// Meta accepted `ids`: sent, hashes erased, counted on today's counters.
+fn record_sent(conn: &mut AnyConnection, ids: &[String], now: i64) -> Result<u64> {
+    let end = End { status: SENT, last_error: None, sent_at: Some(now), now };
+    let ended = store::end(conn, ids, None, &end)?;
+    let mut per: HashMap<(String, String), i64> = HashMap::new();
+    for (site, event) in &ended {
+        *per.entry((site.clone(), event.clone())).or_default() += 1;
+    }
+    for ((site, event), n) in per {
+        store::bump_day(conn, &site, utc_day_start(now), &event, n)?;
+    }
+    Ok(ended.len() as u64)
+}
+
+/// Meta refused the token: if it is still the stored one, the events fail and
+/// the pixel (its own token) or the connection stops; a token replaced
+/// meanwhile keeps sending, so the events go again at once.
+fn record_refused(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    ids: &[String],
+    owner: &str,
+    token: &TokenSource,
+    now: i64,
+) -> Result<Round> {
+    let still_stored = match token {
+        TokenSource::Own { version, .. } => {
+            meta_store::pixel(conn, site_id)?.is_some_and(|p| p.source == "token" && p.token_version == *version)
+        }
+        TokenSource::Connection(row) => {
+            meta_store::connection(conn, &row.owner_key)?.is_some_and(|c| c.token_version == row.token_version)
+        }
+    };
+    if !still_stored {
+        store::give_back(conn, ids, owner, now)?;
+        return Ok(Round::default());
+    }
+    match token {
+        TokenSource::Own { .. } => meta_store::set_pixel_stopped(conn, site_id, Some(META_TOKEN_INVALID), now)?,
+        TokenSource::Connection(row) => {
+            meta_connection::mark_refused(conn, &row.owner_key, row.token_version, now)?;
+        }
+    }
+    let failed = fail(conn, ids, Some(owner), &format!("{META_TOKEN_INVALID}: Meta refused the token"), now)?;
+    Ok(Round { failed, ..Round::default() })
+}
+
+/// Sends a held batch; a batch Meta rejects is split in halves until the bad
+/// event stands alone and fails by itself. Each outcome is one transaction.
+async fn send_batch(st: &AppState, site_id: &str, batch: Batch, owner: &str, s: &SendSettings) -> Result<Round> {
+    let mut round = Round::default();
+    let rows: Vec<(String, i64)> = batch.rows.iter().map(|r| (r.event_id.clone(), r.attempts)).collect();
+    let token = match open_token(st, site_id, &batch.token) {
+        Ok(t) => t,
+        Err(e) => {
+            let error = format!("{UNEXPECTED}: {}: {}", e.code.as_str(), e.message);
+            let (owner, s2) = (owner.to_string(), s.clone());
+            let now = st.now();
+            return st.db.write(move |c| record_retry(c, &rows, &owner, &error, &s2, now)).await;
+        }
+    };
+    let events: Vec<ServerEvent> = batch.rows.iter().map(server_event).collect();
+    drop(batch.rows);
+    // Ranges still to send, the next one last.
+    let mut todo: Vec<std::ops::Range<usize>> = Vec::with_capacity(16);
+    todo.push(0..events.len());
+    while let Some(range) = todo.pop() {
+        let result = st
+            .graph
+            .send_events(&token, &batch.pixel_id, &events[range.clone()], batch.test_event_code.as_deref())
+            .await;
+        round.requests += 1;
+        let now = st.now();
+        let part: Vec<(String, i64)> = rows[range.clone()].to_vec();
+        let part_ids: Vec<String> = part.iter().map(|(id, _)| id.clone()).collect();
+        let owner_s = owner.to_string();
+        let outcome = match result {
+            Ok(_) => {
+                let sent = st.db.write(move |c| record_sent(c, &part_ids, now)).await?;
+                Round { sent, ..Round::default() }
+            }
+            Err(e) if e.class == ErrorClass::Invalid && e.code.is_some() && range.len() > 1 => {
+                let mid = range.start + range.len() / 2;
+                todo.push(mid..range.end);
+                todo.push(range.start..mid);
+                continue;
+            }
+            Err(e) if e.class == ErrorClass::Invalid && e.code.is_some() => {
+                let error = format!("{META_INVALID}: Meta refused the event ({})", e.message);
+                let failed = st.db.write(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
+                Round { failed, ..Round::default() }
+            }
+            Err(e) if e.class == ErrorClass::Permission => {
+                let error = format!("{PERMISSION_DENIED}: the token cannot send to this pixel ({})", e.message);
+                let failed = st.db.write(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
+                Round { failed, ..Round::default() }
+            }
+            Err(e) if e.class == ErrorClass::TokenRefused => {
+                // The same token goes with every range left: they share the outcome.
+                let mut all = part_ids;
+                for r in todo.drain(..) {
+                    all.extend(rows[r].iter().map(|(id, _)| id.clone()));
+                }
+                let (site, token) = (site_id.to_string(), batch.token.clone());
+                st.db.write(move |c| record_refused(c, &site, &all, &owner_s, &token, now)).await?
+            }
+            Err(e) => {
+                let (error, s2) = (retry_error(&e), s.clone());
+                st.db.write(move |c| record_retry(c, &part, &owner_s, &error, &s2, now)).await?
+            }
+        };
+        round.add(&outcome);
+    }
+    Ok(round)
+}
+
+/// Runs the site's queue: everything due now is sent (or ended), batch after
+/// batch, until nothing due is left. Answers what happened and when the queue
+/// next needs a look. Runs of one site must not overlap in one process (the
+/// actor serializes them); other processes are kept apart by the leases.
+pub async fn send_due(st: &AppState, site_id: &str) -> Result<Round> {
+    let s = SendSettings::from_config(&st.config);
+    let mut round = Round::default();
+    loop {
+        let now = st.now();
+        // A read first: most wakes find nothing due, and a read costs the writer nothing.
+        let site = site_id.to_string();
+        if st.db.run(move |c| Ok(store::due(c, &site, now, 1)?)).await?.is_empty() {
+            break;
+        }
+        let owner = new_run_id()?;
+        let (site, s2, o2) = (site_id.to_string(), s.clone(), owner.clone());
+        match st.db.write(move |c| claim(c, &site, now, &s2, &o2)).await? {
+            Claim::Empty => break,
+            Claim::Ended(n) => round.failed += n,
+            Claim::Batch(batch, n) => {
+                round.failed += n;
+                let r = send_batch(st, site_id, *batch, &owner, &s).await?;
+                round.add(&r);
+            }
+        }
+    }
+    let site = site_id.to_string();
+    round.next_due = st.db.run(move |c| Ok(store::next_due(c, &site)?)).await?;
+    Ok(round)
+}
+
+/// The sites whose queue holds a pending event (the sweeper's and the
+/// supervisor's start-up reconcile).
+pub async fn sites_with_pending(st: &AppState) -> Result<Vec<String>> {
+    st.db.run(|c| Ok(store::sites_with_pending(c)?)).await
+}
+
+/// Makes erased hashes gone from SQLite's files too: `secure_delete` (on for
+/// every connection) zeroes the freed bytes in the database pages, and a
+/// TRUNCATE checkpoint through the writer copies the newest pages back and
+/// empties the WAL, where older copies of those pages lived. PostgreSQL:
+/// nothing to do here (see the README: dead row versions stay until VACUUM).
+pub async fn scrub(st: &AppState) -> Result<()> {
+    st.db.truncate_wal().await
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+// ---------------------------------------------------------------------------
+
+/// A conversion as `meta.conversions` shows it: never the hashed user data.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversionRow {
+    pub event_id: String,
+    /// `Lead`, `QualifiedLead`, `Schedule` or `Purchase`.
+    pub event_name: String,
+    pub lead_id: Option<String>,
+    /// The lead's label as it is now.
+    pub lead_label: Option<String>,
+    /// The lead's ad as it is now.
+    pub ad_id: Option<String>,
+    /// From the ad catalog, when synced or named.
+    pub ad_name: Option<String>,
+    /// Purchase only.
+    pub value_cents: Option<i64>,
+    /// `pending`, `sent` or `failed`.
+    pub status: String,
+    pub created_at: i64,
+    pub sent_at: Option<i64>,
+    /// Beyond the seed: why the last attempt failed (a code first), null when sent.
+    pub last_error: Option<String>,
+}
+
+/// `meta.conversions`: the site's conversions newest first; `limit` 1–50
+/// (default 50); `before` (the last row's createdAt) pages strictly before it,
+/// and with `beforeEventId` (its eventId) also through rows of that millisecond.
+pub fn list(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    limit: Option<i64>,
+    before: Option<i64>,
+    before_event_id: Option<&str>,
+) -> Result<Vec<ConversionRow>> {
+    let limit = limit.unwrap_or(50);
+    if !(1..=50).contains(&limit) {
+        return Err(Error::invalid("limit must be 1-50"));
+    }
+    if let Some(b) = before {
+        validate::time("before", b)?;
+    }
+    if let Some(id) = before_event_id {
+        if before.is_none() {
+            return Err(Error::invalid("beforeEventId goes with before"));
+        }
+        if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return Err(Error::invalid("beforeEventId must be an eventId (64 lowercase hex characters)"));
+        }
+    }
+    sites::require(conn, site_id)?;
+    let rows = store::page(conn, site_id, limit, before.map(|b| (b, before_event_id)))?;
+    let lead_ids: Vec<String> = rows.iter().filter_map(|r| r.lead_id.clone()).collect();
+    let leads: HashMap<String, store::LeadFacts> =
+        store::lead_facts(conn, &lead_ids)?.into_iter().map(|l| (l.id.clone(), l)).collect();
+    let names = super::names::Names::load(conn, &[site_id.to_string()])?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            let lead = r.lead_id.as_ref().and_then(|id| leads.get(id));
+            let ad_id = lead.map(|l| l.ad_id.clone()).filter(|a| !a.is_empty());
+            let ad_name = ad_id
+                .as_deref()
+                .and_then(|a| names.get(site_id, "ad", a))
+                .or_else(|| lead.and_then(|l| l.ad_name.clone()));
+            ConversionRow {
+                value_cents: if r.event_name == PURCHASE { r.value_cents } else { None },
+                lead_label: lead.and_then(|l| l.label.clone()),
+                ad_id,
+                ad_name,
+                event_id: r.event_id,
+                event_name: r.event_name,
+                lead_id: r.lead_id,
+                status: r.status,
+                created_at: r.created_at,
+                sent_at: r.sent_at,
+                last_error: r.last_error,
+            }
+        })
+        .collect())
+}
+
+/// Events Meta accepted in the last 30 UTC days, by event.
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema, PartialEq, Eq)]
+pub struct Last30d {
+    #[serde(rename = "Purchase")]
+    pub purchase: i64,
+    #[serde(rename = "QualifiedLead")]
+    pub qualified_lead: i64,
+    #[serde(rename = "Lead")]
+    pub lead: i64,
+    #[serde(rename = "Schedule")]
+    pub schedule: i64,
+}
+
+/// The `conversions` part of a `meta.status` entry.
+#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConversionCounters {
+    pub pending: i64,
+    pub sent: i64,
+    pub failed: i64,
+    /// Accepted by Meta in the 30 UTC days up to `now` (today and the 29 before); null without `now`.
+    pub last30d: Option<Last30d>,
+    /// Accepted by Meta on `now`'s UTC day; null without `now`.
+    pub sent_today: Option<i64>,
+}
+
+/// The conversion counters of each of `site_ids` (every one present, zeros
+/// for a site without conversions): the queue by status, and with `now` the
+/// per-day counters (at most 30 days × 4 events per site, read through their
+/// primary key, never a scan of the queue). Checks nothing about the sites.
+pub fn counters(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    now: Option<i64>,
+) -> Result<BTreeMap<String, ConversionCounters>> {
+    let mut out: BTreeMap<String, ConversionCounters> = site_ids
+        .iter()
+        .map(|s| {
+            let base = ConversionCounters {
+                last30d: now.map(|_| Last30d::default()),
+                sent_today: now.map(|_| 0),
+                ..ConversionCounters::default()
+            };
+            (s.clone(), base)
+        })
+        .collect();
+    for c in store::status_counts(conn, site_ids)? {
+        if let Some(e) = out.get_mut(&c.site_id) {
+            match c.status.as_str() {
+                PENDING => e.pending += c.n,
+                SENT => e.sent += c.n,
+                FAILED => e.failed += c.n,
+                _ => {}
+            }
+        }
+    }
+    if let Some(now) = now {
+        let today = utc_day_start(now);
+        for d in store::day_counts(conn, site_ids, today - 29 * DAY_MS, today)? {
+            let Some(e) = out.get_mut(&d.site_id) else { continue };
+            if let Some(l) = e.last30d.as_mut() {
+                match d.event_name.as_str() {
+                    PURCHASE => l.purchase += d.sent,
+                    QUALIFIED_LEAD => l.qualified_lead += d.sent,
+                    LEAD => l.lead += d.sent,
+                    SCHEDULE => l.schedule += d.sent,
+                    _ => {}
+                }
+            }
+            if d.day == today {
+                *e.sent_today.get_or_insert(0) += d.sent;
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_are_the_contracts_digest() {
+        // sha256("ld_1:Purchase")
+        let id = event_id("ld_1", "Purchase");
+        assert_eq!(id.len(), 64);
+        assert!(id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+        assert_ne!(id, event_id("ld_1", "Lead"));
+        let br: String = Sha256::digest(b"br").iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(br, COUNTRY_BR_SHA256);
+    }
+
+    #[test]
+    fn purchase_values_are_major_units() {
+        let row = store::ConversionRow {
+            event_id: "e".into(),
+            site_id: "s".into(),
+            lead_id: Some("l".into()),
+            event_name: PURCHASE.into(),
+            event_time: 1_796_040_000_123,
+            value_cents: Some(45_990),
+            currency: Some("BRL".into()),
+            status: PENDING.into(),
+            attempts: 1,
+            due_at: Some(0),
+            lease_owner: None,
+            lease_until: None,
+            ph: Some("a,b".into()),
+            external_id: None,
+            last_error: None,
+            created_at: 0,
+            sent_at: None,
+            updated_at: 0,
+        };
+        let ev = serde_json::to_value(server_event(&row)).unwrap();
+        assert_eq!(ev["custom_data"]["value"], serde_json::json!(459.9));
+        assert_eq!(ev["custom_data"]["currency"], "BRL");
+        assert_eq!(ev["event_time"], 1_796_040_000);
+        assert_eq!(ev["user_data"]["ph"], serde_json::json!(["a", "b"]));
+        assert_eq!(ev["user_data"]["country"], serde_json::json!([COUNTRY_BR_SHA256]));
+        assert!(ev["user_data"].get("external_id").is_none());
+        assert_eq!(ev["action_source"], "chat");
+    }
+
+    #[test]
+    fn retry_steps_follow_the_settings() {
+        let s =
+            SendSettings { batch_max: 10, lease_ms: 900_000, max_age_ms: 7 * DAY_MS, steps_ms: vec![60_000, 600_000] };
+        assert_eq!(s.max_attempts(), 3);
+    }
+}
