@@ -97,13 +97,14 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
         let synced = sync.is_some_and(|s| s.first_synced_at.is_some());
         let backfilling = sync.is_some_and(|s| s.backfill_done < s.backfill_total);
         let last_error = l.stopped_reason.clone().or_else(|| sync.and_then(|s| s.last_error.clone()));
-        let sync_state = if l.stopped_reason.is_some() || (last_error.is_some() && sync.is_some_and(|s| s.fail_count > 0)) {
-            "error"
-        } else if !synced || backfilling {
-            "backfill"
-        } else {
-            "live"
-        };
+        let sync_state =
+            if l.stopped_reason.is_some() || (last_error.is_some() && sync.is_some_and(|s| s.fail_count > 0)) {
+                "error"
+            } else if !synced || backfilling {
+                "backfill"
+            } else {
+                "live"
+            };
         links.entry(l.site_id.clone()).or_default().push(AccountStatus {
             own: owner.map(|o| o == l.owner_key),
             backfill: (!synced || backfilling).then(|| Backfill {
@@ -155,4 +156,25 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
             }
         })
         .collect())
+}
+
+/// `status`, served from the read cache while nothing was written: many
+/// dashboards polling the same sites cost one query. `now` only matters by its
+/// UTC day, so the key rounds it.
+pub async fn status_cached(
+    st: &crate::state::AppState,
+    a: MetaStatusArgs,
+) -> Result<std::sync::Arc<serde_json::Value>> {
+    check(&a)?;
+    let key =
+        format!("meta.status|{}|{:?}|{:?}", a.site_ids.join(","), a.now.map(crate::clock::utc_day_start), a.owner_key);
+    let (generation, now) = (st.db.generation(), st.now());
+    let ttl = st.config.read_cache_ttl.as_millis() as i64;
+    let db = st.db.clone();
+    st.reads
+        .get_or(key, generation, now, ttl, async move {
+            let answer = db.run(move |c| status(c, a)).await?;
+            serde_json::to_value(answer).map_err(crate::error::Error::internal)
+        })
+        .await
 }
