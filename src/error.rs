@@ -21,6 +21,22 @@ pub enum Code {
     SecretsKeyMissing,
     MetaLoginUnavailable,
     MetaUnavailable,
+    /// No authenticated Rastro identity: no token, or one the verifier rejects.
+    FederationUnauthenticated,
+    /// A valid signature from the trusted keys, but another `iss`.
+    FederationIssuerMismatch,
+    /// Required bounded `rastro_*` claims or the reader permission are absent or malformed.
+    FederationInvalidClaims,
+    /// The local grant is missing, malformed, mismatched or revoked.
+    FederationConnectionDenied,
+    /// A site list that is empty, duplicate, malformed or over ten; or a capability that is off.
+    FederationInvalidScope,
+    /// A requested site is outside the local grant.
+    FederationSiteDenied,
+    /// The token or the grant lacks `analytics:configure`.
+    FederationConfigureForbidden,
+    /// A public token asked beyond its surface, or the grant lacks `analytics:public`.
+    FederationPublicForbidden,
 }
 
 impl Code {
@@ -37,6 +53,14 @@ impl Code {
         Code::SecretsKeyMissing,
         Code::MetaLoginUnavailable,
         Code::MetaUnavailable,
+        Code::FederationUnauthenticated,
+        Code::FederationIssuerMismatch,
+        Code::FederationInvalidClaims,
+        Code::FederationConnectionDenied,
+        Code::FederationInvalidScope,
+        Code::FederationSiteDenied,
+        Code::FederationConfigureForbidden,
+        Code::FederationPublicForbidden,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,13 +77,28 @@ impl Code {
             Code::SecretsKeyMissing => "SECRETS_KEY_MISSING",
             Code::MetaLoginUnavailable => "META_LOGIN_UNAVAILABLE",
             Code::MetaUnavailable => "META_UNAVAILABLE",
+            Code::FederationUnauthenticated => "FEDERATION_UNAUTHENTICATED",
+            Code::FederationIssuerMismatch => "FEDERATION_ISSUER_MISMATCH",
+            Code::FederationInvalidClaims => "FEDERATION_INVALID_CLAIMS",
+            Code::FederationConnectionDenied => "FEDERATION_CONNECTION_DENIED",
+            Code::FederationInvalidScope => "FEDERATION_INVALID_SCOPE",
+            Code::FederationSiteDenied => "FEDERATION_SITE_DENIED",
+            Code::FederationConfigureForbidden => "FEDERATION_CONFIGURE_FORBIDDEN",
+            Code::FederationPublicForbidden => "FEDERATION_PUBLIC_FORBIDDEN",
         }
     }
 
     pub fn http_status(self) -> u16 {
         match self {
-            Code::InvalidArgument | Code::MetaTokenInvalid => 400,
-            Code::Unauthenticated => 401,
+            Code::InvalidArgument | Code::MetaTokenInvalid | Code::FederationInvalidScope => 400,
+            Code::Unauthenticated
+            | Code::FederationUnauthenticated
+            | Code::FederationIssuerMismatch
+            | Code::FederationInvalidClaims => 401,
+            Code::FederationConnectionDenied
+            | Code::FederationSiteDenied
+            | Code::FederationConfigureForbidden
+            | Code::FederationPublicForbidden => 403,
             Code::NotFound => 404,
             Code::Conflict => 409,
             Code::PayloadTooLarge => 413,

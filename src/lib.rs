@@ -7,6 +7,7 @@ pub mod crypto;
 pub mod db;
 pub mod demo;
 pub mod error;
+pub mod federation;
 pub mod http;
 pub mod meta;
 pub mod server;

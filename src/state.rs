@@ -27,6 +27,8 @@ pub struct AppState {
     pub fake: Option<Arc<crate::meta::fake::FakeGraph>>,
     /// The supervisor of the pixel senders, once started (`actors::pixel_sender::start_pixel_senders`).
     pub pixels: Arc<OnceLock<Addr<PixelSenders>>>,
+    /// The federated API's verifier (JWKS and verified tokens, cached) and capabilities.
+    pub federation: Arc<crate::federation::Federation>,
 }
 
 impl AppState {
@@ -35,6 +37,7 @@ impl AppState {
     pub fn new(db: Db, clock: SharedClock, config: Arc<Config>, graph_url: &str) -> Self {
         let secrets = config.secrets_key.as_ref().map(|k| SecretsKey::from_base64(k).expect("checked at start-up"));
         let graph = Arc::new(GraphClient::new(graph_url, config.meta_request_timeout));
+        let federation = Arc::new(crate::federation::Federation::new(&config));
         AppState {
             db,
             clock,
@@ -44,6 +47,7 @@ impl AppState {
             secrets,
             fake: None,
             pixels: Arc::default(),
+            federation,
         }
     }
 

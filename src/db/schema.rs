@@ -213,3 +213,16 @@ diesel::table! {
         sent -> BigInt,
     }
 }
+
+diesel::table! {
+    federation_grants (connection_id) {
+        connection_id -> Text,
+        organization_id -> Text,
+        owner_id -> Text,
+        site_ids -> Text,
+        permissions -> Text,
+        revoked_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}

@@ -3,8 +3,10 @@
 
 pub mod auth;
 pub mod errors;
+pub mod federation;
 pub mod host;
 pub mod host_conversions;
+pub mod host_federation;
 pub mod host_meta;
 pub mod metrics;
 pub mod openapi;
@@ -46,7 +48,9 @@ pub fn build_app(
                 .wrap(from_fn(auth::require_host_key))
                 .configure(host::routes)
                 .configure(host_meta::routes)
-                .configure(host_conversions::routes),
+                .configure(host_conversions::routes)
+                .configure(host_federation::routes),
         )
+        .configure(federation::routes)
         .default_service(web::to(errors::not_found))
 }

@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{host, host_conversions, host_meta, ops};
+use super::{federation, host, host_conversions, host_federation, host_meta, ops};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -37,9 +37,18 @@ use super::{host, host_conversions, host_meta, ops};
         host_meta::remove_site_pixel,
         host_meta::remove_federated_meta_connection,
         host_conversions::meta_conversions,
+        host_federation::provision_connection,
+        host_federation::get_grant,
+        host_federation::revoke_connection,
+        federation::manifest,
+        federation::call,
+        federation::convex_query,
+        federation::convex_mutation,
+        federation::convex_action,
+        federation::convex_function,
     ),
     modifiers(&SecuritySchemes),
-    tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "meta", description = "The Meta connection, ad account links and pixels (host API)"), (name = "ops"))
+    tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "meta", description = "The Meta connection, ad account links and pixels (host API)"), (name = "federation-host", description = "Local grants of dashboard connections (host API)"), (name = "federation", description = "The federated API, `Authorization: Bearer <JWT>`: REST and Convex's wire format"), (name = "ops"))
 )]
 pub struct ApiDoc;
 
@@ -51,6 +60,10 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme(
             "hostKey",
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "federationJwt",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").build()),
         );
     }
 }

@@ -1,0 +1,531 @@
+//! The federated functions under their seed names: kind, capability, what
+//! they need, whether a public link may call them, and how each one runs
+//! through the same `service` functions as the host API. No rule is written
+//! here twice; what is here is the federation's own: site scope, the owner
+//! `rastro:connection:<id>`, `onlyOwn`, `linkedOutsideScope` and the
+//! whole-owner check.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Caller;
+use crate::db::AnyConnection;
+use crate::error::{Code, Error, Result};
+use crate::service::meta_connection::{self as connection, ConnectWithCode, SecretString, SetMetaConnection};
+use crate::service::meta_links::{self as links, LinkAdAccount, SetSitePixel};
+use crate::service::pipeline::{self, SetEventMap};
+use crate::service::reports::{self, LeadsDailyArgs, LeadsReportArgs};
+use crate::service::{conversions, leads, meta_status, meta_sync, sites};
+use crate::state::AppState;
+use crate::store::meta as meta_store;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Query,
+    Mutation,
+    Action,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Query => "query",
+            Kind::Mutation => "mutation",
+            Kind::Action => "action",
+        }
+    }
+}
+
+/// The opt-in surface a function belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    Core,
+    Leads,
+    MetaAds,
+}
+
+/// What a caller needs: nothing (manifest), a reader, or the configure scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    Nothing,
+    Read,
+    Configure,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub capability: Capability,
+    pub need: Need,
+    /// A public link's token may call it.
+    pub public: bool,
+}
+
+const fn f(name: &'static str, kind: Kind, capability: Capability, need: Need, public: bool) -> Spec {
+    Spec { name, kind, capability, need, public }
+}
+
+use Capability::{Core, Leads, MetaAds};
+use Kind::{Action, Mutation, Query};
+use Need::{Configure, Nothing, Read};
+
+/// Every federated function this host serves, in the manifest's order.
+pub const FUNCTIONS: &[Spec] = &[
+    f("manifest", Query, Core, Nothing, true),
+    f("connectionStatus", Query, Core, Read, true),
+    f("listSites", Query, Core, Read, true),
+    f("siteSettings", Query, Core, Configure, false),
+    f("updateSite", Mutation, Core, Configure, false),
+    f("leadsReport", Query, Leads, Read, false),
+    f("listLeads", Query, Leads, Read, false),
+    f("leadJourney", Query, Leads, Read, false),
+    f("leadsDaily", Query, Leads, Read, false),
+    f("metaStatus", Query, MetaAds, Read, false),
+    f("metaConversions", Query, MetaAds, Read, false),
+    f("metaConnection", Query, MetaAds, Read, false),
+    f("metaEventMap", Query, MetaAds, Read, false),
+    f("metaUnlinkPreview", Query, MetaAds, Read, false),
+    f("connectMeta", Action, MetaAds, Configure, false),
+    f("refreshMetaAccounts", Action, MetaAds, Configure, false),
+    f("setMetaPixel", Action, MetaAds, Configure, false),
+    f("disconnectMeta", Mutation, MetaAds, Configure, false),
+    f("linkMetaAdAccount", Mutation, MetaAds, Configure, false),
+    f("unlinkMetaAdAccount", Mutation, MetaAds, Configure, false),
+    f("removeMetaPixel", Mutation, MetaAds, Configure, false),
+    f("setMetaEventMap", Mutation, MetaAds, Configure, false),
+    f("syncMetaNow", Mutation, MetaAds, Configure, false),
+];
+
+pub fn spec(name: &str) -> Option<&'static Spec> {
+    FUNCTIONS.iter().find(|s| s.name == name)
+}
+
+/// Decodes a function's arguments (an object; unknown fields refused).
+fn args<T: DeserializeOwned>(value: Value) -> Result<T> {
+    let value = if value.is_null() { Value::Object(Default::default()) } else { value };
+    if !value.is_object() {
+        return Err(Error::invalid("the arguments must be a JSON object"));
+    }
+    serde_json::from_value(value)
+        .map_err(|e| Error::invalid(format!("invalid arguments: {}", crate::http::errors::sanitize(&e.to_string()))))
+}
+
+fn json<T: Serialize>(v: T) -> Result<Value> {
+    serde_json::to_value(v).map_err(Error::internal)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoArgs {}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SiteArgs {
+    site_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct UpdateSiteArgs {
+    site_id: String,
+    name: Option<String>,
+    domains: Option<Vec<String>>,
+    timezone: Option<String>,
+    route_patterns: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ListLeadsArgs {
+    site_ids: Vec<String>,
+    from: i64,
+    to: i64,
+    ad_id: Option<String>,
+    before: Option<i64>,
+    before_lead_id: Option<String>,
+    limit: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JourneyArgs {
+    site_id: String,
+    lead_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct EventMapArgs {
+    site_id: String,
+    now: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MetaStatusArgs {
+    site_ids: Vec<String>,
+    now: Option<i64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConversionsArgs {
+    site_id: String,
+    limit: Option<i64>,
+    before: Option<i64>,
+    before_event_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ConnectArgs {
+    code: Option<SecretString>,
+    redirect_uri: Option<String>,
+    access_token: Option<SecretString>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SetPixelArgs {
+    site_id: String,
+    pixel_id: String,
+    access_token: Option<SecretString>,
+    enabled: Option<bool>,
+    test_event_code: Option<String>,
+    send_lead_event: Option<bool>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AccountArgs {
+    site_id: String,
+    ad_account_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SetEventMapArgs {
+    site_id: String,
+    columns: BTreeMap<String, Option<Value>>,
+    send_lead_event: Option<bool>,
+}
+
+/// `connectionStatus`: redacted (no connection, organization or owner ids).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionStatus {
+    /// `active`: a revoked or missing grant never gets this far.
+    pub status: &'static str,
+    pub protocol: &'static str,
+    pub capabilities: Vec<&'static str>,
+    pub site_count: usize,
+    pub permissions: Vec<&'static str>,
+}
+
+/// `listSites`: only these five fields.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteSummary {
+    pub site_id: String,
+    pub name: String,
+    pub currency: String,
+    pub timezone: String,
+    pub cookieless: bool,
+}
+
+/// `siteSettings` (and what `updateSite` answers): no owner.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteSettings {
+    pub name: String,
+    pub domains: Vec<String>,
+    pub timezone: String,
+    pub currency: String,
+    pub cookieless: bool,
+    pub route_patterns: Vec<String>,
+}
+
+impl From<sites::Site> for SiteSettings {
+    fn from(s: sites::Site) -> Self {
+        SiteSettings {
+            name: s.name,
+            domains: s.domains,
+            timezone: s.timezone,
+            currency: s.currency,
+            cookieless: s.cookieless,
+            route_patterns: s.route_patterns,
+        }
+    }
+}
+
+/// FED-12: the sites outside `scope` that `owner`'s links or pixels still feed.
+fn sites_fed_outside(conn: &mut AnyConnection, owner: &str, scope: &[String]) -> Result<Vec<String>> {
+    let mut outside: Vec<String> = meta_store::links_of_owner(conn, owner)?
+        .into_iter()
+        .map(|l| l.site_id)
+        .chain(meta_store::pixels_of_owner(conn, owner)?.into_iter().map(|p| p.site_id))
+        .filter(|s| !scope.contains(s))
+        .collect();
+    outside.sort();
+    outside.dedup();
+    Ok(outside)
+}
+
+fn ensure_owner_inside(conn: &mut AnyConnection, owner: &str, scope: &[String]) -> Result<()> {
+    let outside = sites_fed_outside(conn, owner, scope)?;
+    if outside.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new(
+        Code::FederationSiteDenied,
+        format!(
+            "this connection's Meta setup still feeds sites outside its grant ({}): unlink them on the host first",
+            outside.join(", ")
+        ),
+    ))
+}
+
+/// Runs `spec` for `caller` (None only for `manifest`).
+pub async fn run(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Value) -> Result<Value> {
+    let Some(caller) = caller else {
+        args::<NoArgs>(raw)?;
+        return json(st.federation.manifest());
+    };
+    let now = st.now();
+    match spec.name {
+        "connectionStatus" => {
+            args::<NoArgs>(raw)?;
+            json(ConnectionStatus {
+                status: "active",
+                protocol: super::PROTOCOL,
+                capabilities: st.federation.capabilities(),
+                site_count: caller.sites.len(),
+                permissions: caller.permissions.clone(),
+            })
+        }
+        "listSites" => {
+            args::<NoArgs>(raw)?;
+            let ids = caller.sites.clone();
+            let rows = st.db.run(move |c| sites::require_many(c, &ids)).await?;
+            json(
+                rows.into_iter()
+                    .map(|r| SiteSummary {
+                        site_id: r.id,
+                        name: r.name,
+                        currency: r.currency,
+                        timezone: r.timezone,
+                        cookieless: r.cookieless,
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        "siteSettings" => {
+            let a: SiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(SiteSettings::from(st.db.run(move |c| sites::get(c, &a.site_id)).await?))
+        }
+        "updateSite" => {
+            let a: UpdateSiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            // Only name, domains, timezone and routePatterns: currency and cookieless stay outside.
+            let input = sites::UpdateSite {
+                name: a.name,
+                timezone: a.timezone,
+                domains: a.domains,
+                route_patterns: a.route_patterns,
+                currency: None,
+            };
+            sites::check_update(&input)?;
+            let site = st.db.write(move |c| sites::update(c, now, &a.site_id, input)).await?;
+            json(SiteSettings::from(site))
+        }
+        "leadsReport" => {
+            let a: LeadsReportArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            reports::check_report(&a)?;
+            let cap = st.config.report_row_cap;
+            json(st.db.run(move |c| reports::leads_report(c, a, cap)).await?)
+        }
+        "listLeads" => {
+            let a: ListLeadsArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            let q = leads::ListLeads {
+                site_ids: a.site_ids.join(","),
+                from: a.from,
+                to: a.to,
+                ad_id: a.ad_id,
+                before: a.before,
+                before_lead_id: a.before_lead_id,
+                limit: a.limit,
+            };
+            json(st.db.run(move |c| leads::list(c, q)).await?)
+        }
+        "leadJourney" => {
+            let a: JourneyArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(st.db.run(move |c| leads::journey(c, &a.site_id, &a.lead_id)).await?)
+        }
+        "leadsDaily" => {
+            let a: LeadsDailyArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            reports::check_daily(&a)?;
+            json(st.db.run(move |c| reports::leads_daily(c, a)).await?)
+        }
+        "metaStatus" => {
+            let a: MetaStatusArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            // FED-14: `own` marks what this connection made.
+            let input =
+                meta_status::MetaStatusArgs { site_ids: a.site_ids, now: a.now, owner_key: Some(caller.owner.clone()) };
+            Ok((*meta_status::status_cached(st, input).await?).clone())
+        }
+        "metaConversions" => {
+            let a: ConversionsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let rows = st
+                .db
+                .run(move |c| conversions::list(c, &a.site_id, a.limit, a.before, a.before_event_id.as_deref()))
+                .await?;
+            json(rows)
+        }
+        "metaUnlinkPreview" => {
+            let a: AccountArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(st.db.run(move |c| meta_sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await?)
+        }
+        "syncMetaNow" => {
+            let a: SiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let answer = st.db.write(move |c| meta_sync::sync_now(c, now, &a.site_id)).await?;
+            st.sync_changed();
+            json(answer)
+        }
+        "metaConnection" => {
+            args::<NoArgs>(raw)?;
+            let (owner, key, scope) = (caller.owner.clone(), st.secrets.clone(), caller.sites.clone());
+            let view = st.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?;
+            // FED-13: an account linked outside the grant shows no site, only that it is taken.
+            json(view.map(|mut v| {
+                scope_accounts(&mut v.ad_accounts, &scope);
+                v
+            }))
+        }
+        "metaEventMap" => {
+            let a: EventMapArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(st.db.run(move |c| pipeline::event_map(c, &a.site_id, a.now)).await?)
+        }
+        "connectMeta" => {
+            let a: ConnectArgs = args(raw)?;
+            check_owner_inside(st, caller).await?;
+            let listing = match (a.code, a.redirect_uri, a.access_token) {
+                (Some(code), Some(redirect_uri), None) => {
+                    connection::connect_with_code(st, &caller.owner, ConnectWithCode { code, redirect_uri }).await?
+                }
+                (None, None, Some(access_token)) => {
+                    connection::set_connection(st, &caller.owner, SetMetaConnection { access_token }).await?
+                }
+                _ => return Err(Error::invalid("give code and redirectUri (Facebook Login), or accessToken")),
+            };
+            st.sync_changed();
+            json(scoped_listing(listing, &caller.sites))
+        }
+        "refreshMetaAccounts" => {
+            args::<NoArgs>(raw)?;
+            check_owner_inside(st, caller).await?;
+            let listing = connection::refresh(st, &caller.owner).await;
+            st.sync_changed();
+            json(scoped_listing(listing?, &caller.sites))
+        }
+        "setMetaPixel" => {
+            let a: SetPixelArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            // FED-14: the connection's listing unless an accessToken is given; enabled unless told otherwise.
+            let input = SetSitePixel {
+                pixel_id: a.pixel_id,
+                owner_key: Some(caller.owner.clone()),
+                access_token: a.access_token,
+                enabled: a.enabled,
+                test_event_code: a.test_event_code,
+                send_lead_event: a.send_lead_event,
+                only_own: true,
+            };
+            json(links::set_pixel(st, &a.site_id, input).await?)
+        }
+        "disconnectMeta" => {
+            args::<NoArgs>(raw)?;
+            let (owner, scope) = (caller.owner.clone(), caller.sites.clone());
+            let removed = st
+                .db
+                .write(move |c| {
+                    ensure_owner_inside(c, &owner, &scope)?;
+                    connection::remove(c, &owner)
+                })
+                .await?;
+            st.sync_changed();
+            json(removed)
+        }
+        "linkMetaAdAccount" => {
+            let a: AccountArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let input =
+                LinkAdAccount { owner_key: caller.owner.clone(), ad_account_id: a.ad_account_id, only_own: true };
+            links::check_link(&input)?;
+            let link = st.db.write(move |c| links::link(c, now, &a.site_id, input)).await?;
+            st.sync_changed();
+            json(link)
+        }
+        "unlinkMetaAdAccount" => {
+            let a: AccountArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let owner = caller.owner.clone();
+            let removed = st.db.write(move |c| links::unlink(c, &a.site_id, &a.ad_account_id, Some(&owner))).await?;
+            st.sync_changed();
+            json(removed)
+        }
+        "removeMetaPixel" => {
+            let a: SiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let owner = caller.owner.clone();
+            json(st.db.write(move |c| links::remove_pixel(c, &a.site_id, Some(&owner))).await?)
+        }
+        "setMetaEventMap" => {
+            let a: SetEventMapArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let input = SetEventMap {
+                columns: a.columns,
+                send_lead_event: a.send_lead_event,
+                owner_key: Some(caller.owner.clone()),
+            };
+            json(st.db.write(move |c| pipeline::set_event_map(c, now, &a.site_id, input)).await?)
+        }
+        _ => Err(Error::not_found("no such federated function")),
+    }
+}
+
+/// The whole-owner writes' gate, read before Meta is called (FED-12).
+async fn check_owner_inside(st: &AppState, caller: &Caller) -> Result<()> {
+    let (owner, scope) = (caller.owner.clone(), caller.sites.clone());
+    st.db.run(move |c| ensure_owner_inside(c, &owner, &scope)).await
+}
+
+/// A listing as a federated caller sees it: accounts linked outside the grant
+/// show no site (FED-13).
+fn scoped_listing(mut listing: connection::Listing, scope: &[String]) -> connection::Listing {
+    scope_accounts(&mut listing.ad_accounts, scope);
+    listing
+}
+
+fn scope_accounts(accounts: &mut [connection::ListedAccount], scope: &[String]) {
+    for account in accounts {
+        let outside = account.linked_site_id.as_ref().is_some_and(|s| !scope.contains(s));
+        if outside {
+            account.linked_site_id = None;
+        }
+        account.linked_outside_scope = Some(outside);
+    }
+}

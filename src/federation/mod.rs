@@ -1,0 +1,239 @@
+//! The federated API: a central dashboard calls the host's functions with a
+//! short-lived JWT. This module verifies the token (`jwt`), reads the local
+//! grant on every call (`grants`), applies the runbook's gates in order and
+//! runs the function through the same `service` functions the host API calls
+//! (`functions`). The two transports (REST and Convex's wire format) live in
+//! `http::federation`; both end in [`call`].
+//!
+//! Gates, in order: the function exists (and the transport's kind matches) →
+//! `manifest` needs nothing → the JWT (FEDERATION_UNAUTHENTICATED,
+//! FEDERATION_ISSUER_MISMATCH, FEDERATION_INVALID_CLAIMS) → the grant
+//! (FEDERATION_CONNECTION_DENIED) → the capability (FEDERATION_INVALID_SCOPE)
+//! → a public token's surface (FEDERATION_PUBLIC_FORBIDDEN) → the configure
+//! scope (FEDERATION_CONFIGURE_FORBIDDEN) → the arguments and their sites
+//! (INVALID_ARGUMENT, FEDERATION_INVALID_SCOPE, FEDERATION_SITE_DENIED).
+
+pub mod functions;
+pub mod grants;
+pub mod jwt;
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::config::Config;
+use crate::error::{Code, Error, Result};
+use crate::service::validate;
+use crate::state::AppState;
+pub use functions::{Capability, Kind, Need, Spec};
+
+pub const PERM_READ: &str = "analytics:read";
+pub const PERM_CONFIGURE: &str = "analytics:configure";
+pub const PERM_PUBLIC: &str = "analytics:public";
+/// The protocol the manifest and connectionStatus name.
+pub const PROTOCOL: &str = "rastro-federation/1";
+
+/// The verifier and the capabilities this host serves.
+pub struct Federation {
+    pub verifier: jwt::Verifier,
+    leads: bool,
+    meta_ads: bool,
+}
+
+/// `manifest`: static metadata, served without auth.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Manifest {
+    pub protocol: &'static str,
+    pub capabilities: Vec<&'static str>,
+    pub functions: Vec<&'static str>,
+    pub limits: Limits,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Limits {
+    /// Most sites in a grant, a token or a request.
+    pub max_sites: usize,
+    /// Longest range of leadsReport and listLeads, in UTC days.
+    pub max_report_days: i64,
+    /// Longest range of leadsDaily, in UTC days.
+    pub max_daily_days: i64,
+    /// Largest listLeads page.
+    pub max_list_leads: i64,
+    /// Largest metaConversions page.
+    pub max_conversions: i64,
+    /// Most route patterns of a site (updateSite).
+    pub max_route_patterns: usize,
+}
+
+impl Federation {
+    pub fn new(config: &Config) -> Federation {
+        Federation {
+            verifier: jwt::Verifier::new(
+                &config.federation_issuer,
+                config.federation_audience.as_deref(),
+                config.federation_jwks.as_deref(),
+            ),
+            leads: config.federation_leads,
+            meta_ads: config.federation_meta_ads && config.federation_leads,
+        }
+    }
+
+    pub fn serves(&self, capability: Capability) -> bool {
+        match capability {
+            Capability::Core => true,
+            Capability::Leads => self.leads,
+            Capability::MetaAds => self.meta_ads,
+        }
+    }
+
+    pub fn capabilities(&self) -> Vec<&'static str> {
+        let mut caps = vec!["configure"];
+        if self.leads {
+            caps.push("leads");
+        }
+        if self.meta_ads {
+            caps.push("metaAds");
+        }
+        caps
+    }
+
+    pub fn manifest(&self) -> Manifest {
+        Manifest {
+            protocol: PROTOCOL,
+            capabilities: self.capabilities(),
+            functions: functions::FUNCTIONS.iter().filter(|f| self.serves(f.capability)).map(|f| f.name).collect(),
+            limits: Limits {
+                max_sites: validate::MAX_SITES,
+                max_report_days: crate::service::reports::REPORT_MAX_DAYS,
+                max_daily_days: crate::service::reports::DAILY_MAX_DAYS,
+                max_list_leads: 100,
+                max_conversions: 50,
+                max_route_patterns: 32,
+            },
+        }
+    }
+}
+
+/// An authorized caller: the token's connection inside its grant.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub connection_id: String,
+    /// The Meta owner this connection acts as: `rastro:connection:<connectionId>`.
+    pub owner: String,
+    pub public: bool,
+    /// The sites this caller may name: the grant's, or a public token's own.
+    pub sites: Vec<String>,
+    /// What the caller may do here (token and grant together).
+    pub permissions: Vec<&'static str>,
+}
+
+fn invalid_scope(message: &str) -> Error {
+    Error::new(Code::FederationInvalidScope, message)
+}
+
+impl Caller {
+    /// FED-05: 1–10 unique, well-formed sites (else INVALID_SCOPE), all inside the grant (else SITE_DENIED).
+    pub fn check_sites(&self, ids: &[String]) -> Result<()> {
+        if ids.is_empty() || ids.len() > validate::MAX_SITES {
+            return Err(invalid_scope("siteIds must list 1-10 sites"));
+        }
+        let mut seen = HashSet::new();
+        for id in ids {
+            if validate::site_id(id).is_err() {
+                return Err(invalid_scope("siteIds must be well-formed site ids"));
+            }
+            if !seen.insert(id.as_str()) {
+                return Err(invalid_scope("siteIds must not repeat a site"));
+            }
+        }
+        if ids.iter().any(|id| !self.sites.contains(id)) {
+            return Err(Error::new(Code::FederationSiteDenied, "a requested site is outside this connection's grant"));
+        }
+        Ok(())
+    }
+
+    pub fn check_site(&self, id: &str) -> Result<()> {
+        if validate::site_id(id).is_err() {
+            return Err(invalid_scope("siteId must be a well-formed site id"));
+        }
+        self.check_sites(&[id.to_string()])
+    }
+}
+
+/// Runs the federated function `name` for the holder of `token`; `via` is the
+/// kind the transport asked for (Convex's `/api/query|mutation|action`).
+pub async fn call(st: &AppState, token: Option<&str>, name: &str, via: Option<Kind>, args: Value) -> Result<Value> {
+    let spec = functions::spec(name).ok_or_else(|| Error::not_found("no such federated function"))?;
+    if let Some(kind) = via
+        && kind != spec.kind
+    {
+        return Err(Error::invalid(format!(
+            "rastroFederation:{} is a {}, not a {}",
+            spec.name,
+            spec.kind.as_str(),
+            kind.as_str()
+        )));
+    }
+    if spec.need == Need::Nothing {
+        return functions::run(st, None, spec, args).await;
+    }
+    let caller = authorize(st, token, spec).await?;
+    functions::run(st, Some(&caller), spec, args).await
+}
+
+/// The gates of a call that needs a token, in the module's order.
+pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Result<Caller> {
+    let token = token.ok_or_else(|| {
+        Error::new(Code::FederationUnauthenticated, "a Rastro token is required (Authorization: Bearer <JWT>)")
+    })?;
+    let fed = &st.federation;
+    let identity = fed.verifier.verify(token, st.now()).await?;
+    let (cid, org) = (identity.connection_id.clone(), identity.organization_id.clone());
+    let grant = st.db.run(move |c| grants::active(c, &cid, &org)).await?;
+    if !fed.serves(spec.capability) {
+        let what = if spec.capability == Capability::MetaAds { "Meta ads" } else { "leads" };
+        return Err(invalid_scope(&format!("This host does not connect {what}")));
+    }
+    let sites = if identity.public {
+        if !grant.permissions.contains(PERM_PUBLIC) {
+            return Err(Error::new(Code::FederationPublicForbidden, "this connection may not publish public links"));
+        }
+        if !spec.public {
+            return Err(Error::new(Code::FederationPublicForbidden, "a public link cannot call this function"));
+        }
+        let sites = identity.site_ids.clone().unwrap_or_default();
+        if sites.iter().any(|s| !grant.site_ids.contains(s)) {
+            return Err(Error::new(
+                Code::FederationSiteDenied,
+                "a public link's site is outside this connection's grant",
+            ));
+        }
+        sites
+    } else {
+        grant.site_ids.clone()
+    };
+    let configure = identity.permissions.contains(PERM_CONFIGURE) && grant.permissions.contains(PERM_CONFIGURE);
+    if spec.need == Need::Configure && !configure {
+        return Err(Error::new(
+            Code::FederationConfigureForbidden,
+            "configuring needs analytics:configure on the token and in the host's grant",
+        ));
+    }
+    let permissions = if identity.public {
+        vec![PERM_PUBLIC]
+    } else if configure {
+        vec![PERM_READ, PERM_CONFIGURE]
+    } else {
+        vec![PERM_READ]
+    };
+    Ok(Caller {
+        owner: crate::service::meta_connection::federated_owner(&identity.connection_id),
+        connection_id: identity.connection_id,
+        public: identity.public,
+        sites,
+        permissions,
+    })
+}

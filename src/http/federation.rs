@@ -1,0 +1,242 @@
+//! The federated API's two transports, with the same semantics (FED-16):
+//!
+//! 1. REST: `POST /federation/{name}` with the JSON args as body; 200 with the
+//!    value, or `{code, message}` with the status of API.md "Status codes".
+//! 2. Convex's HTTP function-call wire format, so `ConvexHttpClient` works
+//!    unchanged: `POST /api/query|mutation|action` (and `/api/function`, any
+//!    kind) with `{"path": "rastroFederation:<name>", "format":
+//!    "convex_encoded_json", "args": [{…}]}`; 200 `{"status": "success",
+//!    "value", "logLines"}`, or HTTP 560 `{"status": "error", "errorMessage",
+//!    "errorData": {"code"}, "logLines"}` which the client raises as a
+//!    `ConvexError` whose `data.code` is the code. A malformed envelope is a
+//!    plain 400.
+//!
+//! Both only decode and encode; `federation::call` does the rest.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::AppState;
+use super::errors::ErrorBody;
+use crate::error::{Code, Error, Result};
+use crate::federation::{self, Kind};
+
+/// Convex's status for a function that failed (`STATUS_CODE_UDF_FAILED`).
+pub const UDF_FAILED: u16 = 560;
+/// The module name dashboards call: `rastroFederation:<name>`.
+pub const MODULE: &str = "rastroFederation";
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/federation/manifest", web::get().to(manifest))
+        .route("/federation/{name}", web::post().to(call))
+        .route("/api/query", web::post().to(convex_query))
+        .route("/api/mutation", web::post().to(convex_mutation))
+        .route("/api/action", web::post().to(convex_action))
+        .route("/api/function", web::post().to(convex_function));
+}
+
+fn bearer(req: &HttpRequest) -> Option<&str> {
+    let value = req.headers().get(actix_web::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+async fn read_json(st: &AppState, body: web::Payload) -> Result<Value> {
+    let bytes = body
+        .to_bytes_limited(st.config.body_limit_bytes)
+        .await
+        .map_err(|_| Error::new(Code::PayloadTooLarge, "the request body is too large"))?
+        .map_err(|_| Error::invalid("unreadable request body"))?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    serde_json::from_slice(&bytes)
+        .map_err(|e| Error::invalid(format!("invalid JSON body: {}", super::errors::sanitize(&e.to_string()))))
+}
+
+/// manifest: protocol, capabilities, function names and limits. No auth.
+#[utoipa::path(get, path = "/federation/manifest", tag = "federation",
+    responses((status = 200, body = federation::Manifest)))]
+pub async fn manifest(st: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(st.federation.manifest())
+}
+
+/// A federated function by its seed name, the JSON args as body
+/// (`Authorization: Bearer <JWT>`; `manifest` needs none).
+#[utoipa::path(post, path = "/federation/{name}", tag = "federation", security(("federationJwt" = [])),
+    params(("name" = String, Path, description = "manifest, connectionStatus, listSites, siteSettings, updateSite, leadsReport, listLeads, leadJourney, leadsDaily, metaStatus, metaConversions, metaConnection, metaEventMap, metaUnlinkPreview, connectMeta, refreshMetaAccounts, setMetaPixel, disconnectMeta, linkMetaAdAccount, unlinkMetaAdAccount, removeMetaPixel, setMetaEventMap, syncMetaNow")),
+    request_body(content = Object, description = "The function's arguments"),
+    responses((status = 200, description = "The function's value"),
+        (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn call(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    name: web::Path<String>,
+    body: web::Payload,
+) -> Result<HttpResponse> {
+    let args = read_json(&st, body).await?;
+    let value = federation::call(&st, bearer(&req), &name.into_inner(), None, args).await?;
+    Ok(HttpResponse::Ok().json(value))
+}
+
+#[utoipa::path(post, path = "/api/query", tag = "federation", security(("federationJwt" = [])),
+    request_body(content = Object, description = r#"{"path": "rastroFederation:<name>", "format": "convex_encoded_json", "args": [{…}]}"#),
+    responses((status = 200, description = r#"{"status": "success", "value", "logLines"}"#),
+        (status = 560, description = r#"{"status": "error", "errorMessage", "errorData": {"code"}, "logLines"}"#),
+        (status = 400, body = ErrorBody)))]
+pub async fn convex_query(st: web::Data<AppState>, req: HttpRequest, body: web::Payload) -> HttpResponse {
+    convex(st, req, body, Some(Kind::Query)).await
+}
+
+#[utoipa::path(post, path = "/api/mutation", tag = "federation", security(("federationJwt" = [])),
+    request_body(content = Object, description = "As /api/query"),
+    responses((status = 200, description = "As /api/query"), (status = 560, description = "As /api/query")))]
+pub async fn convex_mutation(st: web::Data<AppState>, req: HttpRequest, body: web::Payload) -> HttpResponse {
+    convex(st, req, body, Some(Kind::Mutation)).await
+}
+
+#[utoipa::path(post, path = "/api/action", tag = "federation", security(("federationJwt" = [])),
+    request_body(content = Object, description = "As /api/query"),
+    responses((status = 200, description = "As /api/query"), (status = 560, description = "As /api/query")))]
+pub async fn convex_action(st: web::Data<AppState>, req: HttpRequest, body: web::Payload) -> HttpResponse {
+    convex(st, req, body, Some(Kind::Action)).await
+}
+
+/// Convex's any-kind endpoint: `args` is the object itself.
+#[utoipa::path(post, path = "/api/function", tag = "federation", security(("federationJwt" = [])),
+    request_body(content = Object, description = r#"{"path": "rastroFederation:<name>", "args": {…}}"#),
+    responses((status = 200, description = "As /api/query"), (status = 560, description = "As /api/query")))]
+pub async fn convex_function(st: web::Data<AppState>, req: HttpRequest, body: web::Payload) -> HttpResponse {
+    convex(st, req, body, None).await
+}
+
+/// A decoded Convex call: the function's name and its args.
+#[derive(Debug)]
+struct ConvexCall {
+    name: String,
+    args: Value,
+}
+
+/// Reads `{path, format?, args}`; `args` is `[{…}]` (or `[]`) on the kind
+/// endpoints and the object itself on `/api/function`.
+fn decode_envelope(body: Value, any_kind: bool) -> Result<ConvexCall> {
+    let Value::Object(mut envelope) = body else {
+        return Err(Error::invalid("the body must be {path, format, args}"));
+    };
+    let path = match envelope.remove("path") {
+        Some(Value::String(p)) => p,
+        _ => return Err(Error::invalid("path must be \"rastroFederation:<name>\"")),
+    };
+    let (module, name) = path.split_once(':').unwrap_or(("", ""));
+    let module = module.strip_suffix(".js").unwrap_or(module);
+    if module != MODULE || name.is_empty() {
+        return Err(Error::not_found("no such function: rastrod serves rastroFederation:<name>"));
+    }
+    match envelope.remove("format") {
+        None => {}
+        Some(Value::String(f)) if f == "convex_encoded_json" || f == "json" => {}
+        Some(_) => return Err(Error::invalid("format must be convex_encoded_json")),
+    }
+    let args = match envelope.remove("args") {
+        None | Some(Value::Null) => Value::Object(Default::default()),
+        Some(Value::Array(mut items)) if !any_kind && items.len() <= 1 => {
+            items.pop().unwrap_or_else(|| Value::Object(Default::default()))
+        }
+        Some(v @ Value::Object(_)) if any_kind => v,
+        Some(_) => return Err(Error::invalid("args must be a one-element array holding the arguments object")),
+    };
+    Ok(ConvexCall { name: name.to_string(), args: from_convex(args)? })
+}
+
+/// Convex's encoded JSON: `{"$integer": <base64 i64 LE>}` and
+/// `{"$float": <base64 f64 LE>}` become numbers; other `$` objects are refused.
+fn from_convex(v: Value) -> Result<Value> {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    Ok(match v {
+        Value::Array(items) => Value::Array(items.into_iter().map(from_convex).collect::<Result<_>>()?),
+        Value::Object(map) => {
+            if map.len() == 1
+                && let Some((k, Value::String(s))) = map.iter().next()
+                && k.starts_with('$')
+            {
+                let bytes: [u8; 8] = b64
+                    .decode(s)
+                    .ok()
+                    .and_then(|b| b.try_into().ok())
+                    .ok_or_else(|| Error::invalid("a Convex-encoded number is malformed"))?;
+                return match k.as_str() {
+                    "$integer" => Ok(json!(i64::from_le_bytes(bytes))),
+                    "$float" => serde_json::Number::from_f64(f64::from_le_bytes(bytes))
+                        .map(Value::Number)
+                        .ok_or_else(|| Error::invalid("NaN and infinities are not arguments here")),
+                    _ => Err(Error::invalid("this Convex value type is not an argument here")),
+                };
+            }
+            if map.keys().any(|k| k.starts_with('$')) {
+                return Err(Error::invalid("field names must not start with $"));
+            }
+            Value::Object(map.into_iter().map(|(k, v)| Ok((k, from_convex(v)?))).collect::<Result<_>>()?)
+        }
+        other => other,
+    })
+}
+
+async fn convex(st: web::Data<AppState>, req: HttpRequest, body: web::Payload, kind: Option<Kind>) -> HttpResponse {
+    let decoded = match read_json(&st, body).await.and_then(|b| decode_envelope(b, kind.is_none())) {
+        Ok(c) => c,
+        Err(e) if e.code == Code::NotFound => return udf_error(&e),
+        Err(e) => return actix_web::ResponseError::error_response(&e),
+    };
+    match federation::call(&st, bearer(&req), &decoded.name, kind, decoded.args).await {
+        Ok(value) => HttpResponse::Ok().json(json!({"status": "success", "value": value, "logLines": []})),
+        Err(e) => udf_error(&e),
+    }
+}
+
+/// A function's failure as Convex answers it; the client raises a ConvexError.
+fn udf_error(e: &Error) -> HttpResponse {
+    let status = StatusCode::from_u16(UDF_FAILED).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    HttpResponse::build(status).json(json!({
+        "status": "error",
+        "errorMessage": e.message,
+        "errorData": {"code": e.code.as_str()},
+        "logLines": [],
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelopes_decode_like_convex() {
+        let c = decode_envelope(
+            json!({"path": "rastroFederation:leadsReport", "format": "convex_encoded_json", "args": [{"a": 1}]}),
+            false,
+        )
+        .unwrap();
+        assert_eq!((c.name.as_str(), c.args), ("leadsReport", json!({"a": 1})));
+        let c = decode_envelope(json!({"path": "rastroFederation.js:manifest", "args": []}), false).unwrap();
+        assert_eq!(c.args, json!({}));
+        let c = decode_envelope(json!({"path": "rastroFederation:manifest", "args": {"x": 1}}), true).unwrap();
+        assert_eq!(c.args, json!({"x": 1}));
+        assert!(decode_envelope(json!({"path": "other:manifest", "args": []}), false).is_err());
+        assert!(decode_envelope(json!({"path": "rastroFederation:x", "args": [{}, {}]}), false).is_err());
+        assert!(decode_envelope(json!({"path": "rastroFederation:x", "format": "xml"}), false).is_err());
+    }
+
+    #[test]
+    fn encoded_numbers_become_json_numbers() {
+        let b64 = base64::engine::general_purpose::STANDARD;
+        let int = b64.encode(42i64.to_le_bytes());
+        let v = from_convex(json!({"limit": {"$integer": int}, "x": [1.5]})).unwrap();
+        assert_eq!(v, json!({"limit": 42, "x": [1.5]}));
+        let nan = b64.encode(f64::NAN.to_le_bytes());
+        assert!(from_convex(json!({"$float": nan})).is_err());
+        assert!(from_convex(json!({"$bytes": "AA=="})).is_err());
+        assert!(from_convex(json!({"$weird": 1, "b": 2})).is_err());
+    }
+}
