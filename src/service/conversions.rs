@@ -620,6 +620,11 @@ pub fn list(
     let lead_ids: Vec<String> = rows.iter().filter_map(|r| r.lead_id.clone()).collect();
     let leads: HashMap<String, store::LeadFacts> =
         store::lead_facts(conn, &lead_ids)?.into_iter().map(|l| (l.id.clone(), l)).collect();
+    let ad_ids: Vec<String> = leads.values().map(|l| l.ad_id.clone()).filter(|a| !a.is_empty()).collect();
+    let catalog: HashMap<String, String> = crate::store::sync::catalog_of(conn, &ad_ids)?
+        .into_iter()
+        .filter_map(|c| c.name.map(|n| (c.ad_id, n)))
+        .collect();
     let names = super::names::Names::load(conn, &[site_id.to_string()])?;
     Ok(rows
         .into_iter()
@@ -628,7 +633,7 @@ pub fn list(
             let ad_id = lead.map(|l| l.ad_id.clone()).filter(|a| !a.is_empty());
             let ad_name = ad_id
                 .as_deref()
-                .and_then(|a| names.get(site_id, "ad", a))
+                .and_then(|a| catalog.get(a).cloned().or_else(|| names.get(site_id, "ad", a)))
                 .or_else(|| lead.and_then(|l| l.ad_name.clone()));
             ConversionRow {
                 value_cents: if r.event_name == PURCHASE { r.value_cents } else { None },
@@ -776,5 +781,135 @@ mod tests {
         let s =
             SendSettings { batch_max: 10, lease_ms: 900_000, max_age_ms: 7 * DAY_MS, steps_ms: vec![60_000, 600_000] };
         assert_eq!(s.max_attempts(), 3);
+    }
+
+    fn temp_db(name: &str) -> (crate::db::Db, std::path::PathBuf) {
+        let dir = std::env::temp_dir().join(format!("rastrod-capi-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let url = format!("sqlite://{}", dir.join("t.db").display());
+        (crate::db::Db::open(&url, 2, 64, 1000).unwrap(), dir)
+    }
+
+    fn seed(conn: &mut AnyConnection) -> Result<ConnectionRow> {
+        crate::store::sites::insert(
+            conn,
+            &crate::store::sites::SiteRow {
+                id: "s1".into(),
+                name: "S".into(),
+                currency: "BRL".into(),
+                timezone: "UTC".into(),
+                owner_id: "o".into(),
+                domains: "[]".into(),
+                route_patterns: "[]".into(),
+                cookieless: false,
+                send_lead_event: false,
+                created_at: 0,
+                updated_at: 0,
+            },
+        )?;
+        let connection = ConnectionRow {
+            owner_key: "agency".into(),
+            sealed_token: "v1:x:y".into(),
+            token_version: 2,
+            source: "token".into(),
+            authorized_by_id: None,
+            authorized_by_name: None,
+            authorized_at: 0,
+            expires_at: None,
+            expiring_soon: false,
+            invalid_since: None,
+            last_error: None,
+            created_at: 0,
+            updated_at: 0,
+        };
+        meta_store::put_connection(conn, &connection)?;
+        meta_store::put_pixel(
+            conn,
+            &meta_store::PixelRow {
+                site_id: "s1".into(),
+                pixel_id: "1".into(),
+                name: None,
+                source: "connection".into(),
+                owner_key: Some("agency".into()),
+                sealed_token: None,
+                token_version: 1,
+                enabled: true,
+                test_event_code: None,
+                stopped_reason: None,
+                last_error: None,
+                created_at: 0,
+                updated_at: 0,
+            },
+        )?;
+        store::insert(
+            conn,
+            &store::ConversionRow {
+                event_id: "e1".into(),
+                site_id: "s1".into(),
+                lead_id: None,
+                event_name: LEAD.into(),
+                event_time: 0,
+                value_cents: None,
+                currency: None,
+                status: PENDING.into(),
+                attempts: 0,
+                due_at: Some(0),
+                lease_owner: None,
+                lease_until: None,
+                ph: Some("a".repeat(64)),
+                external_id: None,
+                last_error: None,
+                created_at: 0,
+                updated_at: 0,
+                sent_at: None,
+            },
+        )?;
+        store::take_lease(conn, &["e1".to_string()], "run", 1000, 0)?;
+        Ok(connection)
+    }
+
+    // rule: CAPI-09
+    /// A refusal of a token that is no longer the stored one (a new one was
+    /// pasted while the send was in flight) stops nothing, and the event goes
+    /// again at once with its attempt given back; a refusal of the stored token
+    /// fails it and marks the connection invalid, stopping its pixel.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_refusal_stops_only_the_token_still_stored() {
+        let (db, dir) = temp_db("refused");
+        let stored = db.write(seed).await.unwrap();
+        let mut old = stored.clone();
+        old.token_version = 1;
+        let ids = vec!["e1".to_string()];
+        let (ids2, old2) = (ids.clone(), TokenSource::Connection(Box::new(old)));
+        let r = db.write(move |c| record_refused(c, "s1", &ids2, "run", &old2, 5)).await.unwrap();
+        assert_eq!(r, Round::default());
+        let (row, conn) = db
+            .run(|c| Ok((store::find(c, "e1")?.unwrap(), meta_store::connection(c, "agency")?.unwrap())))
+            .await
+            .unwrap();
+        assert_eq!((row.status.as_str(), row.attempts, row.due_at, row.lease_owner), ("pending", 0, Some(5), None));
+        assert!(conn.invalid_since.is_none(), "a token pasted meanwhile keeps sending");
+
+        db.write(|c| Ok(store::take_lease(c, &["e1".to_string()], "run2", 2000, 5)?)).await.unwrap();
+        let current = TokenSource::Connection(Box::new(stored));
+        let r = db.write(move |c| record_refused(c, "s1", &ids, "run2", &current, 6)).await.unwrap();
+        assert_eq!(r.failed, 1);
+        let (row, conn, pixel) = db
+            .run(|c| {
+                Ok((
+                    store::find(c, "e1")?.unwrap(),
+                    meta_store::connection(c, "agency")?.unwrap(),
+                    meta_store::pixel(c, "s1")?.unwrap(),
+                ))
+            })
+            .await
+            .unwrap();
+        assert_eq!(row.status, FAILED);
+        assert!(row.last_error.unwrap().starts_with(META_TOKEN_INVALID));
+        assert!(row.ph.is_none());
+        assert_eq!(conn.invalid_since, Some(6));
+        assert_eq!(pixel.stopped_reason.as_deref(), Some(META_TOKEN_INVALID));
+        db.close();
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -726,3 +726,216 @@ capi_test!(reads_page_newest_first_and_counters_follow_the_queue_and_removals, |
     let c = counters(&app, Some(T0 + 5000)).await;
     assert_eq!((c.pending, c.sent, c.sent_today), (0, 3, Some(3)));
 });
+
+/// The crash test's processes, killed on drop whatever happens.
+struct Proc(std::process::Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A pseudo-random number below `n` (the kills' moments), from the system's random source.
+fn random_below(n: u64) -> u64 {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).unwrap();
+    u64::from_le_bytes(b) % n
+}
+
+async fn wait_for(http: &reqwest::Client, url: &str) {
+    for _ in 0..200 {
+        if http.get(url).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{url} did not come up");
+}
+
+fn sqlite_count(path: &std::path::Path, sql: &str) -> i64 {
+    use diesel::{Connection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+    }
+    let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+    diesel::sql_query(sql).load::<N>(&mut c).unwrap()[0].n
+}
+
+// rule: CAPI-08, CAPI-11, CAPI-04, FAKE-06
+// The crash test: the real binary is SIGKILLed at random moments (six times)
+// while thousands of conversions are queued and sent to the fake Graph running
+// on its own (so its delivery counts survive), and restarted each time. With
+// the leases and retry steps shortened, every conversion ends sent or failed
+// with a reason, no hash stays in an ended row, and every repeat delivery
+// carries the same event_id and event_name (Meta deduplicates on them).
+#[actix_web::test]
+async fn sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids() {
+    const LEADS: usize = 3000;
+    const KILLS: usize = 6;
+    let bin = env!("CARGO_BIN_EXE_rastrod");
+    let http = reqwest::Client::new();
+    let fake_port = free_port();
+    let fake_base = format!("http://127.0.0.1:{fake_port}");
+    let _fake = Proc(
+        std::process::Command::new(bin)
+            .args(["fake-graph", "--listen", &format!("127.0.0.1:{fake_port}")])
+            .env("RASTRO_LOG", "error")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(&http, &format!("{fake_base}/__fake/deliveries")).await;
+
+    let db = TestDb::sqlite();
+    let path = db.sqlite_path().unwrap();
+    let key = generate_key();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let start = || {
+        Proc(
+            std::process::Command::new(bin)
+                .arg("serve")
+                .env("RASTRO_DATABASE_URL", &db.url)
+                .env("RASTRO_HOST_API_KEY", HOST_KEY)
+                .env("RASTRO_LISTEN", format!("127.0.0.1:{port}"))
+                .env("RASTRO_SECRETS_KEY", &key)
+                .env("RASTRO_META_GRAPH_URL", &fake_base)
+                .env("RASTRO_CAPI_ATTEMPT_LEASE", "1500ms")
+                .env("RASTRO_CAPI_RETRY_STEPS", "200ms,400ms")
+                .env("RASTRO_CAPI_SWEEP_INTERVAL", "1s")
+                .env("RASTRO_CAPI_BATCH_MAX", "50")
+                .env("RASTRO_META_REQUEST_TIMEOUT", "1s")
+                .env("RASTRO_LOG", "error")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let call = |method: reqwest::Method, path: String, body: Value| {
+        let (http, url) = (http.clone(), format!("{base}{path}"));
+        async move { http.request(method, url).bearer_auth(HOST_KEY).json(&body).send().await }
+    };
+    let started = std::time::Instant::now();
+    let mut daemon = start();
+    wait_for(&http, &format!("{base}/health")).await;
+    let ok = |r: Result<reqwest::Response, reqwest::Error>| r.is_ok_and(|r| r.status().is_success());
+    assert!(ok(call(
+        reqwest::Method::POST,
+        "/v1/sites".into(),
+        json!({"siteId": SITE, "name": "Loja X",
+        "currency": "BRL", "timezone": "America/Sao_Paulo", "ownerId": "o1"})
+    )
+    .await));
+    assert!(ok(call(
+        reqwest::Method::PUT,
+        format!("/v1/meta/owners/{OWNER}/connection"),
+        json!({"accessToken": "crash-test-token"})
+    )
+    .await));
+    assert!(ok(call(
+        reqwest::Method::PUT,
+        format!("/v1/sites/{SITE}/pixel"),
+        json!({"ownerKey": OWNER, "pixelId": PIXEL, "sendLeadEvent": true})
+    )
+    .await));
+
+    // Each new lead with meta queues one Lead; the leads come in chunks, and
+    // after each chunk the daemon dies at a random moment while it sends.
+    let chunk = LEADS / KILLS;
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    for k in 0..KILLS {
+        let mut tasks = Vec::new();
+        for i in k * chunk..(k + 1) * chunk {
+            let body = json!({"leadKey": format!("crash-{i}"), "eventId": format!("crash-{i}-new"),
+                "occurredAt": now_ms, "origin": "ctwa_ad", "meta": meta(i)});
+            tasks.push(actix_web::rt::spawn(call(reqwest::Method::POST, format!("/v1/sites/{SITE}/leads"), body)));
+            if tasks.len() >= 64 {
+                for t in tasks.drain(..) {
+                    let _ = t.await;
+                }
+            }
+        }
+        // Kill while the last requests are still in flight, or a little after.
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(random_below(120))).await;
+        daemon.0.kill().unwrap();
+        daemon.0.wait().unwrap();
+        for t in tasks {
+            let _ = t.await;
+        }
+        daemon = start();
+        wait_for(&http, &format!("{base}/health")).await;
+    }
+
+    // Bounded real-time wait for the queue to drain (leases of 1.5 s, a sweep a second).
+    let pending = "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM conversions WHERE status = 'pending'";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    while sqlite_count(&path, pending) > 0 && std::time::Instant::now() < deadline {
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let _ = std::process::Command::new("kill").arg("-TERM").arg(daemon.0.id().to_string()).status();
+    let _ = daemon.0.wait();
+
+    let total = sqlite_count(&path, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM conversions");
+    let leads = sqlite_count(&path, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM leads");
+    assert_eq!(total, leads, "every stored lead queued its Lead");
+    assert!(total as usize >= LEADS / 2, "a few thousand conversions were queued ({total})");
+    assert_eq!(sqlite_count(&path, pending), 0, "none stuck pending");
+    assert_eq!(
+        sqlite_count(
+            &path,
+            "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM conversions WHERE status NOT IN ('sent', 'failed')"
+        ),
+        0
+    );
+    assert_eq!(
+        sqlite_count(
+            &path,
+            "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM conversions WHERE status = 'failed' AND last_error IS NULL"
+        ),
+        0,
+        "a failed conversion says why"
+    );
+    assert_eq!(
+        sqlite_count(
+            &path,
+            "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM conversions WHERE ph IS NOT NULL OR external_id IS NOT NULL"
+        ),
+        0,
+        "no hash survives in an ended row"
+    );
+    let sent = sqlite_count(&path, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM conversions WHERE status = 'sent'");
+
+    let deliveries: BTreeMap<String, u64> =
+        http.get(format!("{fake_base}/__fake/deliveries")).send().await.unwrap().json().await.unwrap();
+    let events: Vec<Value> = http.get(format!("{fake_base}/__fake/events")).send().await.unwrap().json().await.unwrap();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for e in &events {
+        let (id, name) = (e["event"]["event_id"].as_str().unwrap(), e["event"]["event_name"].as_str().unwrap());
+        let first = names.entry(id.to_string()).or_insert_with(|| name.to_string());
+        assert_eq!(first, name, "a repeat carries the same event_name");
+    }
+    let mut histogram: BTreeMap<u64, usize> = BTreeMap::new();
+    for n in deliveries.values() {
+        *histogram.entry(*n).or_default() += 1;
+    }
+    println!("deliveries per eventId ({} events):", deliveries.len());
+    for (id, n) in &deliveries {
+        println!("  {id} {n}");
+    }
+    println!(
+        "conversions {total}: sent {sent}, failed {}; events delivered once/twice/...: {histogram:?}; {:.1} s",
+        total - sent,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(deliveries.len() as i64 >= sent, "every sent conversion reached the fake at least once");
+}
