@@ -425,6 +425,11 @@ pub async fn refresh(st: &AppState, owner: &str) -> Result<Listing> {
                         return Err(Error::not_found("no Meta connection for this owner"));
                     };
                     if current.token_version == row.token_version {
+                        if current.invalid_since.is_some() {
+                            // Meta took the stored token again: it is no longer refused, and
+                            // realign resumes what the refusal stopped.
+                            store::set_connection_error(conn, &owner, current.token_version, None, None, now)?;
+                        }
                         store::replace_listing(conn, &owner, &fetched.accounts, &fetched.pixels)?;
                         realign(conn, &owner, now)?;
                     }

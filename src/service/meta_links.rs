@@ -99,6 +99,11 @@ pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcco
             return Err(Error::conflict("another owner linked this ad account"));
         }
         store::set_link_owner(conn, &input.ad_account_id, owner, now)?;
+        // It now feeds with the taker's token: stopped only if that connection is refused.
+        let stopped = connection.invalid_since.map(|_| meta_connection::META_TOKEN_INVALID);
+        if existing.stopped_reason.as_deref() != stopped {
+            store::set_link_stopped(conn, &input.ad_account_id, stopped, now)?;
+        }
         return Ok(store::link(conn, &input.ad_account_id)?.ok_or_else(|| Error::internal("link vanished"))?.into());
     }
     if store::count_links_of_site(conn, site_id)? >= MAX_LINKS_PER_SITE {

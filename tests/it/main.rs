@@ -15,3 +15,4 @@ mod ops;
 mod reports;
 mod shutdown;
 mod conversions;
+mod meta_connection;

@@ -2,8 +2,9 @@
 //! routes tests drive:
 //!
 //! * `POST /__fake/faults` `{"match", "kind", "times"?, "delayMs"?, "usagePct"?,
-//!   "regainMinutes"?, "badEventId"?}`: the next `times` (default 1) Graph
-//!   requests whose path contains `match` fail as `kind`. `reject_batch`
+//!   "regainMinutes"?, "badEventId"?, "skip"?}`: the next `times` (default 1)
+//!   Graph requests whose path contains `match` fail as `kind`, after the
+//!   first `skip` (default 0) such requests pass untouched. `reject_batch`
 //!   touches only `/events` batches holding `badEventId` and, without an
 //!   explicit `times`, lasts until `/__fake/reset`.
 //! * `GET /__fake/faults`: the faults still armed.
@@ -69,6 +70,9 @@ pub struct Fault {
     pub regain_minutes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bad_event_id: Option<String>,
+    /// Matching requests still to let through before the fault starts failing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,13 +131,20 @@ impl Control {
     /// `event_ids` are the event ids of an `/events` batch (empty elsewhere):
     /// a `reject_batch` fault only meets batches holding its `badEventId`.
     pub fn take_fault(&mut self, path: &str, event_ids: &[&str]) -> Option<Fault> {
-        let i = self.faults.iter().position(|f| {
-            path.contains(&f.path_match)
+        let i = self.faults.iter_mut().position(|f| {
+            let meets = path.contains(&f.path_match)
                 && f.times != Some(0)
                 && match f.kind {
                     FaultKind::RejectBatch => f.bad_event_id.as_deref().is_some_and(|bad| event_ids.contains(&bad)),
                     _ => true,
+                };
+            match &mut f.skip {
+                Some(skip) if meets && *skip > 0 => {
+                    *skip -= 1;
+                    false
                 }
+                _ => meets,
+            }
         })?;
         let fault = self.faults[i].clone();
         if let Some(t) = &mut self.faults[i].times {
@@ -244,6 +255,7 @@ mod tests {
             usage_pct: None,
             regain_minutes: None,
             bad_event_id: bad.map(Into::into),
+            skip: None,
         }
     }
 
@@ -260,5 +272,19 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(c.take_fault("/v25.0/1/events", &["good", "bad"]).unwrap().kind, FaultKind::RejectBatch);
         }
+    }
+
+    #[test]
+    fn skip_lets_the_first_matching_requests_pass() {
+        let mut c = Control::default();
+        c.faults.push(Fault { skip: Some(2), ..fault("/oauth/access_token", FaultKind::ServerError, Some(1), None) });
+        c.faults.push(fault("/oauth", FaultKind::Throttle, Some(1), None));
+        assert!(c.take_fault("/v25.0/me", &[]).is_none(), "a request that does not match skips nothing");
+        // The first matching request passes the skipping fault and meets the next one.
+        assert_eq!(c.take_fault("/v25.0/oauth/access_token", &[]).unwrap().kind, FaultKind::Throttle);
+        assert!(c.take_fault("/v25.0/oauth/access_token", &[]).is_none());
+        assert_eq!(c.take_fault("/v25.0/oauth/access_token", &[]).unwrap().kind, FaultKind::ServerError);
+        assert!(c.take_fault("/v25.0/oauth/access_token", &[]).is_none());
+        assert!(c.faults.is_empty());
     }
 }

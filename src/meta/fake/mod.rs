@@ -7,6 +7,10 @@
 //!   route like an expired token (code 190, subcode 463); no token is refused
 //!   with code 190 too. A token containing `rastro-fake-sample-token:<days>`
 //!   moves every date by `<days>` days (see [`sample`] for the shift).
+//! * A token containing `rastro-fake-accounts:<id>+<id>…` (ids `act_…`, the
+//!   prefix optional) is granted only those ad accounts: `GET /me/adaccounts`
+//!   lists only them and `GET /act_…/adspixels` of any other is a permission
+//!   error (code 200), as for a business that shared fewer accounts.
 //! * Login (`POST /oauth/access_token`, `GET /debug_token`): see [`login`].
 //! * Conversions (`POST /{pixel_id}/events`) are validated, counted per
 //!   `event_id` and kept in memory; nothing leaves the machine.

@@ -168,15 +168,22 @@ fn route(
     let list = |items: Vec<Value>| paginate(items, &q, req.query_string(), &self_url, MAX_LIMIT);
     match (method, rest) {
         ("GET", ["me"]) => Ok(select(json!({"id": SAMPLE_USER_ID, "name": SAMPLE_USER_NAME}), fields, &["id"])),
-        ("GET", ["me", "adaccounts"]) => {
-            list(sample::sample_accounts().iter().map(|a| select(account_json(a), fields, &["id"])).collect())
-        }
+        ("GET", ["me", "adaccounts"]) => list(
+            sample::sample_accounts()
+                .iter()
+                .filter(|a| grants(&token, a.id))
+                .map(|a| select(account_json(a), fields, &["id"]))
+                .collect(),
+        ),
         ("GET", [id]) if sample::account(id).is_some() => {
             Ok(select(account_json(sample::account(id).unwrap_or(&sample::sample_accounts()[0])), fields, &["id"]))
         }
         ("GET", [id]) if sample::pixel(id).is_some() => {
             let p = sample::pixel(id).map(pixel_json).unwrap_or_default();
             Ok(select(p, fields, &["id"]))
+        }
+        ("GET", [id, "adspixels"]) if sample::account(id).is_some() && !grants(&token, id) => {
+            Err(GraphError::permission())
         }
         ("GET", [id, "adspixels"]) if sample::account(id).is_some() => list(
             sample::sample_pixels()
@@ -197,6 +204,17 @@ fn route(
         (m, [id, ..]) => Err(GraphError::unsupported(m, id)),
         (m, []) => Err(GraphError::unsupported(m, "")),
     }
+}
+
+/// What a token holding `rastro-fake-accounts:<id>+<id>…` lists: only those
+/// ad accounts (`act_…`, the prefix optional). A token without it lists all.
+pub const ACCOUNTS_TOKEN_PREFIX: &str = "rastro-fake-accounts:";
+
+/// Whether `token` may read `account` (`act_…`).
+fn grants(token: &str, account: &str) -> bool {
+    let Some((_, rest)) = token.split_once(ACCOUNTS_TOKEN_PREFIX) else { return true };
+    let ids = rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '+')).next().unwrap_or("");
+    ids.split('+').any(|id| !id.is_empty() && (id == account || account.strip_prefix("act_") == Some(id)))
 }
 
 fn is_version(s: &str) -> bool {
@@ -436,6 +454,16 @@ mod tests {
         let mut e = good();
         e["user_data"]["ph"] = json!(["5511999990000"]);
         assert!(event_problem(&e).unwrap().contains("SHA-256"));
+    }
+
+    #[test]
+    fn a_token_can_list_some_accounts() {
+        assert!(grants("any-token", "act_1029384756"));
+        let t = "tok.rastro-fake-accounts:act_1029384756+2038475610.rastro-fake-sample-token:0";
+        assert!(grants(t, "act_1029384756"));
+        assert!(grants(t, "act_2038475610"));
+        assert!(!grants(t, "act_3047586921"));
+        assert!(!grants("rastro-fake-accounts:", "act_1029384756"));
     }
 
     #[test]
