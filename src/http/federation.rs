@@ -11,10 +11,13 @@
 //!    `ConvexError` whose `data.code` is the code. A malformed envelope is a
 //!    plain 400.
 //!
-//! Both only decode and encode; `federation::call` does the rest.
+//! Both only decode and encode; `federation::call` does the rest. Dashboards
+//! call from a browser on another origin with a bearer token (no cookies), so
+//! every answer allows any origin and `OPTIONS` answers the CORS preflight.
 
-use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::{Method, StatusCode};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use base64::Engine;
 use serde_json::{Value, json};
 
@@ -31,10 +34,28 @@ pub const MODULE: &str = "rastroFederation";
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/federation/manifest", web::get().to(manifest))
         .route("/federation/{name}", web::post().to(call))
+        .route("/federation/{name}", web::method(Method::OPTIONS).to(preflight))
         .route("/api/query", web::post().to(convex_query))
         .route("/api/mutation", web::post().to(convex_mutation))
         .route("/api/action", web::post().to(convex_action))
-        .route("/api/function", web::post().to(convex_function));
+        .route("/api/function", web::post().to(convex_function))
+        .route("/api/{kind}", web::method(Method::OPTIONS).to(preflight));
+}
+
+/// Any origin may call: the bearer token, not the origin, is the credential.
+fn cors(mut res: HttpResponse) -> HttpResponse {
+    res.headers_mut().insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    res
+}
+
+/// The CORS preflight of a browser dashboard.
+pub async fn preflight() -> HttpResponse {
+    HttpResponse::NoContent()
+        .insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"))
+        .insert_header((header::ACCESS_CONTROL_ALLOW_METHODS, "GET, POST, OPTIONS"))
+        .insert_header((header::ACCESS_CONTROL_ALLOW_HEADERS, "authorization, content-type, convex-client"))
+        .insert_header((header::ACCESS_CONTROL_MAX_AGE, "86400"))
+        .finish()
 }
 
 fn bearer(req: &HttpRequest) -> Option<&str> {
@@ -60,7 +81,7 @@ async fn read_json(st: &AppState, body: web::Payload) -> Result<Value> {
 #[utoipa::path(get, path = "/federation/manifest", tag = "federation",
     responses((status = 200, body = federation::Manifest)))]
 pub async fn manifest(st: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(st.federation.manifest())
+    cors(HttpResponse::Ok().json(st.federation.manifest()))
 }
 
 /// A federated function by its seed name, the JSON args as body
@@ -76,10 +97,15 @@ pub async fn call(
     req: HttpRequest,
     name: web::Path<String>,
     body: web::Payload,
-) -> Result<HttpResponse> {
-    let args = read_json(&st, body).await?;
-    let value = federation::call(&st, bearer(&req), &name.into_inner(), None, args).await?;
-    Ok(HttpResponse::Ok().json(value))
+) -> HttpResponse {
+    let outcome = match read_json(&st, body).await {
+        Ok(args) => federation::call(&st, bearer(&req), &name.into_inner(), None, args).await,
+        Err(e) => Err(e),
+    };
+    cors(match outcome {
+        Ok(value) => HttpResponse::Ok().json(value),
+        Err(e) => e.error_response(),
+    })
 }
 
 #[utoipa::path(post, path = "/api/query", tag = "federation", security(("federationJwt" = [])),
@@ -187,13 +213,13 @@ fn from_convex(v: Value) -> Result<Value> {
 async fn convex(st: web::Data<AppState>, req: HttpRequest, body: web::Payload, kind: Option<Kind>) -> HttpResponse {
     let decoded = match read_json(&st, body).await.and_then(|b| decode_envelope(b, kind.is_none())) {
         Ok(c) => c,
-        Err(e) if e.code == Code::NotFound => return udf_error(&e),
-        Err(e) => return actix_web::ResponseError::error_response(&e),
+        Err(e) if e.code == Code::NotFound => return cors(udf_error(&e)),
+        Err(e) => return cors(e.error_response()),
     };
-    match federation::call(&st, bearer(&req), &decoded.name, kind, decoded.args).await {
+    cors(match federation::call(&st, bearer(&req), &decoded.name, kind, decoded.args).await {
         Ok(value) => HttpResponse::Ok().json(json!({"status": "success", "value": value, "logLines": []})),
         Err(e) => udf_error(&e),
-    }
+    })
 }
 
 /// A function's failure as Convex answers it; the client raises a ConvexError.

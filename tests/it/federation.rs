@@ -998,6 +998,19 @@ fed_test!(the_convex_wire_format_is_convex_s, |fed| {
         let a = answer(req).await;
         assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{body}: {}", a.text);
     }
+    // Browser dashboards: the CORS preflight and any origin on every answer.
+    for path in ["/federation/listSites", "/api/query", "/api/mutation"] {
+        let req = fed.app.http.request(reqwest::Method::OPTIONS, format!("{}{path}", fed.app.base));
+        let res = req.header("origin", "https://www.amagerastro.com").send().await.unwrap();
+        assert_eq!(res.status().as_u16(), 204, "{path}");
+        let allowed = res.headers()["access-control-allow-headers"].to_str().unwrap().to_string();
+        assert!(allowed.contains("authorization") && allowed.contains("convex-client"), "{allowed}");
+    }
+    let res = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).send().await.unwrap();
+    assert_eq!((res.status().as_u16(), res.headers()["access-control-allow-origin"].to_str().unwrap()), (401, "*"));
+    let body = json!({"path": "rastroFederation:manifest", "args": [{}]});
+    let res = fed.app.http.post(format!("{}/api/query", fed.app.base)).body(body.to_string()).send().await.unwrap();
+    assert_eq!(res.headers()["access-control-allow-origin"], "*");
     // REST: an empty body is `{}`; a non-object is refused; the body limit holds.
     let req = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).bearer_auth(&admin);
     assert_eq!(answer(req).await.status, 200);
