@@ -149,7 +149,8 @@ pub fn due(conn: &mut AnyConnection, site_id: &str, now: i64, limit: usize) -> Q
         .filter(conversions::status.eq(PENDING))
         .filter(conversions::due_at.le(now))
         .filter(conversions::lease_until.is_null().or(conversions::lease_until.le(now)))
-        .order((conversions::due_at.asc(), conversions::event_id.asc()))
+        // The index's own order (site, status, due): LIMIT stops early on a long queue.
+        .order(conversions::due_at.asc())
         .limit(limit as i64)
         .select(ConversionRow::as_select())
         .load(conn)
@@ -180,10 +181,12 @@ pub fn take_lease(
         conversions::updated_at.eq(now),
     ))
     .execute(conn)?;
+    // By primary key: the lease owner has no index.
     conversions::table
+        .filter(conversions::event_id.eq_any(ids))
         .filter(conversions::lease_owner.eq(owner))
         .filter(conversions::status.eq(PENDING))
-        .order((conversions::due_at.asc(), conversions::event_id.asc()))
+        .order(conversions::due_at.asc())
         .select(ConversionRow::as_select())
         .load(conn)
 }

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 
 use rastrod::actors::pixel_sender;
 use rastrod::clock::Clock;
-use rastrod::crypto::generate_key;
+use rastrod::config::Secret;
+use rastrod::crypto::{Identity, generate_key};
 use rastrod::meta::fake::sample::LOJA_X;
 use rastrod::service::conversions::{self as capi, Round};
 use rastrod::store::conversions::{self as store, ConversionRow};
@@ -508,6 +509,29 @@ capi_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_t
     sale(&app, "c3", 500, "s3", meta(3)).await.ok();
     drain(&app).await;
     assert_eq!(deliveries(&app).get(&capi::event_id(&id3, "Purchase")), Some(&1));
+
+    // rule: FAKE-04
+    // The fake refuses a token containing `invalid` like an expired one (stored
+    // here straight in the row: setSitePixel would have refused it).
+    let key = app.state.secrets.clone().unwrap();
+    app.state
+        .db
+        .write(move |c| {
+            let mut p = meta_store::pixel(c, SITE)?.unwrap();
+            p.sealed_token = Some(key.seal(&Secret::new("own-token-invalid"), Identity::Pixel(SITE)));
+            p.token_version += 1;
+            meta_store::put_pixel(c, &p)?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let id4 = lead(&app, "c4", json!({})).await;
+    sale(&app, "c4", 500, "s4", meta(4)).await.ok();
+    drain(&app).await;
+    let r = row(&app, &capi::event_id(&id4, "Purchase")).await.unwrap();
+    assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
+    let p = app.state.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
 });
 
 // rule: CAPI-05
