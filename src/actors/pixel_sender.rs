@@ -54,6 +54,14 @@ pub fn notify_queued(state: &AppState, site_id: &str) {
     }
 }
 
+/// Tells the supervisor hashes left the queue outside a send (a removed lead):
+/// the WAL gets scrubbed soon. A no-op when the senders are not running.
+pub fn notify_erased(state: &AppState) {
+    if let Some(addr) = state.pixels.get() {
+        addr.do_send(Erased);
+    }
+}
+
 /// Runs everything due now through the supervisor; answers what was done.
 pub async fn drain(state: &AppState) -> Result<Round> {
     let addr = state.pixels.get().cloned().ok_or_else(|| Error::internal("the pixel senders are not running"))?;

@@ -140,7 +140,10 @@ pub async fn set_lead_stage(
     responses((status = 200, body = RemoveLeadAnswer), (status = 404, body = ErrorBody)))]
 pub async fn remove_lead(st: web::Data<AppState>, path: web::Path<LeadPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| leads::remove(c, &p.site_id, &p.lead_key)).await?))
+    let answer = st.db.write(move |c| leads::remove(c, &p.site_id, &p.lead_key)).await?;
+    // Its pending conversions went with it: scrub their hashes from SQLite's WAL too.
+    crate::actors::pixel_sender::notify_erased(&st);
+    Ok(HttpResponse::Ok().json(answer))
 }
 
 #[derive(Deserialize)]
