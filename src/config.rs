@@ -121,6 +121,8 @@ settings! {
         "per-ad spend rows read for the campaign tree before spendIncomplete";
     spend_day_row_cap: usize = "reports.spend_day_row_cap", "RASTRO_REPORT_SPEND_DAY_ROW_CAP", "12000", parse_usize_nonzero,
         "site-day spend rows read for the rest of a report before spendIncomplete";
+    read_cache_ttl: Duration = "reports.read_cache_ttl", "RASTRO_READ_CACHE_TTL", "2s", parse_duration,
+        "longest a polled read (meta.status) is served from cache; any write of this process ends it sooner";
     sync_live_interval: Duration = "sync.live_interval", "RASTRO_SYNC_LIVE_INTERVAL", "45m", parse_duration,
         "how often an account reads today and yesterday";
     sync_daily_hour: u32 = "sync.daily_hour", "RASTRO_SYNC_DAILY_HOUR", "4", parse_hour,

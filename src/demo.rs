@@ -229,10 +229,13 @@ pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()>
     use crate::service::{meta_connection, meta_links, meta_sync};
     let yesterday = chrono::DateTime::from_timestamp_millis(now - DAY_MS).unwrap_or_default().date_naive();
     let token = crate::meta::fake::sample_token_for_last_day(yesterday);
-    let input = meta_connection::SetMetaConnection { access_token: meta_connection::SecretString(crate::config::Secret::new(token)) };
+    let input = meta_connection::SetMetaConnection {
+        access_token: meta_connection::SecretString(crate::config::Secret::new(token)),
+    };
     meta_connection::set_connection(st, DEMO_OWNER, input).await?;
     for (site, account) in [("loja-x", "act_1029384756"), ("pet-mania", "act_2038475610")] {
-        let link = meta_links::LinkAdAccount { owner_key: DEMO_OWNER.into(), ad_account_id: account.into(), only_own: false };
+        let link =
+            meta_links::LinkAdAccount { owner_key: DEMO_OWNER.into(), ad_account_id: account.into(), only_own: false };
         st.db.write(move |c| meta_links::link(c, now, site, link)).await?;
     }
     let pixel = meta_links::SetSitePixel {

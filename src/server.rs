@@ -48,6 +48,7 @@ pub async fn run(state: AppState, listener: TcpListener) -> Result<()> {
         tracing::warn!("no host key set (RASTRO_HOST_API_KEY): the host API refuses every call");
     }
     crate::actors::pixel_sender::start_pixel_senders(&state);
+    crate::actors::start(&state);
     let app_state = state.clone();
     let server = HttpServer::new(move || build_app(app_state.clone()))
         .workers(workers)

@@ -23,6 +23,10 @@ pub struct AppState {
     pub graph: Arc<GraphClient>,
     /// None without `RASTRO_SECRETS_KEY`: connecting Meta is SECRETS_KEY_MISSING.
     pub secrets: Option<SecretsKey>,
+    /// Answers of polled reads (meta.status), valid until the next write.
+    pub reads: Arc<crate::service::read_cache::ReadCache>,
+    /// The account-sync supervisor, once the actors are started.
+    pub sync: Arc<std::sync::OnceLock<actix::Addr<crate::actors::supervisor::Supervisor>>>,
     /// The fake Graph API this process runs (`RASTRO_META_FAKE=true`), if any.
     pub fake: Option<Arc<crate::meta::fake::FakeGraph>>,
     /// The supervisor of the pixel senders, once started (`actors::pixel_sender::start_pixel_senders`).
@@ -46,13 +50,23 @@ impl AppState {
             graph,
             secrets,
             fake: None,
-            pixels: Arc::default(),
             federation,
+            pixels: Arc::default(),
+            sync: Default::default(),
+            reads: Default::default(),
         }
     }
 
     pub fn now(&self) -> i64 {
         self.clock.now_ms()
+    }
+
+    /// Tells the sync supervisor the links or tokens changed (a lost wake-up only
+    /// delays: the periodic sweep reads the same rows).
+    pub fn sync_changed(&self) {
+        if let Some(addr) = self.sync.get() {
+            addr.do_send(crate::actors::supervisor::Reconcile);
+        }
     }
 
     pub fn secrets(&self) -> Result<&SecretsKey> {

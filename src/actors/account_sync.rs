@@ -13,7 +13,7 @@ use tokio::sync::{Mutex, Semaphore};
 use crate::error::Result;
 use crate::service::meta_sync::{self, Outcome};
 use crate::state::AppState;
-use crate::store::sync as store;
+use crate::store::sync::{self as store, SyncRow};
 
 /// Runs at most this many times in a row (backfill blocks go back to back).
 const MAX_RUNS_IN_A_ROW: usize = 16;
@@ -25,53 +25,74 @@ pub struct AccountSync {
     /// One drain at a time per account in this process (the lease covers other processes).
     running: Arc<Mutex<()>>,
     timer: Option<SpawnHandle>,
+    /// The row's next due time when the supervisor started the actor.
+    first_due: i64,
+}
+
+/// What a drain did, and the account's row as the drain left it (read while the
+/// drain still holds the account, so the timer is set from it before another
+/// drain of this process can run).
+struct Drained {
+    outcomes: Result<Vec<Outcome>>,
+    row: Option<SyncRow>,
 }
 
 impl AccountSync {
-    pub fn new(ad_account_id: String, st: AppState, permits: Arc<Semaphore>) -> Self {
-        AccountSync { ad_account_id, st, permits, running: Arc::new(Mutex::new(())), timer: None }
+    pub fn new(ad_account_id: String, st: AppState, permits: Arc<Semaphore>, first_due: i64) -> Self {
+        AccountSync { ad_account_id, st, permits, running: Arc::new(Mutex::new(())), timer: None, first_due }
     }
 
-    fn drain(&self) -> impl Future<Output = Result<Vec<Outcome>>> + 'static {
+    fn drain(&self) -> impl Future<Output = Drained> + 'static {
         let (st, id, permits, running) =
             (self.st.clone(), self.ad_account_id.clone(), self.permits.clone(), self.running.clone());
         async move {
             let _one = running.lock().await;
-            let _permit = permits.acquire_owned().await.expect("the semaphore is never closed");
-            let mut outcomes = Vec::new();
-            while outcomes.len() < MAX_RUNS_IN_A_ROW {
-                let outcome = meta_sync::run(&st, &id).await?;
-                let again = matches!(outcome, Outcome::Synced(_));
-                outcomes.push(outcome);
-                if !again {
-                    break;
+            let outcomes = async {
+                let _permit = permits.acquire_owned().await.expect("the semaphore is never closed");
+                let mut outcomes = Vec::new();
+                while outcomes.len() < MAX_RUNS_IN_A_ROW {
+                    let outcome = meta_sync::run(&st, &id).await?;
+                    let again = matches!(outcome, Outcome::Synced(_));
+                    outcomes.push(outcome);
+                    if !again {
+                        break;
+                    }
                 }
+                Ok(outcomes)
             }
-            Ok(outcomes)
+            .await;
+            let row = st.db.run(move |c| Ok(store::get(c, &id)?)).await.ok().flatten();
+            Drained { outcomes, row }
         }
     }
 
-    /// Sets the timer for the row's next due time (or the end of another
-    /// process's lease); a Busy account is retried within a minute.
-    fn schedule(&mut self, ctx: &mut Context<Self>, busy: bool) {
-        let (st, id) = (self.st.clone(), self.ad_account_id.clone());
-        let read = async move { st.db.run(move |c| Ok(store::get(c, &id)?)).await };
-        ctx.spawn(read.into_actor(self).map(move |row, act, ctx| {
-            let Ok(Some(row)) = row else { return };
-            let now = act.st.now();
-            let mut at = row.next_run_at;
-            if let Some(until) = row.lease_until.filter(|u| *u > now) {
-                at = at.max(until);
-            }
-            let mut delay = Duration::from_millis((at - now).max(0) as u64);
-            if busy {
-                delay = delay.clamp(Duration::from_secs(1), Duration::from_secs(60));
-            }
-            if let Some(t) = act.timer.take() {
-                ctx.cancel_future(t);
-            }
-            act.timer = Some(ctx.notify_later(Wake, delay));
-        }));
+    /// Sets the timer for `next_run_at` (or the end of another process's
+    /// lease); a Busy account is retried within a minute.
+    fn arm(&mut self, ctx: &mut Context<Self>, next_run_at: i64, lease_until: Option<i64>, busy: bool) {
+        let now = self.st.now();
+        let mut at = next_run_at;
+        if let Some(until) = lease_until.filter(|u| *u > now) {
+            at = at.max(until);
+        }
+        let mut delay = Duration::from_millis((at - now).max(0) as u64);
+        if busy {
+            delay = delay.clamp(Duration::from_secs(1), Duration::from_secs(60));
+        }
+        if let Some(t) = self.timer.take() {
+            ctx.cancel_future(t);
+        }
+        self.timer = Some(ctx.notify_later(Wake, delay));
+    }
+
+    /// After a drain: the timer from the row it left.
+    fn rearm(&mut self, ctx: &mut Context<Self>, drained: &Drained) {
+        let busy = matches!(drained.outcomes.as_deref(), Ok([Outcome::Busy]));
+        if let Err(e) = &drained.outcomes {
+            tracing::warn!(ad_account = %self.ad_account_id, error = %e, "account sync run failed");
+        }
+        if let Some(row) = &drained.row {
+            self.arm(ctx, row.next_run_at, row.lease_until, busy);
+        }
     }
 }
 
@@ -80,7 +101,7 @@ impl Actor for AccountSync {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(4);
-        self.schedule(ctx, false);
+        self.arm(ctx, self.first_due, None, false);
     }
 }
 
@@ -93,13 +114,7 @@ impl Handler<Wake> for AccountSync {
     type Result = ();
 
     fn handle(&mut self, _: Wake, ctx: &mut Context<Self>) {
-        ctx.spawn(self.drain().into_actor(self).map(|outcomes, act, ctx| {
-            let busy = matches!(outcomes.as_deref(), Ok([Outcome::Busy]));
-            if let Err(e) = &outcomes {
-                tracing::warn!(ad_account = %act.ad_account_id, error = %e, "account sync run failed");
-            }
-            act.schedule(ctx, busy);
-        }));
+        ctx.spawn(self.drain().into_actor(self).map(|drained, act, ctx| act.rearm(ctx, &drained)));
     }
 }
 
@@ -112,9 +127,9 @@ impl Handler<RunNow> for AccountSync {
     type Result = ResponseActFuture<Self, Result<Vec<Outcome>>>;
 
     fn handle(&mut self, _: RunNow, _ctx: &mut Context<Self>) -> Self::Result {
-        Box::pin(self.drain().into_actor(self).map(|outcomes, act, ctx| {
-            act.schedule(ctx, false);
-            outcomes
+        Box::pin(self.drain().into_actor(self).map(|drained, act, ctx| {
+            act.rearm(ctx, &drained);
+            drained.outcomes
         }))
     }
 }

@@ -34,7 +34,8 @@ impl Supervisor {
         async move {
             st.db
                 .run(|c| {
-                    let active: Vec<String> = meta_store::active_links(c)?.into_iter().map(|l| l.ad_account_id).collect();
+                    let active: Vec<String> =
+                        meta_store::active_links(c)?.into_iter().map(|l| l.ad_account_id).collect();
                     let due: BTreeMap<String, i64> =
                         store::all(c)?.into_iter().map(|r| (r.ad_account_id, r.next_run_at)).collect();
                     Ok(active.into_iter().filter_map(|id| due.get(&id).map(|at| (id, *at))).collect())
@@ -43,8 +44,9 @@ impl Supervisor {
         }
     }
 
-    /// Makes the children match `wanted`, and wakes those due now.
-    fn apply(&mut self, wanted: BTreeMap<String, i64>) {
+    /// Makes the children match `wanted`, and wakes those due now (unless the
+    /// caller runs them itself, as `RunDue` does).
+    fn apply(&mut self, wanted: BTreeMap<String, i64>, wake_due: bool) {
         let now = self.st.now();
         self.children.retain(|id, addr| {
             let keep = wanted.contains_key(id) && addr.connected();
@@ -55,10 +57,10 @@ impl Supervisor {
         });
         for (id, next_run_at) in wanted {
             match self.children.get(&id) {
-                Some(addr) if next_run_at <= now => addr.do_send(Wake),
+                Some(addr) if wake_due && next_run_at <= now => addr.do_send(Wake),
                 Some(_) => {}
                 None => {
-                    let addr = AccountSync::new(id.clone(), self.st.clone(), self.permits.clone()).start();
+                    let addr = AccountSync::new(id.clone(), self.st.clone(), self.permits.clone(), next_run_at).start();
                     self.children.insert(id, addr);
                 }
             }
@@ -67,7 +69,7 @@ impl Supervisor {
 
     fn reconcile(&mut self, ctx: &mut Context<Self>) {
         ctx.spawn(Self::wanted(&self.st).into_actor(self).map(|wanted, act, _| match wanted {
-            Ok(w) => act.apply(w),
+            Ok(w) => act.apply(w, true),
             Err(e) => tracing::warn!(error = %e, "reconciling the account actors"),
         }));
         let st = self.st.clone();
@@ -126,7 +128,8 @@ impl Handler<RunDue> for Supervisor {
     fn handle(&mut self, _: RunDue, _ctx: &mut Context<Self>) -> Self::Result {
         Box::pin(Self::wanted(&self.st).into_actor(self).then(|wanted, act, _| {
             let result = wanted.map(|w| {
-                act.apply(w);
+                // No wake-up: a Wake's drain would run the due work ahead of RunNow and hide it from the answer.
+                act.apply(w, false);
                 act.children.iter().map(|(id, addr)| (id.clone(), addr.send(RunNow))).collect::<Vec<_>>()
             });
             async move {

@@ -47,6 +47,18 @@ fn proc_status_bytes(field: &str) -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
+/// CPU seconds (user + system) this process has used so far (`/proc/self/stat`, USER_HZ = 100).
+fn cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = s.rsplit_once(')')?.1;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some(f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?)
+        })
+        .map_or(0.0, |ticks| ticks / 100.0)
+}
+
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
@@ -244,6 +256,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
 
     // Queue every conversion with the senders stopped.
     let queue_start = Instant::now();
+    let queue_cpu = cpu_secs();
     let next = Rc::new(AtomicUsize::new(0));
     let errors = Rc::new(AtomicUsize::new(0));
     let first_error: Rc<std::cell::RefCell<Option<String>>> = Rc::default();
@@ -286,6 +299,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
         w.await?;
     }
     let queue_secs = queue_start.elapsed().as_secs_f64();
+    let queue_cpu = cpu_secs() - queue_cpu;
     let errors = errors.load(Ordering::Relaxed);
     if errors > 0 {
         return Err(format!(
@@ -297,7 +311,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
     let pending = count_pending(&state).await?;
     println!(
         "queue: {total} leads recorded in {queue_secs:.2} s = {:.0} leads/s ({pending} conversions pending), \
-         RSS {:.1} MiB",
+         {queue_cpu:.2} CPU s used, RSS {:.1} MiB",
         total as f64 / queue_secs,
         mib(proc_status_bytes("VmRSS"))
     );
@@ -307,6 +321,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
 
     // Deliver: start the senders, drain until the simulator has every event.
     let send_start = Instant::now();
+    let send_cpu = cpu_secs();
     pixel_sender::start_pixel_senders(&state);
     let deadline = Duration::from_secs(cli.timeout_secs);
     let mut drains = 0u32;
@@ -337,6 +352,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
         }
     }
     let send_secs = send_start.elapsed().as_secs_f64();
+    let send_cpu = cpu_secs() - send_cpu;
     let events = sim.events.load(Ordering::Relaxed);
     let posts = sim.event_posts.load(Ordering::Relaxed);
     let requests = sim.requests() - requests_before;
@@ -346,7 +362,9 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
     let peak = proc_status_bytes("VmHWM");
     println!(
         "send: {events} events delivered in {send_secs:.2} s = {rate:.0} events/s \
-         ({drains} drain(s); drains counted sent={sent} failed={failed}; {pending} still pending)"
+         ({drains} drain(s); drains counted sent={sent} failed={failed}; {pending} still pending); \
+         {send_cpu:.2} CPU s used (simulator included) = {:.0} events per CPU s",
+        events as f64 / send_cpu.max(0.01)
     );
     println!(
         "graph: {requests} requests during delivery ({posts} event POSTs), {per_request:.1} events per request \

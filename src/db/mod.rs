@@ -100,6 +100,8 @@ pub struct Db {
     pool: Pool,
     writer: Arc<Writer>,
     backend: Backend,
+    /// Bumped after every committed write: cached reads are valid while it stands still.
+    generation: Arc<std::sync::atomic::AtomicU64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +138,7 @@ impl Db {
             .build(manager.clone())
             .map_err(Error::from)?;
         let writer = Arc::new(Writer::start(first, manager, write_batch_max, write_queue_max));
-        Ok(Db { pool, writer, backend })
+        Ok(Db { pool, writer, backend, generation: Arc::default() })
     }
 
     pub fn backend(&self) -> Backend {
@@ -166,7 +168,14 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
-        self.writer.submit(f).await
+        let out = self.writer.submit(f).await;
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        out
+    }
+
+    /// Changes after every write this process committed (or tried to).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// SQLite: empties the WAL through the writer (a TRUNCATE checkpoint between

@@ -183,6 +183,76 @@ diesel::allow_tables_to_appear_in_same_query!(
 );
 
 diesel::table! {
+    account_syncs (ad_account_id) {
+        ad_account_id -> Text,
+        site_id -> Text,
+        next_run_at -> BigInt,
+        backfill_from -> Nullable<BigInt>,
+        backfill_until -> Nullable<BigInt>,
+        backfill_done -> Integer,
+        backfill_total -> Integer,
+        first_synced_at -> Nullable<BigInt>,
+        synced_through -> Nullable<BigInt>,
+        last_live_at -> Nullable<BigInt>,
+        last_daily_day -> Nullable<BigInt>,
+        last_weekly_day -> Nullable<BigInt>,
+        last_sync_at -> Nullable<BigInt>,
+        last_error -> Nullable<Text>,
+        fail_count -> Integer,
+        lease_run_id -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        sync_requested -> Bool,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    ad_spend (ad_account_id, day, ad_id) {
+        ad_account_id -> Text,
+        site_id -> Text,
+        day -> BigInt,
+        ad_id -> Text,
+        adset_id -> Text,
+        campaign_id -> Text,
+        spend_cents -> BigInt,
+        impressions -> BigInt,
+        clicks -> BigInt,
+    }
+}
+
+diesel::table! {
+    ad_catalog (ad_id) {
+        ad_id -> Text,
+        ad_account_id -> Text,
+        name -> Nullable<Text>,
+        adset_id -> Text,
+        adset_name -> Nullable<Text>,
+        campaign_id -> Text,
+        campaign_name -> Nullable<Text>,
+        ad_status -> Nullable<Text>,
+        creative_type -> Nullable<Text>,
+        thumbnail -> Nullable<Text>,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(account_syncs, ad_spend, ad_catalog, site_ad_accounts);
+
+diesel::table! {
+    federation_grants (connection_id) {
+        connection_id -> Text,
+        organization_id -> Text,
+        owner_id -> Text,
+        site_ids -> Text,
+        permissions -> Text,
+        revoked_at -> Nullable<BigInt>,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
     conversions (event_id) {
         event_id -> Text,
         site_id -> Text,
@@ -211,18 +281,5 @@ diesel::table! {
         day -> BigInt,
         event_name -> Text,
         sent -> BigInt,
-    }
-}
-
-diesel::table! {
-    federation_grants (connection_id) {
-        connection_id -> Text,
-        organization_id -> Text,
-        owner_id -> Text,
-        site_ids -> Text,
-        permissions -> Text,
-        revoked_at -> Nullable<BigInt>,
-        created_at -> BigInt,
-        updated_at -> BigInt,
     }
 }

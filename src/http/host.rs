@@ -222,8 +222,8 @@ pub async fn event_map(
 pub async fn leads_report(st: web::Data<AppState>, body: web::Json<LeadsReportArgs>) -> Result<HttpResponse> {
     let args = body.into_inner();
     reports::check_report(&args)?;
-    let cap = st.config.report_row_cap;
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| reports::leads_report(c, args, cap)).await?))
+    let caps = reports::Caps::from_config(&st.config);
+    Ok(HttpResponse::Ok().json(st.db.run(move |c| reports::leads_report(c, args, caps)).await?))
 }
 
 #[utoipa::path(post, path = "/v1/reports/leads-daily", tag = "host", security(("hostKey" = [])),

@@ -11,6 +11,8 @@ use crate::service::meta_connection::{
     self as connection, ConnectWithCode, ConnectionView, Listing, Removed, SetMetaConnection,
 };
 use crate::service::meta_links::{self as links, Link, LinkAdAccount, Pixel, SetSitePixel};
+use crate::service::meta_status::{MetaStatusArgs, SiteStatus};
+use crate::service::meta_sync::{self, SyncNowAnswer, UnlinkPreview};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/meta/owners/{ownerKey}/connection", web::put().to(set_meta_connection))
@@ -20,6 +22,9 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/meta/owners/{ownerKey}", web::delete().to(remove_meta_connection))
         .route("/sites/{siteId}/ad-accounts", web::post().to(link_site_ad_account))
         .route("/sites/{siteId}/ad-accounts/{adAccountId}", web::delete().to(unlink_site_ad_account))
+        .route("/sites/{siteId}/ad-accounts/{adAccountId}/unlink-preview", web::get().to(meta_unlink_preview))
+        .route("/sites/{siteId}/meta/sync", web::post().to(sync_meta_now))
+        .route("/meta/status", web::post().to(meta_status))
         .route("/sites/{siteId}/pixel", web::put().to(set_site_pixel))
         .route("/sites/{siteId}/pixel", web::delete().to(remove_site_pixel))
         .route("/federation/connections/{connectionId}/meta", web::delete().to(remove_federated_meta_connection));
@@ -34,7 +39,9 @@ pub async fn set_meta_connection(
     path: web::Path<String>,
     body: web::Json<SetMetaConnection>,
 ) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(connection::set_connection(&st, &path.into_inner(), body.into_inner()).await?))
+    let listing = connection::set_connection(&st, &path.into_inner(), body.into_inner()).await?;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(listing))
 }
 
 /// connectMetaWithCode: Facebook Login for Business; the code is used once and never stored.
@@ -46,7 +53,9 @@ pub async fn connect_meta_with_code(
     path: web::Path<String>,
     body: web::Json<ConnectWithCode>,
 ) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(connection::connect_with_code(&st, &path.into_inner(), body.into_inner()).await?))
+    let listing = connection::connect_with_code(&st, &path.into_inner(), body.into_inner()).await?;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(listing))
 }
 
 /// listMetaAdAccounts: reads the owner's ad accounts and pixels from Meta again.
@@ -54,7 +63,9 @@ pub async fn connect_meta_with_code(
     params(("ownerKey" = String, Path)),
     responses((status = 200, body = Listing), (status = 404, body = ErrorBody)))]
 pub async fn list_meta_ad_accounts(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(connection::refresh(&st, &path.into_inner()).await?))
+    let listing = connection::refresh(&st, &path.into_inner()).await;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(listing?))
 }
 
 /// metaConnection: null, or the status, who authorized, expiry and the listing. Never a token.
@@ -72,7 +83,9 @@ pub async fn meta_connection(st: web::Data<AppState>, path: web::Path<String>) -
     params(("ownerKey" = String, Path)), responses((status = 200, body = Removed)))]
 pub async fn remove_meta_connection(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let owner = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| connection::remove(c, &owner)).await?))
+    let removed = st.db.write(move |c| connection::remove(c, &owner)).await?;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(removed))
 }
 
 /// linkSiteAdAccount: one ad account feeds one site (CONFLICT otherwise).
@@ -87,7 +100,9 @@ pub async fn link_site_ad_account(
     let (site, input) = (path.into_inner(), body.into_inner());
     links::check_link(&input)?;
     let now = st.now();
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| links::link(c, now, &site, input)).await?))
+    let link = st.db.write(move |c| links::link(c, now, &site, input)).await?;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(link))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -116,8 +131,9 @@ pub async fn unlink_site_ad_account(
     q: web::Query<OwnerQuery>,
 ) -> Result<HttpResponse> {
     let (p, owner) = (path.into_inner(), q.into_inner().owner_key);
-    Ok(HttpResponse::Ok()
-        .json(st.db.write(move |c| links::unlink(c, &p.site_id, &p.ad_account_id, owner.as_deref())).await?))
+    let removed = st.db.write(move |c| links::unlink(c, &p.site_id, &p.ad_account_id, owner.as_deref())).await?;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(removed))
 }
 
 /// setSitePixel: `{ownerKey}` takes a pixel of that connection's listing; `{accessToken}` its own token.
@@ -154,5 +170,34 @@ pub async fn remove_federated_meta_connection(
     path: web::Path<String>,
 ) -> Result<HttpResponse> {
     let owner = connection::federated_owner(&path.into_inner());
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| connection::remove(c, &owner)).await?))
+    let removed = st.db.write(move |c| connection::remove(c, &owner)).await?;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(removed))
+}
+
+/// metaUnlinkPreview: what unlinking takes out of the site's reports.
+#[utoipa::path(get, path = "/v1/sites/{siteId}/ad-accounts/{adAccountId}/unlink-preview", tag = "meta",
+    security(("hostKey" = [])), params(("siteId" = String, Path), ("adAccountId" = String, Path)),
+    responses((status = 200, body = UnlinkPreview), (status = 404, body = ErrorBody)))]
+pub async fn meta_unlink_preview(st: web::Data<AppState>, path: web::Path<LinkPath>) -> Result<HttpResponse> {
+    let p = path.into_inner();
+    Ok(HttpResponse::Ok().json(st.db.run(move |c| meta_sync::unlink_preview(c, &p.site_id, &p.ad_account_id)).await?))
+}
+
+/// syncMetaNow: the site's accounts sync at once, or right after the run in flight.
+#[utoipa::path(post, path = "/v1/sites/{siteId}/meta/sync", tag = "meta", security(("hostKey" = [])),
+    params(("siteId" = String, Path)), responses((status = 200, body = SyncNowAnswer), (status = 404, body = ErrorBody)))]
+pub async fn sync_meta_now(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
+    let (site, now) = (path.into_inner(), st.now());
+    let answer = st.db.write(move |c| meta_sync::sync_now(c, now, &site)).await?;
+    st.sync_changed();
+    Ok(HttpResponse::Ok().json(answer))
+}
+
+/// metaStatus: per site, its ad accounts and their sync, the pixel, the conversions. Never a token.
+#[utoipa::path(post, path = "/v1/meta/status", tag = "meta", security(("hostKey" = [])), request_body = MetaStatusArgs,
+    responses((status = 200, body = Vec<SiteStatus>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn meta_status(st: web::Data<AppState>, body: web::Json<MetaStatusArgs>) -> Result<HttpResponse> {
+    let answer = crate::service::meta_status::status_cached(&st, body.into_inner()).await?;
+    Ok(HttpResponse::Ok().json(&*answer))
 }

@@ -43,6 +43,7 @@ pub fn build_app(
         .route("/health", web::get().to(ops::health))
         .route("/metrics", web::get().to(metrics::metrics_route))
         .route("/openapi.json", web::get().to(ops::openapi))
+        .route("/media/thumbnails/{name}", web::get().to(ops::thumbnail))
         .service(
             web::scope("/v1")
                 .wrap(from_fn(auth::require_host_key))

@@ -538,13 +538,38 @@ pub fn journey(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> Result
     sites::require(conn, site_id)?;
     let row = store::find(conn, site_id, lead_id)?.ok_or_else(|| Error::not_found("unknown lead"))?;
     let names = super::names::Names::load(conn, std::slice::from_ref(&row.site_id))?;
+    // The catalog sync's names win; the ids the lead lacks come from it too.
+    let cat = if row.ad_id.is_empty() {
+        None
+    } else {
+        crate::store::sync::catalog_of(conn, std::slice::from_ref(&row.ad_id))?.pop()
+    };
+    let adset_id =
+        Some(row.adset_id.clone()).filter(|s| !s.is_empty()).or_else(|| cat.as_ref().map(|c| c.adset_id.clone()));
+    let campaign_id =
+        Some(row.campaign_id.clone()).filter(|s| !s.is_empty()).or_else(|| cat.as_ref().map(|c| c.campaign_id.clone()));
+    let (adset_id, campaign_id) = (adset_id.unwrap_or_default(), campaign_id.unwrap_or_default());
+    let from_catalog = |level: &str| {
+        cat.as_ref().and_then(|c| match level {
+            "ad" => c.name.clone(),
+            "adset" if c.adset_id == adset_id => c.adset_name.clone(),
+            "campaign" if c.campaign_id == campaign_id => c.campaign_name.clone(),
+            _ => None,
+        })
+    };
     let ad = (!row.ad_id.is_empty()).then(|| JourneyAd {
         ad_id: row.ad_id.clone(),
-        ad_name: names.get(&row.site_id, "ad", &row.ad_id).or_else(|| row.ad_name.clone()),
-        adset_id: opt(&row.adset_id),
-        adset_name: names.get(&row.site_id, "adset", &row.adset_id).or_else(|| row.adset_name.clone()),
-        campaign_id: opt(&row.campaign_id),
-        campaign_name: names.get(&row.site_id, "campaign", &row.campaign_id).or_else(|| row.campaign_name.clone()),
+        ad_name: from_catalog("ad")
+            .or_else(|| names.get(&row.site_id, "ad", &row.ad_id))
+            .or_else(|| row.ad_name.clone()),
+        adset_id: opt(&adset_id),
+        adset_name: from_catalog("adset")
+            .or_else(|| names.get(&row.site_id, "adset", &adset_id))
+            .or_else(|| row.adset_name.clone()),
+        campaign_id: opt(&campaign_id),
+        campaign_name: from_catalog("campaign")
+            .or_else(|| names.get(&row.site_id, "campaign", &campaign_id))
+            .or_else(|| row.campaign_name.clone()),
     });
     let history = store::history(conn, &row.id)?
         .into_iter()

@@ -212,6 +212,14 @@ fn realign(conn: &mut AnyConnection, owner: &str, now: i64) -> Result<()> {
         let reason = (!accounts.contains(&link.ad_account_id)).then_some(AD_ACCOUNT_NOT_GRANTED);
         if link.stopped_reason.as_deref() != reason {
             store::set_link_stopped(conn, &link.ad_account_id, reason, now)?;
+            if reason.is_none()
+                && let Some(mut sync) = crate::store::sync::get(conn, &link.ad_account_id)?
+            {
+                sync.next_run_at = now;
+                sync.fail_count = 0;
+                sync.last_error = None;
+                crate::store::sync::save(conn, &sync)?;
+            }
         }
     }
     for pixel in store::pixels_of_owner(conn, owner)? {
@@ -478,6 +486,9 @@ pub fn view(
 /// every pixel it set (its own-token pixels included).
 pub fn remove(conn: &mut AnyConnection, owner: &str) -> Result<Removed> {
     check_owner_key(owner)?;
+    for link in store::links_of_owner(conn, owner)? {
+        crate::store::sync::delete(conn, &link.ad_account_id)?;
+    }
     let links = store::delete_links_of_owner(conn, owner)?;
     let pixels = store::delete_pixels_of_owner(conn, owner)?;
     let connection = store::delete_connection(conn, owner)?;

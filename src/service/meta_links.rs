@@ -126,6 +126,9 @@ pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcco
         updated_at: now,
     };
     store::insert_link(conn, &row)?;
+    // The sync's state row, in the same transaction: the supervisor starts its actor from it.
+    crate::store::sync::delete(conn, &row.ad_account_id)?;
+    crate::store::sync::insert(conn, &crate::store::sync::SyncRow::new(&row.ad_account_id, site_id, now))?;
     Ok(row.into())
 }
 
@@ -143,6 +146,9 @@ pub fn unlink(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str, owne
         return Err(Error::conflict("another owner linked this ad account"));
     }
     store::delete_link(conn, ad_account_id)?;
+    // The spend it fed leaves the reports now (they join on the link) and the
+    // rows themselves in scheduled batches (the supervisor's janitor).
+    crate::store::sync::delete(conn, ad_account_id)?;
     Ok(Removed { removed: true })
 }
 

@@ -3,7 +3,7 @@
 //! under the run's own id, and schedule the next run from the persisted state.
 //! The actor in `actors::account_sync` only decides when to call `run`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -87,6 +87,8 @@ struct Lease {
     sealed: Option<(String, i64)>,
     stopped: bool,
     expires_at: Option<i64>,
+    /// This run took over the lease of a run that outlived it (RUN_TIMEOUT).
+    replaced: bool,
 }
 
 async fn take_lease(st: &AppState, ad_account_id: &str) -> Result<Option<Lease>> {
@@ -97,7 +99,8 @@ async fn take_lease(st: &AppState, ad_account_id: &str) -> Result<Option<Lease>>
             let Some(link) = meta_store::link(c, &id)? else { return Ok(None) };
             let Some(mut sync) = store::take_lease(c, &id, &run_id, now, now + lease_ms)? else { return Ok(None) };
             // A run that outlived its lease was replaced: say so.
-            if sync.lease_run_id.is_some() && sync.lease_until.is_some_and(|u| u <= now) {
+            let replaced = sync.lease_run_id.is_some() && sync.lease_until.is_some_and(|u| u <= now);
+            if replaced {
                 sync.last_error = Some(format!("{RUN_TIMEOUT}: a run outlived its lease and was replaced"));
             }
             let connection = meta_store::connection(c, &link.owner_key)?;
@@ -108,6 +111,7 @@ async fn take_lease(st: &AppState, ad_account_id: &str) -> Result<Option<Lease>>
                 sealed: connection.as_ref().map(|k| (k.sealed_token.clone(), k.token_version)),
                 stopped: link.stopped_reason.is_some(),
                 expires_at: connection.and_then(|k| k.expires_at),
+                replaced,
                 sync,
             }))
         })
@@ -123,9 +127,17 @@ pub async fn run(st: &AppState, ad_account_id: &str) -> Result<Outcome> {
     let (today, _) = schedule::local_day(now, lease.tz);
     let mut state = state_of(&lease.sync);
     schedule::start_backfill_if_needed(&mut state, today, &cfg);
-    let due = if lease.stopped { None } else { schedule::due_run(&state, now, lease.tz, &cfg) };
+    // A back-off (or the schedule) set a later time: nothing is due before it.
+    let early = lease.sync.next_run_at > now;
+    let due = if lease.stopped || early { None } else { schedule::due_run(&state, now, lease.tz, &cfg) };
     let Some(plan) = due else {
-        let next = if lease.stopped { now + st.config.sync_retry_max.as_millis() as i64 } else { schedule::next_due(&state, now, lease.tz, &cfg) };
+        let next = if lease.stopped {
+            now + st.config.sync_retry_max.as_millis() as i64
+        } else if early {
+            lease.sync.next_run_at
+        } else {
+            schedule::next_due(&state, now, lease.tz, &cfg)
+        };
         finish(st, &lease, state, move |row| {
             row.next_run_at = next;
         })
@@ -141,7 +153,11 @@ pub async fn run(st: &AppState, ad_account_id: &str) -> Result<Outcome> {
         Err(e) if e.class == ErrorClass::TokenRefused => {
             let (owner, version) = (lease.owner.clone(), lease.sealed.as_ref().map_or(0, |s| s.1));
             let now = st.now();
-            st.db.write(move |c| meta_connection::mark_refused(c, &owner, version, now)).await?;
+            if !st.db.write(move |c| meta_connection::mark_refused(c, &owner, version, now)).await? {
+                // A new token was pasted meanwhile: nothing stops, it syncs at once.
+                finish(st, &lease, state, move |row| row.next_run_at = now).await?;
+                return Ok(Outcome::Dropped);
+            }
             fail(st, &lease, state, format!("{META_TOKEN_INVALID}: Meta refused the token"), Backoff::Stop).await
         }
         Err(e) if e.class == ErrorClass::Throttled => {
@@ -194,7 +210,12 @@ async fn fail(st: &AppState, lease: &Lease, state: schedule::State, why: String,
 }
 
 /// Releases the lease and saves the state, if the lease is still this run's.
-async fn finish(st: &AppState, lease: &Lease, state: schedule::State, edit: impl FnOnce(&mut SyncRow) + Send + 'static) -> Result<bool> {
+async fn finish(
+    st: &AppState,
+    lease: &Lease,
+    state: schedule::State,
+    edit: impl FnOnce(&mut SyncRow) + Send + 'static,
+) -> Result<bool> {
     let (id, run_id, now) = (lease.sync.ad_account_id.clone(), lease.run_id.clone(), st.now());
     let timeout_note = lease.sync.last_error.clone().filter(|e| e.starts_with(RUN_TIMEOUT));
     st.db
@@ -406,6 +427,7 @@ async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: R
     let (id, site, run_id, owner) =
         (lease.sync.ad_account_id.clone(), lease.sync.site_id.clone(), lease.run_id.clone(), lease.owner.clone());
     let truncated = read.truncated;
+    let timeout_note = lease.replaced.then(|| format!("{RUN_TIMEOUT}: a run outlived its lease and was replaced"));
     let written = st
         .db
         .write(move |c| {
@@ -419,9 +441,13 @@ async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: R
             }
             let (from_ms, until_ms) = (plan.from_day * DAY_MS, plan.until_day * DAY_MS);
             if truncated {
-                // Keep what came, replacing nothing Meta did not answer for.
-                for r in &read.spend {
-                    store::replace_spend(c, &id, r.day, r.day, std::slice::from_ref(r)).ok();
+                // Keep what came, replacing only the days Meta answered for.
+                let mut days: BTreeMap<i64, Vec<SpendRow>> = BTreeMap::new();
+                for r in read.spend {
+                    days.entry(r.day).or_default().push(r);
+                }
+                for (day, rows) in days {
+                    store::replace_spend(c, &id, day, day, &rows)?;
                 }
             } else {
                 store::replace_spend(c, &id, from_ms, until_ms, &read.spend)?;
@@ -433,7 +459,11 @@ async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: R
             apply_state(&mut row, &state);
             row.last_sync_at = Some(now);
             row.fail_count = 0;
-            row.last_error = truncated.then(|| format!("{META_TRUNCATED}: a day had more rows than Meta answers"));
+            row.last_error = if truncated {
+                Some(format!("{META_TRUNCATED}: a day had more rows than Meta answers"))
+            } else {
+                timeout_note
+            };
             row.next_run_at = next;
             row.lease_run_id = None;
             row.lease_until = None;
@@ -480,5 +510,11 @@ pub fn unlink_preview(conn: &mut AnyConnection, site_id: &str, ad_account_id: &s
         .filter(|l| l.site_id == site_id)
         .ok_or_else(|| Error::not_found("the ad account is not linked to this site"))?;
     let f = store::unlink_figures(conn, site_id, ad_account_id)?;
-    Ok(UnlinkPreview { spend_cents: f.spend_cents, currency: Some(link.currency), days: f.days, campaigns: f.campaigns, partial: false })
+    Ok(UnlinkPreview {
+        spend_cents: f.spend_cents,
+        currency: Some(link.currency),
+        days: f.days,
+        campaigns: f.campaigns,
+        partial: false,
+    })
 }

@@ -13,9 +13,12 @@ use crate::error::Result;
 
 const MAX_ENTRIES: usize = 4096;
 
+/// An answer with the write generation and the time it was computed at.
+type Entry = (u64, i64, Arc<Value>);
+
 #[derive(Default)]
 pub struct ReadCache {
-    entries: Mutex<HashMap<String, (u64, i64, Arc<Value>)>>,
+    entries: Mutex<HashMap<String, Entry>>,
 }
 
 impl ReadCache {

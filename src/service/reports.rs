@@ -365,7 +365,8 @@ fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String], spend: &R
                         }),
                     );
                     AdsetRow {
-                        name: catalog_name(spend, "adset", &adset_id).or_else(|| names.any(site_ids, "adset", &adset_id)),
+                        name: catalog_name(spend, "adset", &adset_id)
+                            .or_else(|| names.any(site_ids, "adset", &adset_id)),
                         adset_id: opt(&adset_id),
                         counters: s_counters,
                         ads: ad_rows,
@@ -376,7 +377,8 @@ fn build_tree(rows: Vec<GroupRow>, names: &Names, site_ids: &[String], spend: &R
                 x.adset_id.is_none().cmp(&y.adset_id.is_none()).then(y.counters.leads.cmp(&x.counters.leads))
             });
             CampaignRow {
-                name: catalog_name(spend, "campaign", &campaign_id).or_else(|| names.any(site_ids, "campaign", &campaign_id)),
+                name: catalog_name(spend, "campaign", &campaign_id)
+                    .or_else(|| names.any(site_ids, "campaign", &campaign_id)),
                 campaign_id: opt(&campaign_id),
                 counters: c_counters,
                 adsets,

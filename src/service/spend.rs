@@ -159,10 +159,11 @@ pub fn for_report(
         out.tree_incomplete = true;
     } else {
         for g in &ads {
-            let e = out
-                .ads
-                .entry((g.site_id.clone(), g.ad_id.clone()))
-                .or_insert((Amount::default(), g.campaign_id.clone(), g.adset_id.clone()));
+            let e = out.ads.entry((g.site_id.clone(), g.ad_id.clone())).or_insert((
+                Amount::default(),
+                g.campaign_id.clone(),
+                g.adset_id.clone(),
+            ));
             e.0.add(g);
         }
     }
@@ -185,8 +186,15 @@ pub fn daily(
     if cover.is_empty() || currencies.len() > 1 {
         return Ok(None);
     }
-    let rows =
-        store::spend(conn, site_ids, utc_day_start(from), utc_day_start(to), ad_id, SpendGrouping::SiteDay, usize::MAX / 2)?;
+    let rows = store::spend(
+        conn,
+        site_ids,
+        utc_day_start(from),
+        utc_day_start(to),
+        ad_id,
+        SpendGrouping::SiteDay,
+        usize::MAX / 2,
+    )?;
     let mut by_day = BTreeMap::new();
     for g in rows {
         *by_day.entry(g.day).or_insert(0) += g.spend_cents;

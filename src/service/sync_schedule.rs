@@ -207,7 +207,10 @@ mod tests {
         s.last_live_at = Some(noon());
         assert_eq!(due_run(&s, noon() + 44 * MINUTE_MS, SP, &cfg()), None);
         let live = due_run(&s, noon() + 45 * MINUTE_MS, SP, &cfg()).unwrap();
-        assert_eq!((live.kind, live.from_day, live.until_day, live.catalog), (Kind::Live, today - 1, today, Catalog::Unnamed));
+        assert_eq!(
+            (live.kind, live.from_day, live.until_day, live.catalog),
+            (Kind::Live, today - 1, today, Catalog::Unnamed)
+        );
         // The next morning at 03:59 local only the live run; at 04:00 the daily (7 days), weekly only after 7 days.
         let next_day_4am = SP.with_ymd_and_hms(2026, 12, 1, 4, 0, 0).unwrap().timestamp_millis();
         s.last_live_at = Some(next_day_4am - MINUTE_MS);
@@ -233,7 +236,8 @@ mod tests {
         assert_eq!(next_due(&s, at, SP, &cfg()), at + 45 * MINUTE_MS);
         let sp_4am = SP.with_ymd_and_hms(2026, 11, 30, 4, 0, 0).unwrap().timestamp_millis();
         let idle = State { last_live_at: Some(sp_4am - HOUR_MS / 2), ..s.clone() };
-        assert_eq!(next_due(&idle, sp_4am - HOUR_MS, SP, &cfg()), sp_4am - HOUR_MS / 2 + 45 * MINUTE_MS);
+        // Live would be due at 04:15; the daily run at 04:00 local comes first.
+        assert_eq!(next_due(&idle, sp_4am - HOUR_MS, SP, &cfg()), sp_4am);
     }
 
     // rule: SYNC-07

@@ -276,3 +276,18 @@ pub fn delete_pixel(conn: &mut AnyConnection, site_id: &str) -> QueryResult<usiz
 pub fn delete_pixels_of_owner(conn: &mut AnyConnection, owner: &str) -> QueryResult<usize> {
     diesel::delete(site_pixels::table.filter(site_pixels::owner_key.eq(owner))).execute(conn)
 }
+
+pub fn set_expiring_soon(conn: &mut AnyConnection, owner: &str, soon: bool) -> QueryResult<()> {
+    diesel::update(meta_connections::table.find(owner))
+        .set(meta_connections::expiring_soon.eq(soon))
+        .execute(conn)
+        .map(|_| ())
+}
+
+pub fn active_links(conn: &mut AnyConnection) -> QueryResult<Vec<LinkRow>> {
+    site_ad_accounts::table
+        .filter(site_ad_accounts::stopped_reason.is_null())
+        .order(site_ad_accounts::ad_account_id.asc())
+        .select(LinkRow::as_select())
+        .load(conn)
+}

@@ -7,3 +7,4 @@ pub mod meta;
 pub mod pipeline;
 pub mod rollups;
 pub mod sites;
+pub mod sync;

@@ -205,7 +205,11 @@ pub fn put_catalog(conn: &mut AnyConnection, row: &CatalogRow) -> QueryResult<()
                 ad_catalog::name.eq(row.name.as_ref().or(old.name.as_ref())),
                 ad_catalog::adset_id.eq(if row.adset_id.is_empty() { &old.adset_id } else { &row.adset_id }),
                 ad_catalog::adset_name.eq(row.adset_name.as_ref().or(old.adset_name.as_ref())),
-                ad_catalog::campaign_id.eq(if row.campaign_id.is_empty() { &old.campaign_id } else { &row.campaign_id }),
+                ad_catalog::campaign_id.eq(if row.campaign_id.is_empty() {
+                    &old.campaign_id
+                } else {
+                    &row.campaign_id
+                }),
                 ad_catalog::campaign_name.eq(row.campaign_name.as_ref().or(old.campaign_name.as_ref())),
                 ad_catalog::ad_status.eq(row.ad_status.as_ref().or(old.ad_status.as_ref())),
                 ad_catalog::creative_type.eq(row.creative_type.as_ref().or(old.creative_type.as_ref())),
@@ -220,7 +224,9 @@ pub fn put_catalog(conn: &mut AnyConnection, row: &CatalogRow) -> QueryResult<()
 pub fn catalog_of(conn: &mut AnyConnection, ad_ids: &[String]) -> QueryResult<Vec<CatalogRow>> {
     let mut out = Vec::new();
     for chunk in ad_ids.chunks(500) {
-        out.extend(ad_catalog::table.filter(ad_catalog::ad_id.eq_any(chunk)).select(CatalogRow::as_select()).load(conn)?);
+        out.extend(
+            ad_catalog::table.filter(ad_catalog::ad_id.eq_any(chunk)).select(CatalogRow::as_select()).load(conn)?,
+        );
     }
     Ok(out)
 }

@@ -134,6 +134,7 @@ impl TestAppBuilder {
         let addr = listener.local_addr().unwrap();
         let state = rastrod::server::open_state(config, clock.clone()).await.expect("opening the test database");
         rastrod::actors::pixel_sender::start_pixel_senders(&state);
+        rastrod::actors::start(&state);
         let app_state = state.clone();
         let server = actix_web::HttpServer::new(move || rastrod::http::build_app(app_state.clone()))
             .workers(1)
@@ -323,7 +324,8 @@ impl TestApp {
 impl Drop for TestApp {
     fn drop(&mut self) {
         if self.key.as_deref() == Some(HOST_KEY) && self.db.dir.is_some() || self.db.pg.is_some() {
-            let _ = self.handle.stop(false);
+            // The stop command is sent now; nothing here can await its completion.
+            drop(self.handle.stop(false));
         }
     }
 }

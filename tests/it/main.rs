@@ -4,6 +4,7 @@
 mod common;
 
 mod board;
+mod conversions;
 mod errors;
 mod fake_graph;
 mod federation;
@@ -11,8 +12,9 @@ mod federation_convex;
 mod federation_jwt;
 mod graph_client;
 mod leads;
+mod meta_connection;
 mod ops;
 mod reports;
+mod scale_out;
 mod shutdown;
-mod conversions;
-mod meta_connection;
+mod sync;

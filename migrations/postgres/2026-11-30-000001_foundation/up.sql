@@ -57,7 +57,9 @@ CREATE TABLE lead_events (
     recorded_at BIGINT NOT NULL,
     UNIQUE (lead_id, event_id)
 );
-CREATE INDEX lead_events_column ON lead_events (site_id, column_key, occurred_at);
+-- Board moves only (the board's column counts read them): most events have no
+-- column, and an entry for each of them cost every recorded lead one more write.
+CREATE INDEX lead_events_column ON lead_events (site_id, column_key, occurred_at) WHERE column_key IS NOT NULL;
 
 CREATE TABLE pipeline_columns (
     site_id TEXT NOT NULL REFERENCES sites (id) ON DELETE CASCADE,
