@@ -17,4 +17,5 @@ mod ops;
 mod reports;
 mod scale_out;
 mod shutdown;
+mod status;
 mod sync;
