@@ -334,3 +334,17 @@ impl Drop for TestApp {
 pub fn secret(s: &str) -> Secret {
     Secret::new(s)
 }
+
+/// A free loopback port for a child process, drawn outside Linux's ephemeral
+/// range (32768–60999): a port the kernel hands to another test's `bind(0)`
+/// between our probe and the child's bind can then never be this one.
+pub fn free_port() -> u16 {
+    loop {
+        let mut b = [0u8; 2];
+        getrandom::fill(&mut b).unwrap();
+        let port = 20_000 + u16::from_le_bytes(b) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}

@@ -761,9 +761,7 @@ impl Drop for Proc {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+use crate::common::free_port;
 
 /// A pseudo-random number below `n` (the kills' moments), from the system's random source.
 fn random_below(n: u64) -> u64 {

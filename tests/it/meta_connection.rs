@@ -1021,9 +1021,7 @@ meta_test!(another_key_cannot_read_the_tokens, |app| {
     refresh(&app, OWNER).await.err(503, "SECRETS_KEY_MISSING");
 });
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+use crate::common::free_port;
 
 fn contains(haystack: &[u8], needle: &str) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle.as_bytes())

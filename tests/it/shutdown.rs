@@ -9,9 +9,7 @@ use serde_json::json;
 
 use crate::common::{HOST_KEY, T0, TestDb};
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+use crate::common::free_port;
 
 #[actix_web::test]
 async fn sigterm_lets_acknowledged_writes_finish() {
