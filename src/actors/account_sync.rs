@@ -25,8 +25,9 @@ pub struct AccountSync {
     /// One drain at a time per account in this process (the lease covers other processes).
     running: Arc<Mutex<()>>,
     timer: Option<SpawnHandle>,
-    /// The row's next due time when the supervisor started the actor.
-    first_due: i64,
+    /// The row's next due time when the supervisor started the actor; None
+    /// when the supervisor runs it at once itself (`RunDue`), which sets the timer.
+    first_due: Option<i64>,
 }
 
 /// What a drain did, and the account's row as the drain left it (read while the
@@ -38,7 +39,7 @@ struct Drained {
 }
 
 impl AccountSync {
-    pub fn new(ad_account_id: String, st: AppState, permits: Arc<Semaphore>, first_due: i64) -> Self {
+    pub fn new(ad_account_id: String, st: AppState, permits: Arc<Semaphore>, first_due: Option<i64>) -> Self {
         AccountSync { ad_account_id, st, permits, running: Arc::new(Mutex::new(())), timer: None, first_due }
     }
 
@@ -101,7 +102,9 @@ impl Actor for AccountSync {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(4);
-        self.arm(ctx, self.first_due, None, false);
+        if let Some(at) = self.first_due {
+            self.arm(ctx, at, None, false);
+        }
     }
 }
 

@@ -20,12 +20,32 @@ pub struct Supervisor {
     st: AppState,
     children: HashMap<String, Addr<AccountSync>>,
     permits: Arc<Semaphore>,
+    /// Snapshots of the rows taken, and the newest applied: reads finish out of
+    /// order, and an older one must not stop an actor a newer link started.
+    snapshots: u64,
+    applied: u64,
 }
 
 impl Supervisor {
     pub fn new(st: AppState) -> Self {
         let permits = Arc::new(Semaphore::new(st.config.sync_max_concurrent));
-        Supervisor { st, children: HashMap::new(), permits }
+        Supervisor { st, children: HashMap::new(), permits, snapshots: 0, applied: 0 }
+    }
+
+    /// Starts a snapshot of the rows: its number, for `apply_snapshot`.
+    fn snapshot(&mut self) -> impl Future<Output = (u64, Result<BTreeMap<String, i64>>)> + 'static {
+        self.snapshots += 1;
+        let n = self.snapshots;
+        let wanted = Self::wanted(&self.st);
+        async move { (n, wanted.await) }
+    }
+
+    /// Applies snapshot `n` unless a newer one was applied already.
+    fn apply_snapshot(&mut self, n: u64, wanted: BTreeMap<String, i64>, wake_due: bool) {
+        if n > self.applied {
+            self.applied = n;
+            self.apply(wanted, wake_due);
+        }
     }
 
     /// The accounts that should have a live actor, with their next due time.
@@ -60,7 +80,8 @@ impl Supervisor {
                 Some(addr) if wake_due && next_run_at <= now => addr.do_send(Wake),
                 Some(_) => {}
                 None => {
-                    let addr = AccountSync::new(id.clone(), self.st.clone(), self.permits.clone(), next_run_at).start();
+                    let first_due = wake_due.then_some(next_run_at);
+                    let addr = AccountSync::new(id.clone(), self.st.clone(), self.permits.clone(), first_due).start();
                     self.children.insert(id, addr);
                 }
             }
@@ -68,8 +89,8 @@ impl Supervisor {
     }
 
     fn reconcile(&mut self, ctx: &mut Context<Self>) {
-        ctx.spawn(Self::wanted(&self.st).into_actor(self).map(|wanted, act, _| match wanted {
-            Ok(w) => act.apply(w, true),
+        ctx.spawn(self.snapshot().into_actor(self).map(|(n, wanted), act, _| match wanted {
+            Ok(w) => act.apply_snapshot(n, w, true),
             Err(e) => tracing::warn!(error = %e, "reconciling the account actors"),
         }));
         let st = self.st.clone();
@@ -126,10 +147,10 @@ impl Handler<RunDue> for Supervisor {
     type Result = ResponseActFuture<Self, Result<BTreeMap<String, Vec<Outcome>>>>;
 
     fn handle(&mut self, _: RunDue, _ctx: &mut Context<Self>) -> Self::Result {
-        Box::pin(Self::wanted(&self.st).into_actor(self).then(|wanted, act, _| {
+        Box::pin(self.snapshot().into_actor(self).then(|(n, wanted), act, _| {
             let result = wanted.map(|w| {
                 // No wake-up: a Wake's drain would run the due work ahead of RunNow and hide it from the answer.
-                act.apply(w, false);
+                act.apply_snapshot(n, w, false);
                 act.children.iter().map(|(id, addr)| (id.clone(), addr.send(RunNow))).collect::<Vec<_>>()
             });
             async move {
