@@ -348,3 +348,15 @@ pub fn free_port() -> u16 {
         }
     }
 }
+
+/// Waits (bounded: 20 s) until a spawned daemon at `base` answers `/health`.
+pub async fn wait_healthy(http: &reqwest::Client, base: &str) {
+    for _ in 0..400 {
+        if http.get(format!("{base}/health")).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::task::yield_now().await;
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the daemon at {base} did not come up");
+}

@@ -1068,17 +1068,7 @@ async fn no_secret_leaves_the_real_binary() {
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
-    // Wait for readiness by polling /health (bounded: 20 s).
-    let mut ready = false;
-    for _ in 0..400 {
-        if http.get(format!("{base}/health")).send().await.is_ok_and(|r| r.status().is_success()) {
-            ready = true;
-            break;
-        }
-        tokio::task::yield_now().await;
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert!(ready, "the daemon did not come up");
+    crate::common::wait_healthy(&http, &base).await;
 
     let mut answers: Vec<String> = Vec::new();
     let mut call = async |method: &str, path: &str, body: Option<Value>, expect: u16| {
