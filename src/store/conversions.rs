@@ -288,9 +288,19 @@ pub fn give_back(conn: &mut AnyConnection, ids: &[String], owner: &str, now: i64
     .execute(conn)
 }
 
-/// The sites with any pending row.
+/// The sites with any pending row: one index probe per site, never a walk
+/// over the pending rows themselves (the queue may hold a burst of 100,000).
 pub fn sites_with_pending(conn: &mut AnyConnection) -> QueryResult<Vec<String>> {
-    conversions::table.filter(conversions::status.eq(PENDING)).select(conversions::site_id).distinct().load(conn)
+    #[derive(QueryableByName)]
+    struct Site {
+        #[diesel(sql_type = Text)]
+        id: String,
+    }
+    let q = RawQuery::new(
+        "SELECT s.id AS id FROM sites s WHERE EXISTS \
+         (SELECT 1 FROM conversions c WHERE c.site_id = s.id AND c.status = 'pending') ORDER BY s.id",
+    );
+    Ok(q.load::<Site>(conn)?.into_iter().map(|s| s.id).collect())
 }
 
 #[derive(QueryableByName)]
