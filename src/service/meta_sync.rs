@@ -419,9 +419,11 @@ async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: R
     }
     let mut next = schedule::next_due(&state, now, lease.tz, &cfg);
     let high = read.usage.max_pct.is_some_and(|p| p > f64::from(st.config.sync_usage_threshold_pct));
-    if high || read.usage.regain_after.is_some() {
+    let throttled = high || read.usage.regain_after.is_some();
+    if throttled {
         next = next.max(now + throttle_wait(st, &read.usage).as_millis() as i64);
     }
+    let threshold = st.config.sync_usage_threshold_pct;
     let soon = st.config.meta_expiring_soon.as_millis() as i64;
     let expiring = lease.expires_at.map(|at| at - now < soon);
     let (id, site, run_id, owner) =
@@ -461,6 +463,9 @@ async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: R
             row.fail_count = 0;
             row.last_error = if truncated {
                 Some(format!("{META_TRUNCATED}: a day had more rows than Meta answers"))
+            } else if throttled {
+                // SYNC-08: the run succeeded, but the next one waits; say why (the state stays live).
+                Some(format!("{RATE_LIMITED}: Meta's usage passed {threshold}%; the next sync waits"))
             } else {
                 timeout_note
             };

@@ -607,7 +607,8 @@ sync_test!(catalog_names_status_creative_and_thumbnails_copied_once_a_failed_thu
         match ad.object_type {
             "VIDEO" => assert_eq!(row["creativeType"], "video"),
             "PHOTO" => assert_eq!(row["creativeType"], "image"),
-            _ => assert!(["carousel", "other"].contains(&row["creativeType"].as_str().unwrap())),
+            "SHARE" => assert_eq!(row["creativeType"], "carousel", "the sample's SHARE ads are carousels"),
+            _ => assert_eq!(row["creativeType"], "other"),
         }
     }
     let campaign = r["campaigns"].as_array().unwrap().iter().find(|c| c["campaignId"] == "120200000000000101").unwrap();
@@ -666,11 +667,15 @@ sync_test!(throttle_and_high_usage_wait_at_least_an_hour_or_what_meta_says, |app
     app.clock.advance(46 * MINUTE);
     fake_config(app, json!({"usagePct": 90})).await;
     assert_eq!(synced_kinds(&run_due(app).await[LOJA_X]), [Kind::Live]);
+    let status = account_status(app, "s", LOJA_X).await;
+    assert!(last_error(&status).starts_with("RATE_LIMITED"), "the wait is explained: {status}");
+    assert_eq!(status["syncState"], "live", "the run itself succeeded");
     fake_config(app, json!({"usagePct": 1})).await;
     app.clock.advance(46 * MINUTE);
     assert_eq!(run_due(app).await[LOJA_X], [Outcome::Idle], "the live run waits for the usage to fall");
     app.clock.advance(15 * MINUTE);
     assert_eq!(synced_kinds(&run_due(app).await[LOJA_X]), [Kind::Live]);
+    assert_eq!(account_status(app, "s", LOJA_X).await["lastError"], Value::Null, "cleared by a calm run");
 
     // Meta asks for 90 minutes (headers of the error answer): honoured.
     app.clock.advance(46 * MINUTE);

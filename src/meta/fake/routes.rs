@@ -238,6 +238,16 @@ fn pixel_json(p: &sample::SamplePixel) -> Value {
 
 fn ad_json(state: &Shared, a: &sample::SampleAd) -> Value {
     let account_id = a.account.trim_start_matches("act_");
+    let mut creative = json!({
+        "id": a.creative_id,
+        "object_type": a.object_type,
+        "thumbnail_url": format!("{}/fake-media/thumbnails/{}.png", state.base_url, a.id),
+    });
+    if a.object_type == "SHARE" {
+        // Every SHARE of the sample is a carousel: Graph tells it from a plain link by its cards.
+        let cards: Vec<Value> = (1..=3).map(|n| json!({ "link": format!("https://example.test/{}/{n}", a.id) })).collect();
+        creative["object_story_spec"] = json!({ "link_data": { "child_attachments": cards } });
+    }
     json!({
         "id": a.id,
         "name": a.name,
@@ -246,11 +256,7 @@ fn ad_json(state: &Shared, a: &sample::SampleAd) -> Value {
         "effective_status": a.effective_status,
         "adset_id": a.adset_id,
         "campaign_id": a.campaign_id,
-        "creative": {
-            "id": a.creative_id,
-            "object_type": a.object_type,
-            "thumbnail_url": format!("{}/fake-media/thumbnails/{}.png", state.base_url, a.id),
-        },
+        "creative": creative,
     })
 }
 
