@@ -245,7 +245,8 @@ fn ad_json(state: &Shared, a: &sample::SampleAd) -> Value {
     });
     if a.object_type == "SHARE" {
         // Every SHARE of the sample is a carousel: Graph tells it from a plain link by its cards.
-        let cards: Vec<Value> = (1..=3).map(|n| json!({ "link": format!("https://example.test/{}/{n}", a.id) })).collect();
+        let cards: Vec<Value> =
+            (1..=3).map(|n| json!({ "link": format!("https://example.test/{}/{n}", a.id) })).collect();
         creative["object_story_spec"] = json!({ "link_data": { "child_attachments": cards } });
     }
     json!({
