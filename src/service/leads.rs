@@ -195,11 +195,15 @@ pub fn check_stage(input: &SetLeadStage) -> Result<()> {
     Ok(())
 }
 
-fn new_lead_id() -> Result<String> {
-    let mut bytes = [0u8; 12];
-    getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("random: {e}")))?;
-    let mut s = String::from("ld_");
-    for b in bytes {
+/// `ld_` and 24 hex digits: the creation time in ms (48 bits) and 48 random
+/// bits. Time first, so new leads append to the primary-key and event indexes
+/// instead of touching a random page of each (fewer pages per commit, a smaller
+/// WAL); the random half keeps ids unguessable and unique across processes.
+fn new_lead_id(now: i64) -> Result<String> {
+    let mut random = [0u8; 6];
+    getrandom::fill(&mut random).map_err(|e| Error::internal(format!("random: {e}")))?;
+    let mut s = format!("ld_{:012x}", (now.max(0) as u64) & 0xffff_ffff_ffff);
+    for b in random {
         s.push_str(&format!("{b:02x}"));
     }
     Ok(s)
@@ -281,7 +285,7 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
     }
 
     let mut row = LeadRow {
-        id: new_lead_id()?,
+        id: new_lead_id(now)?,
         site_id: site_id.to_string(),
         lead_key: input.lead_key,
         label: input.label,

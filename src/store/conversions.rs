@@ -20,6 +20,7 @@ pub const FAILED: &str = "failed";
 
 #[derive(Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = conversions)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct ConversionRow {
     pub event_id: String,
     pub site_id: String,
@@ -60,7 +61,7 @@ impl std::fmt::Debug for ConversionRow {
 }
 
 pub fn find(conn: &mut AnyConnection, event_id: &str) -> QueryResult<Option<ConversionRow>> {
-    conversions::table.find(event_id).select(ConversionRow::as_select()).first(conn).optional()
+    conversions::table.find(event_id).select(ConversionRow::as_select()).get_result(conn).optional()
 }
 
 pub fn insert(conn: &mut AnyConnection, row: &ConversionRow) -> QueryResult<()> {
@@ -427,7 +428,7 @@ pub fn column_event(conn: &mut AnyConnection, site_id: &str, key: &str) -> Query
         .filter(pipeline_columns::site_id.eq(site_id))
         .filter(pipeline_columns::key.eq(key))
         .select(pipeline_columns::event)
-        .first::<Option<String>>(conn)
+        .get_result::<Option<String>>(conn)
         .optional()?
         .flatten())
 }

@@ -7,6 +7,7 @@ use crate::db::schema::{lead_events, leads};
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = leads)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct LeadRow {
     pub id: String,
     pub site_id: String,
@@ -46,6 +47,7 @@ pub struct LeadEventRow {
 
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = lead_events)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct NewLeadEvent<'a> {
     pub lead_id: &'a str,
     pub site_id: &'a str,
@@ -75,7 +77,7 @@ pub fn lock_by_key(conn: &mut AnyConnection, site_id: &str, lead_key: &str) -> Q
         .filter(leads::site_id.eq(site_id))
         .filter(leads::lead_key.eq(lead_key))
         .select(LeadRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 
@@ -84,7 +86,7 @@ pub fn find(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> QueryResu
         .filter(leads::site_id.eq(site_id))
         .filter(leads::id.eq(lead_id))
         .select(LeadRow::as_select())
-        .first(conn)
+        .get_result(conn)
         .optional()
 }
 

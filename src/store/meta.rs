@@ -8,6 +8,7 @@ use crate::db::schema::{meta_connections, meta_listed_accounts, meta_listed_pixe
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = meta_connections)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct ConnectionRow {
     pub owner_key: String,
     pub sealed_token: String,
@@ -26,6 +27,7 @@ pub struct ConnectionRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = meta_listed_accounts)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct ListedAccountRow {
     pub owner_key: String,
     pub ad_account_id: String,
@@ -38,6 +40,7 @@ pub struct ListedAccountRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = meta_listed_pixels)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct ListedPixelRow {
     pub owner_key: String,
     pub pixel_id: String,
@@ -47,6 +50,7 @@ pub struct ListedPixelRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = site_ad_accounts)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct LinkRow {
     pub ad_account_id: String,
     pub site_id: String,
@@ -62,6 +66,7 @@ pub struct LinkRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = site_pixels)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct PixelRow {
     pub site_id: String,
     pub pixel_id: String,
@@ -79,7 +84,7 @@ pub struct PixelRow {
 }
 
 pub fn connection(conn: &mut AnyConnection, owner: &str) -> QueryResult<Option<ConnectionRow>> {
-    meta_connections::table.find(owner).select(ConnectionRow::as_select()).first(conn).optional()
+    meta_connections::table.find(owner).select(ConnectionRow::as_select()).get_result(conn).optional()
 }
 
 /// Inserts or replaces the owner's connection row.
@@ -166,7 +171,7 @@ pub fn replace_listing(
 }
 
 pub fn link(conn: &mut AnyConnection, ad_account_id: &str) -> QueryResult<Option<LinkRow>> {
-    site_ad_accounts::table.find(ad_account_id).select(LinkRow::as_select()).first(conn).optional()
+    site_ad_accounts::table.find(ad_account_id).select(LinkRow::as_select()).get_result(conn).optional()
 }
 
 pub fn links_of_site(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<LinkRow>> {
@@ -241,7 +246,7 @@ pub fn delete_links_of_owner(conn: &mut AnyConnection, owner: &str) -> QueryResu
 }
 
 pub fn pixel(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<PixelRow>> {
-    site_pixels::table.find(site_id).select(PixelRow::as_select()).first(conn).optional()
+    site_pixels::table.find(site_id).select(PixelRow::as_select()).get_result(conn).optional()
 }
 
 pub fn pixels_of_sites(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResult<Vec<PixelRow>> {

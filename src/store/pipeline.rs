@@ -7,6 +7,7 @@ use crate::db::schema::pipeline_columns;
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = pipeline_columns)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct ColumnRow {
     pub site_id: String,
     pub key: String,

@@ -7,6 +7,7 @@ use crate::db::schema::sites;
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = sites)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct SiteRow {
     pub id: String,
     pub name: String,
@@ -26,7 +27,7 @@ pub fn insert(conn: &mut AnyConnection, row: &SiteRow) -> QueryResult<()> {
 }
 
 pub fn find(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<SiteRow>> {
-    sites::table.find(id).select(SiteRow::as_select()).first(conn).optional()
+    sites::table.find(id).select(SiteRow::as_select()).get_result(conn).optional()
 }
 
 pub fn list(conn: &mut AnyConnection) -> QueryResult<Vec<SiteRow>> {

@@ -10,6 +10,7 @@ use crate::db::sql::{RawQuery, placeholders};
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = account_syncs)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct SyncRow {
     pub ad_account_id: String,
     pub site_id: String,
@@ -62,6 +63,7 @@ impl SyncRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = ad_spend)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct SpendRow {
     pub ad_account_id: String,
     pub site_id: String,
@@ -76,6 +78,7 @@ pub struct SpendRow {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = ad_catalog)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct CatalogRow {
     pub ad_id: String,
     pub ad_account_id: String,
@@ -91,7 +94,7 @@ pub struct CatalogRow {
 }
 
 pub fn get(conn: &mut AnyConnection, ad_account_id: &str) -> QueryResult<Option<SyncRow>> {
-    account_syncs::table.find(ad_account_id).select(SyncRow::as_select()).first(conn).optional()
+    account_syncs::table.find(ad_account_id).select(SyncRow::as_select()).get_result(conn).optional()
 }
 
 pub fn insert(conn: &mut AnyConnection, row: &SyncRow) -> QueryResult<()> {
@@ -196,7 +199,7 @@ pub fn insert_spend(conn: &mut AnyConnection, rows: &[SpendRow]) -> QueryResult<
 /// Upserts one ad of the catalog, keeping a thumbnail already copied.
 pub fn put_catalog(conn: &mut AnyConnection, row: &CatalogRow) -> QueryResult<()> {
     let existing: Option<CatalogRow> =
-        ad_catalog::table.find(&row.ad_id).select(CatalogRow::as_select()).first(conn).optional()?;
+        ad_catalog::table.find(&row.ad_id).select(CatalogRow::as_select()).get_result(conn).optional()?;
     match existing {
         None => diesel::insert_into(ad_catalog::table).values(row.clone()).execute(conn).map(|_| ()),
         Some(old) => diesel::update(ad_catalog::table.find(&row.ad_id))
