@@ -29,23 +29,36 @@ pub enum Backend {
 #[macro_export]
 macro_rules! backend_test {
     ($name:ident, |$app:ident| $body:block) => {
+        $crate::backend_test!($name, $crate::common::plain_builder, |$app| $body);
+    };
+    ($name:ident, $builder:path, |$app:ident| $body:block) => {
         mod $name {
             #[allow(unused_imports)]
             use super::*;
             #[actix_web::test]
             async fn sqlite() {
-                let $app = $crate::common::TestApp::start($crate::common::Backend::Sqlite).await;
+                let $app = $builder($crate::common::Backend::Sqlite).start().await.expect("SQLite is always there");
                 $body
             }
             #[actix_web::test]
             async fn postgres() {
-                let Some($app) = $crate::common::TestApp::start_postgres().await else {
+                let Some($app) = $builder($crate::common::Backend::Postgres).start().await else {
                     return;
                 };
                 $body
             }
         }
     };
+}
+
+/// The default app: no Meta.
+pub fn plain_builder(backend: Backend) -> TestAppBuilder {
+    TestApp::builder(backend)
+}
+
+/// The fake Graph API inside the daemon and a fresh `RASTRO_SECRETS_KEY`.
+pub fn fake_meta_builder(backend: Backend) -> TestAppBuilder {
+    TestApp::builder(backend).env("RASTRO_META_FAKE", "true").env("RASTRO_SECRETS_KEY", &rastrod::crypto::generate_key())
 }
 
 /// A fresh database: a SQLite file in a temporary folder, or a PostgreSQL schema.
@@ -193,14 +206,6 @@ impl Answer {
 impl TestApp {
     pub fn builder(backend: Backend) -> TestAppBuilder {
         TestAppBuilder { backend, env: BTreeMap::new() }
-    }
-
-    pub async fn start(backend: Backend) -> TestApp {
-        TestApp::builder(backend).start().await.expect("backend available")
-    }
-
-    pub async fn start_postgres() -> Option<TestApp> {
-        TestApp::builder(Backend::Postgres).start().await
     }
 
     pub fn backend(&self) -> Backend {

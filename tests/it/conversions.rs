@@ -29,40 +29,21 @@ const MINUTE: i64 = 60_000;
 /// Graph and a fresh secrets key).
 macro_rules! capi_test {
     ($name:ident, |$app:ident| $body:block) => {
-        capi_test!($name, capi_builder, |$app| $body);
+        $crate::backend_test!($name, fake_meta_builder, |$app| $body);
     };
     ($name:ident, $builder:path, |$app:ident| $body:block) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-            #[actix_web::test]
-            async fn sqlite() {
-                let $app = $builder(Backend::Sqlite).start().await.expect("SQLite is always there");
-                $body
-            }
-            #[actix_web::test]
-            async fn postgres() {
-                let Some($app) = $builder(Backend::Postgres).start().await else {
-                    return;
-                };
-                $body
-            }
-        }
+        $crate::backend_test!($name, $builder, |$app| $body);
     };
-}
-
-fn capi_builder(backend: Backend) -> TestAppBuilder {
-    TestApp::builder(backend).env("RASTRO_META_FAKE", "true").env("RASTRO_SECRETS_KEY", &generate_key())
 }
 
 /// Graph calls time out after 300 ms (the fake's `slow` fault outlasts that).
 fn short_timeout_builder(backend: Backend) -> TestAppBuilder {
-    capi_builder(backend).env("RASTRO_META_REQUEST_TIMEOUT", "300ms")
+    fake_meta_builder(backend).env("RASTRO_META_REQUEST_TIMEOUT", "300ms")
 }
 
 /// At most 10 events a request.
 fn small_batch_builder(backend: Backend) -> TestAppBuilder {
-    capi_builder(backend).env("RASTRO_CAPI_BATCH_MAX", "10")
+    fake_meta_builder(backend).env("RASTRO_CAPI_BATCH_MAX", "10")
 }
 
 fn sha(s: &str) -> String {

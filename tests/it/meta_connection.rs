@@ -28,31 +28,11 @@ const REDIRECT: &str = "https://app.example.com/meta/retorno";
 /// Graph and a fresh secrets key).
 macro_rules! meta_test {
     ($name:ident, |$app:ident| $body:block) => {
-        meta_test!($name, meta_builder, |$app| $body);
+        $crate::backend_test!($name, fake_meta_builder, |$app| $body);
     };
     ($name:ident, $builder:path, |$app:ident| $body:block) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-            #[actix_web::test]
-            async fn sqlite() {
-                let $app = $builder(Backend::Sqlite).start().await.expect("SQLite is always there");
-                $body
-            }
-            #[actix_web::test]
-            async fn postgres() {
-                let Some($app) = $builder(Backend::Postgres).start().await else {
-                    return;
-                };
-                $body
-            }
-        }
+        $crate::backend_test!($name, $builder, |$app| $body);
     };
-}
-
-/// The fake Graph API inside the daemon and a fresh `RASTRO_SECRETS_KEY`.
-fn meta_builder(backend: Backend) -> TestAppBuilder {
-    TestApp::builder(backend).env("RASTRO_META_FAKE", "true").env("RASTRO_SECRETS_KEY", &generate_key())
 }
 
 /// The fake Graph API, but no secrets key.
@@ -64,7 +44,7 @@ const CONN11_APP_SECRET: &str = "conn11-app-secret-9f8e7d";
 
 /// The fake with an app id and secret of the test's own (the login uses them).
 fn login_app_builder(backend: Backend) -> TestAppBuilder {
-    meta_builder(backend).env("RASTRO_META_APP_ID", "1234567890").env("RASTRO_META_APP_SECRET", CONN11_APP_SECRET)
+    fake_meta_builder(backend).env("RASTRO_META_APP_ID", "1234567890").env("RASTRO_META_APP_SECRET", CONN11_APP_SECRET)
 }
 
 fn fake_url(app: &TestApp) -> String {

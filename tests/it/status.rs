@@ -1,12 +1,11 @@
 //! meta.status's pixel part and `own`, asked with and without an owner.
 
-use rastrod::crypto::generate_key;
 use serde_json::json;
 
 use crate::common::*;
 
 async fn meta_app(backend: Backend) -> Option<TestApp> {
-    TestApp::builder(backend).env("RASTRO_META_FAKE", "true").env("RASTRO_SECRETS_KEY", &generate_key()).start().await
+    fake_meta_builder(backend).start().await
 }
 
 async fn status(app: &TestApp, body: serde_json::Value) -> serde_json::Value {

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use chrono::NaiveDate;
 use rastrod::actors::supervisor::{Children, Reconcile, RunDue};
-use rastrod::crypto::generate_key;
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, CASA_LISBOA, LOJA_X, PET_MANIA};
 use rastrod::meta::fake::{SAMPLE_LAST_DAY, sample_ads, sample_spend_shifted};
 use rastrod::service::meta_sync::{self, Outcome};
@@ -58,9 +57,7 @@ impl Drop for DataDir {
 /// The fake Graph inside the daemon, a fresh secrets key, a data folder of the
 /// test's own and no periodic sweep during the test (the test wakes the supervisor).
 fn sync_builder(backend: Backend, data: &DataDir) -> TestAppBuilder {
-    TestApp::builder(backend)
-        .env("RASTRO_META_FAKE", "true")
-        .env("RASTRO_SECRETS_KEY", &generate_key())
+    fake_meta_builder(backend)
         .env("RASTRO_DATA_DIR", data.0.to_str().unwrap())
         .env("RASTRO_SYNC_RECONCILE_INTERVAL", "1h")
 }
