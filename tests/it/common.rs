@@ -58,7 +58,9 @@ pub fn plain_builder(backend: Backend) -> TestAppBuilder {
 
 /// The fake Graph API inside the daemon and a fresh `RASTRO_SECRETS_KEY`.
 pub fn fake_meta_builder(backend: Backend) -> TestAppBuilder {
-    TestApp::builder(backend).env("RASTRO_META_FAKE", "true").env("RASTRO_SECRETS_KEY", &rastrod::crypto::generate_key())
+    TestApp::builder(backend)
+        .env("RASTRO_META_FAKE", "true")
+        .env("RASTRO_SECRETS_KEY", &rastrod::crypto::generate_key())
 }
 
 /// A fresh database: a SQLite file in a temporary folder, or a PostgreSQL schema.
