@@ -16,8 +16,9 @@
 //! has counted every event. Printed: the queueing rate, events/s delivered, the Graph
 //! requests made (and events per request) and the peak RSS (`VmHWM`).
 
+mod bench_util;
+
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -25,6 +26,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpResponse, HttpServer, web};
+use bench_util::{TempDir, cpu_secs, mib, proc_status_bytes};
 use clap::Parser;
 use rastrod::actors::pixel_sender;
 use rastrod::clock::SystemClock;
@@ -34,34 +36,6 @@ use rastrod::service::meta_connection::SecretString;
 use rastrod::service::meta_links::{self, SetSitePixel};
 use rastrod::service::sites::{self, CreateSite};
 use rastrod::state::AppState;
-
-/// A field of /proc/self/status in bytes (`VmRSS`, `VmHWM`).
-fn proc_status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))
-                .and_then(|l| l[field.len() + 1..].split_whitespace().next().and_then(|n| n.parse::<u64>().ok()))
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
-/// CPU seconds (user + system) this process has used so far (`/proc/self/stat`, USER_HZ = 100).
-fn cpu_secs() -> f64 {
-    std::fs::read_to_string("/proc/self/stat")
-        .ok()
-        .and_then(|s| {
-            let rest = s.rsplit_once(')')?.1;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            Some(f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?)
-        })
-        .map_or(0.0, |ticks| ticks / 100.0)
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
 
 #[derive(Parser, Clone)]
 #[command(name = "capibench", about = "rastrod's Conversions API sender benchmark: events/s, Graph requests, memory.")]
@@ -89,7 +63,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     rastrod::telemetry::init("error", LogFormat::Text);
     let outcome = (|| -> AnyResult<()> {
-        let dir = TempDir::new()?;
+        let dir = TempDir::new("rastrod_capibench")?;
         actix_web::rt::System::new().block_on(async { bench(&cli, &dir.0).await })
     })();
     match outcome {
@@ -98,24 +72,6 @@ fn main() -> ExitCode {
             eprintln!("capibench: {e}");
             ExitCode::FAILURE
         }
-    }
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> AnyResult<TempDir> {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos();
-        let dir =
-            std::env::temp_dir().join(format!("rastrod_capibench_{}_{}", std::process::id(), nanos % 1_000_000_000));
-        std::fs::create_dir_all(&dir)?;
-        Ok(TempDir(dir))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

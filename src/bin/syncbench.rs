@@ -20,6 +20,8 @@
 //! each step, for the Graph calls per account per day at steady state. Peak RSS is the
 //! process's `VmHWM`.
 
+mod bench_util;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,6 +32,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
+use bench_util::{mib, proc_status_bytes};
 use chrono::{NaiveDate, TimeZone};
 use clap::Parser;
 use diesel::Connection;
@@ -100,22 +103,6 @@ fn grew(n: usize) {
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-/// A field of /proc/self/status in bytes (`VmRSS`, `VmHWM`).
-fn proc_status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field) && l[field.len()..].starts_with(':'))
-                .and_then(|l| l[field.len() + 1..].split_whitespace().next().and_then(|n| n.parse::<u64>().ok()))
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
-fn mib(bytes: u64) -> f64 {
-    bytes as f64 / (1024.0 * 1024.0)
-}
 
 // ---------------------------------------------------------------------------
 // The command line.
