@@ -24,7 +24,7 @@ pub struct AppState {
     /// None without `RASTRO_SECRETS_KEY`: connecting Meta is SECRETS_KEY_MISSING.
     pub secrets: Option<SecretsKey>,
     /// Answers of polled reads (meta.status), valid until the next write.
-    pub reads: Arc<crate::service::read_cache::ReadCache>,
+    pub reads: Arc<crate::service::read_cache::ReadCache<crate::service::meta_status::StatusAnswer>>,
     /// The account-sync supervisor, once the actors are started.
     pub sync: Arc<std::sync::OnceLock<actix::Addr<crate::actors::supervisor::Supervisor>>>,
     /// The fake Graph API this process runs (`RASTRO_META_FAKE=true`), if any.
@@ -41,7 +41,7 @@ impl AppState {
     pub fn new(db: Db, clock: SharedClock, config: Arc<Config>, graph_url: &str) -> Self {
         let secrets = config.secrets_key.as_ref().map(|k| SecretsKey::from_base64(k).expect("checked at start-up"));
         let graph = Arc::new(GraphClient::new(graph_url, config.meta_request_timeout));
-        let federation = Arc::new(crate::federation::Federation::new(&config));
+        let federation = Arc::new(crate::federation::Federation::new(&config, db.clone()));
         AppState {
             db,
             clock,

@@ -6,6 +6,7 @@
 //! target/release/loadgen ingest                 # recordLead vs GET /v1/ping over HTTP
 //! target/release/loadgen report                 # leadsReport over 1,000,000 leads, SQLite
 //! target/release/loadgen report --database-url postgres://root@127.0.0.1:5432/test
+//! target/release/loadgen federation             # 200 dashboards polling metaStatus vs GET /v1/ping
 //! ```
 //!
 //! `ingest` starts `rastrod serve` (the binary next to this one) as a child
@@ -21,6 +22,22 @@
 //! host API calls (`sites::create`, `leads::record`, `leads::set_stage`), many
 //! leads per transaction, then times `leads_report` as the HTTP handler runs it
 //! (on the read pool).
+//!
+//! `federation` makes an ES256 (P-256) key pair, writes its JWKS to a temp
+//! file and starts `rastrod serve` with the federated API on
+//! (`RASTRO_FEDERATION_ISSUER`, `_AUDIENCE`, `_JWKS` pointing at that file).
+//! Over the host API it creates `--dashboards` × `--sites-per-dashboard` sites
+//! (an owner per dashboard) and a grant per dashboard (`PUT
+//! /v1/federation/grants/dash-NNNN`), then signs one token per dashboard (an
+//! hour, `analytics:read`). After a warm-up that calls once per dashboard at
+//! least, every dashboard polls `POST /federation/metaStatus` over its own
+//! sites on its own keep-alive connection in a closed loop (`--requests` in
+//! all; the JWT is checked on every call, the grant read on every call), then
+//! as many `GET /v1/ping` go over as many connections. It prints the rates,
+//! latencies, their ratio against the targets (≥ 50 % of ping, p99 ≤ 20 ms),
+//! the daemon's SQL statements during the metaStatus phase
+//! (`rastro_db_queries_total` on `/metrics`, before and after) per second and
+//! per request, and any answer that was not 200.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -44,7 +61,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 #[derive(Parser)]
-#[command(name = "loadgen", about = "rastrod's load harness: ingest rate over HTTP, report latency over 1M leads.")]
+#[command(
+    name = "loadgen",
+    about = "rastrod's load harness: ingest rate over HTTP, report latency over 1M leads, dashboards polling metaStatus."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -56,6 +76,33 @@ enum Cmd {
     Ingest(IngestArgs),
     /// Fill a fresh database with leads through the services, then time leadsReport.
     Report(ReportArgs),
+    /// Start rastrod with federation on; dashboards poll metaStatus with their JWTs, then GET /v1/ping; compare.
+    Federation(FederationArgs),
+}
+
+#[derive(Args)]
+struct FederationArgs {
+    /// Dashboards: each one a grant, a token and one keep-alive connection polling in a closed loop.
+    #[arg(long, default_value_t = 200)]
+    dashboards: usize,
+    /// Sites of each dashboard's grant, all named in each of its metaStatus calls (1-10).
+    #[arg(long, default_value_t = 10)]
+    sites_per_dashboard: usize,
+    /// metaStatus calls, and as many pings.
+    #[arg(long, default_value_t = 100_000)]
+    requests: usize,
+    /// Threads of the client's runtime (the client shares the machine with the daemon).
+    #[arg(long, default_value_t = 1)]
+    client_threads: usize,
+    /// metaStatus calls sent before measuring (at least one per dashboard: every token verified once).
+    #[arg(long, default_value_t = 5_000)]
+    warmup: usize,
+    /// The daemon's binary; default: `rastrod` next to this binary.
+    #[arg(long)]
+    rastrod: Option<PathBuf>,
+    /// Serve from this database instead of a fresh SQLite file (postgres://... gets a fresh schema).
+    #[arg(long)]
+    database_url: Option<String>,
 }
 
 #[derive(Args)]
@@ -119,6 +166,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Cmd::Ingest(a) => ingest(a),
         Cmd::Report(a) => report(a),
+        Cmd::Federation(a) => federation(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -286,7 +334,7 @@ struct Daemon {
 }
 
 impl Daemon {
-    fn start(binary: PathBuf, db: FreshDb) -> AnyResult<Daemon> {
+    fn start(binary: PathBuf, db: FreshDb, env: &[(&str, String)]) -> AnyResult<Daemon> {
         if !binary.exists() {
             return Err(format!("{} not found: build it with `cargo build --release --bins`", binary.display()).into());
         }
@@ -295,6 +343,7 @@ impl Daemon {
         let key = format!("loadgen-{}", random_hex(16)?);
         let child = Command::new(&binary)
             .arg("serve")
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("RASTRO_DATABASE_URL", &db.url)
             .env("RASTRO_HOST_API_KEY", &key)
             .env("RASTRO_LISTEN", &addr)
@@ -492,8 +541,8 @@ impl PhaseResult {
     }
 }
 
-/// Sends `count` requests made by `make(i)` over `conns` connections; each
-/// connection takes the next index until none is left.
+/// Sends `count` requests made by `make(c, i)` over `conns` connections; each
+/// connection (number `c`) takes the next index `i` until none is left.
 async fn phase<F>(
     name: &'static str,
     addr: &str,
@@ -504,7 +553,7 @@ async fn phase<F>(
     make: Arc<F>,
 ) -> AnyResult<PhaseResult>
 where
-    F: Fn(usize) -> Vec<u8> + Send + Sync + 'static,
+    F: Fn(usize, usize) -> Vec<u8> + Send + Sync + 'static,
 {
     let mut opened = Vec::with_capacity(conns);
     for _ in 0..conns {
@@ -514,7 +563,7 @@ where
     let (server0, writer0, client0) = (cpu_seconds(daemon_pid), writer_cpu_seconds(daemon_pid), cpu_seconds("self"));
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(conns);
-    for mut conn in opened {
+    for (c, mut conn) in opened.into_iter().enumerate() {
         let (next, make) = (next.clone(), make.clone());
         tasks.push(tokio::spawn(async move {
             let mut lat = Vec::with_capacity(count / conns + 1);
@@ -525,7 +574,7 @@ where
                 if i >= count {
                     break;
                 }
-                let req = make(i);
+                let req = make(c, i);
                 let t = Instant::now();
                 let res = conn
                     .roundtrip(&req)
@@ -600,7 +649,7 @@ fn ingest(a: IngestArgs) -> AnyResult<()> {
     };
     let db = FreshDb::new(a.database_url.as_deref())?;
     let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file, synchronous=FULL)" };
-    let mut daemon = Daemon::start(binary, db)?;
+    let mut daemon = Daemon::start(binary, db, &[])?;
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(a.client_threads.max(1)).enable_all().build()?;
     let outcome = rt.block_on(async {
@@ -622,7 +671,7 @@ fn ingest(a: IngestArgs) -> AnyResult<()> {
         let ping_req = Arc::new(request("GET", "/v1/ping", &addr, &key, None));
         let ping = {
             let p = ping_req.clone();
-            Arc::new(move |_i: usize| p.as_ref().clone())
+            Arc::new(move |_c: usize, _i: usize| p.as_ref().clone())
         };
         if a.warmup > 0 {
             phase("warmup", &addr, a.connections, a.warmup, &[200], &pid, ping.clone()).await?;
@@ -631,7 +680,9 @@ fn ingest(a: IngestArgs) -> AnyResult<()> {
         let t0 = 1_796_040_000_000; // 2026-11-30T12:00:00Z; leads of the 30 days before it
         let record = {
             let (addr, key) = (addr.clone(), key.clone());
-            Arc::new(move |i: usize| request("POST", "/v1/sites/loadgen/leads", &addr, &key, Some(&ingest_body(i, &tree, t0))))
+            Arc::new(move |_c: usize, i: usize| {
+                request("POST", "/v1/sites/loadgen/leads", &addr, &key, Some(&ingest_body(i, &tree, t0)))
+            })
         };
         let rec = phase("recordLead", &addr, a.connections, a.requests, &[201], &pid, record).await?;
         // A fresh connection: the first one idled past the daemon's keep-alive timeout.
@@ -662,6 +713,205 @@ fn ingest(a: IngestArgs) -> AnyResult<()> {
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
     });
     daemon.stop();
+    outcome
+}
+
+// ---------------------------------------------------------------------------
+// federation: dashboards polling metaStatus through the federated API.
+
+const FED_ISSUER: &str = "https://loadgen.invalid/federation";
+const FED_AUDIENCE: &str = "https://loadgen.invalid/product";
+
+/// A file removed on drop (the JWKS the daemon reads).
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn b64url(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// An ES256 (P-256) key pair: the signer of the dashboards' tokens and its public JWK.
+fn es256_key(kid: &str) -> AnyResult<(jsonwebtoken::EncodingKey, serde_json::Value)> {
+    use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+        .map_err(|e| format!("generating the signing key: {e}"))?;
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref())
+        .map_err(|e| format!("reading the signing key: {e}"))?;
+    // The uncompressed point: 0x04 || x (32 bytes) || y (32 bytes).
+    let point = pair.public_key().as_ref();
+    let jwk = serde_json::json!({
+        "kty": "EC", "crv": "P-256", "x": b64url(&point[1..33]), "y": b64url(&point[33..65]),
+        "kid": kid, "use": "sig", "alg": "ES256",
+    });
+    Ok((jsonwebtoken::EncodingKey::from_ec_der(pkcs8.as_ref()), jwk))
+}
+
+fn dash_site(d: usize, s: usize) -> String {
+    format!("dash-{d:04}-site-{s:02}")
+}
+
+/// Every answer of a setup phase had the expected status.
+fn all_ok(p: &PhaseResult, what: &str) -> AnyResult<()> {
+    let bad: usize = p.statuses.iter().filter(|(s, _)| !(200..300).contains(*s)).map(|(_, n)| n).sum();
+    if bad > 0 {
+        return Err(format!("{what}: {bad} failed, first: {}", p.first_bad.as_deref().unwrap_or("?")).into());
+    }
+    Ok(())
+}
+
+/// The daemon's /metrics page, over a fresh connection.
+async fn metrics_page(addr: &str, key: &str) -> AnyResult<String> {
+    let mut c = Conn::open(addr).await?;
+    Ok(String::from_utf8_lossy(&c.roundtrip(&request("GET", "/metrics", addr, key, None)).await?.body).into_owned())
+}
+
+fn federation(a: FederationArgs) -> AnyResult<()> {
+    if a.dashboards == 0 || a.requests == 0 || !(1..=10).contains(&a.sites_per_dashboard) {
+        return Err("--dashboards and --requests must be positive, --sites-per-dashboard 1-10".into());
+    }
+    let binary = match a.rastrod {
+        Some(p) => p,
+        None => std::env::current_exe()?.with_file_name("rastrod"),
+    };
+    let kid = format!("loadgen-{}", random_hex(4)?);
+    let (signer, jwk) = es256_key(&kid)?;
+    let jwks = TempFile(std::env::temp_dir().join(format!("{}.jwks.json", unique("rastrod_loadgen"))));
+    std::fs::write(&jwks.0, serde_json::json!({ "keys": [jwk] }).to_string())?;
+    let db = FreshDb::new(a.database_url.as_deref())?;
+    let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file)" };
+    let env = [
+        ("RASTRO_FEDERATION_ISSUER", FED_ISSUER.to_string()),
+        ("RASTRO_FEDERATION_AUDIENCE", FED_AUDIENCE.to_string()),
+        ("RASTRO_FEDERATION_JWKS", jwks.0.display().to_string()),
+    ];
+    let mut daemon = Daemon::start(binary, db, &env)?;
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(a.client_threads.max(1)).enable_all().build()?;
+    let outcome = rt.block_on(async {
+        let (addr, key, pid) = (daemon.addr.clone(), daemon.key.clone(), daemon.pid());
+        wait_ready(&addr, &key).await?;
+        println!("{}", machine_line());
+        let (dashboards, per) = (a.dashboards, a.sites_per_dashboard);
+        println!(
+            "daemon pid {pid} on {addr}, {backend}; {dashboards} dashboards × {per} sites, one keep-alive connection each, \
+             {} client thread(s), {} requests per phase",
+            a.client_threads, a.requests
+        );
+
+        // Setup over the host API: the sites, one owner per dashboard, then a grant per dashboard.
+        let t = Instant::now();
+        let setup_conns = dashboards.min(32);
+        let create = {
+            let (addr, key) = (addr.clone(), key.clone());
+            Arc::new(move |_c: usize, i: usize| {
+                let (d, s) = (i / per, i % per);
+                let body = format!(
+                    r#"{{"siteId":"{}","name":"Dashboard {d} site {s}","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"owner-{d:04}"}}"#,
+                    dash_site(d, s)
+                );
+                request("POST", "/v1/sites", &addr, &key, Some(&body))
+            })
+        };
+        let sites = phase("sites", &addr, setup_conns, dashboards * per, &[201], &pid, create).await?;
+        all_ok(&sites, "creating the sites")?;
+        let grant = {
+            let (addr, key) = (addr.clone(), key.clone());
+            Arc::new(move |_c: usize, d: usize| {
+                let sites: Vec<String> = (0..per).map(|s| dash_site(d, s)).collect();
+                let body = serde_json::json!({
+                    "organizationId": format!("org-{d:04}"), "ownerId": format!("owner-{d:04}"), "siteIds": sites,
+                });
+                request("PUT", &format!("/v1/federation/grants/dash-{d:04}"), &addr, &key, Some(&body.to_string()))
+            })
+        };
+        let grants = phase("grants", &addr, setup_conns, dashboards, &[201], &pid, grant).await?;
+        all_ok(&grants, "provisioning the grants")?;
+
+        // One token per dashboard (ES256, an hour), and its metaStatus request over its own sites.
+        let now_ms =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?.as_millis()
+                as i64;
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+        header.kid = Some(kid.clone());
+        let mut requests = Vec::with_capacity(dashboards);
+        for d in 0..dashboards {
+            let claims = serde_json::json!({
+                "iss": FED_ISSUER, "aud": FED_AUDIENCE, "sub": format!("user-{d:04}"),
+                "iat": now_ms / 1000, "exp": now_ms / 1000 + 3600,
+                "rastro_connection_id": format!("dash-{d:04}"), "rastro_organization_id": format!("org-{d:04}"),
+                "rastro_permissions": ["analytics:read"],
+            });
+            let token = jsonwebtoken::encode(&header, &claims, &signer).map_err(|e| format!("signing: {e}"))?;
+            let sites: Vec<String> = (0..per).map(|s| dash_site(d, s)).collect();
+            let body = serde_json::json!({ "siteIds": sites, "now": now_ms }).to_string();
+            requests.push(request("POST", "/federation/metaStatus", &addr, &token, Some(&body)));
+        }
+        println!(
+            "setup: {} sites and {dashboards} grants over the host API in {:.1} s",
+            dashboards * per,
+            t.elapsed().as_secs_f64()
+        );
+        let requests = Arc::new(requests);
+        let poll = {
+            let r = requests.clone();
+            Arc::new(move |c: usize, _i: usize| r[c].clone())
+        };
+        // Every dashboard at least once: each token verified (then cached until its exp).
+        let warm = phase("warmup", &addr, dashboards, a.warmup.max(dashboards), &[200], &pid, poll.clone()).await?;
+        all_ok(&warm, "warming up metaStatus")?;
+
+        let metrics0 = metrics_page(&addr, &key).await?;
+        let meta = phase("metaStatus", &addr, dashboards, a.requests, &[200], &pid, poll).await?;
+        let metrics1 = metrics_page(&addr, &key).await?;
+        let ping_req = Arc::new(request("GET", "/v1/ping", &addr, &key, None));
+        let ping = Arc::new(move |_c: usize, _i: usize| ping_req.as_ref().clone());
+        let png = phase("ping", &addr, dashboards, a.requests, &[200], &pid, ping).await?;
+
+        println!();
+        meta.print();
+        png.print();
+        let errors = a.requests - meta.statuses.get(&200).copied().unwrap_or(0);
+        if errors > 0 {
+            println!(
+                "metaStatus errors: {errors} answers were not 200; the first: {}",
+                meta.first_bad.as_deref().unwrap_or("?")
+            );
+        }
+        let ratio = meta.rate() / png.rate();
+        let p99_ms = pct(&meta.lat_us, 99.0) as f64 / 1000.0;
+        let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+        println!(
+            "ratio metaStatus/ping = {:.1} %  (target ≥ 50 %: {}); metaStatus p99 {p99_ms:.2} ms (target ≤ 20 ms: {})",
+            ratio * 100.0,
+            verdict(ratio >= 0.5),
+            verdict(p99_ms <= 20.0),
+        );
+        let queries = metric(&metrics1, "rastro_db_queries_total").zip(metric(&metrics0, "rastro_db_queries_total"));
+        match queries {
+            Some((q1, q0)) => {
+                let (q, secs) = (q1 - q0, meta.elapsed.as_secs_f64());
+                println!(
+                    "DB during metaStatus: {q:.0} statements = {:.0} queries/s vs {:.0} req/s \
+                     ({:.3} queries per request)",
+                    q / secs,
+                    meta.rate(),
+                    q / a.requests as f64
+                );
+            }
+            None => println!("DB during metaStatus: ? (no rastro_db_queries_total on /metrics)"),
+        }
+        println!("{}", machine_line());
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    });
+    daemon.stop();
+    drop(jwks);
     outcome
 }
 

@@ -7,6 +7,7 @@ mod writer;
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
@@ -53,10 +54,23 @@ impl DbUrl {
     }
 }
 
-/// Opens connections of the URL's backend, with SQLite's pragmas set on each.
+/// Opens connections of the URL's backend, with SQLite's pragmas set on each
+/// and every finished statement counted in `queries`.
 #[derive(Debug, Clone)]
 pub struct Manager {
     url: DbUrl,
+    queries: Arc<AtomicU64>,
+}
+
+/// Counts the statements a connection finished (ok or failed): one relaxed
+/// add per statement, never the SQL itself.
+fn count_queries(conn: &mut impl Connection, queries: &Arc<AtomicU64>) {
+    let queries = queries.clone();
+    conn.set_instrumentation(move |event: diesel::connection::InstrumentationEvent<'_>| {
+        if let diesel::connection::InstrumentationEvent::FinishQuery { .. } = event {
+            queries.fetch_add(1, Ordering::Relaxed);
+        }
+    });
 }
 
 fn sqlite_pragmas(conn: &mut SqliteConnection) -> QueryResult<()> {
@@ -75,10 +89,15 @@ impl r2d2::ManageConnection for Manager {
         match &self.url {
             DbUrl::Sqlite(path) => {
                 let mut conn = SqliteConnection::establish(&path.to_string_lossy())?;
+                count_queries(&mut conn, &self.queries);
                 sqlite_pragmas(&mut conn).map_err(ConnectionError::CouldntSetupConfiguration)?;
                 Ok(AnyConnection::Sqlite(conn))
             }
-            DbUrl::Postgres(url) => Ok(AnyConnection::Postgresql(PgConnection::establish(url)?)),
+            DbUrl::Postgres(url) => {
+                let mut conn = PgConnection::establish(url)?;
+                count_queries(&mut conn, &self.queries);
+                Ok(AnyConnection::Postgresql(conn))
+            }
         }
     }
 
@@ -102,6 +121,8 @@ pub struct Db {
     backend: Backend,
     /// Bumped after every committed write: cached reads are valid while it stands still.
     generation: Arc<std::sync::atomic::AtomicU64>,
+    /// Statements finished on any connection of this handle (pool, writer, checkpointer).
+    queries: Arc<AtomicU64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +146,8 @@ impl Db {
             DbUrl::Sqlite(_) => Backend::Sqlite,
             DbUrl::Postgres(_) => Backend::Postgres,
         };
-        let manager = Manager { url };
+        let queries = Arc::new(AtomicU64::new(0));
+        let manager = Manager { url, queries: queries.clone() };
         let mut first = r2d2::ManageConnection::connect(&manager).map_err(|e| {
             tracing::error!(error = %e, "database connection");
             Error::unavailable(format!("cannot open the database: {}", redact_url_error(&e.to_string())))
@@ -138,7 +160,7 @@ impl Db {
             .build(manager.clone())
             .map_err(Error::from)?;
         let writer = Arc::new(Writer::start(first, manager, write_batch_max, write_queue_max));
-        Ok(Db { pool, writer, backend, generation: Arc::default() })
+        Ok(Db { pool, writer, backend, generation: Arc::default(), queries })
     }
 
     pub fn backend(&self) -> Backend {
@@ -206,6 +228,12 @@ impl Db {
 
     pub fn writer_stats(&self) -> writer::Stats {
         self.writer.stats()
+    }
+
+    /// SQL statements finished so far on every connection of this handle
+    /// (the pool's checkout check `SELECT 1` included), for `/metrics`.
+    pub fn queries(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
     }
 }
 
@@ -308,6 +336,22 @@ mod tests {
         assert_eq!(queued.await.unwrap().unwrap(), 1);
         db.close();
         assert_eq!(db.write(|_| Ok(3)).await.unwrap_err().code, Code::Unavailable);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_statement_is_counted_on_the_pool_and_the_writer() {
+        let (db, dir) = temp_db(7);
+        let before = db.queries();
+        db.run(|c| c.batch_execute("SELECT 1").map_err(Error::from)).await.unwrap();
+        let after_read = db.queries();
+        // The pool's checkout check and the statement itself.
+        assert!(after_read >= before + 2, "{before} -> {after_read}");
+        db.write(|c| c.batch_execute("CREATE TABLE q (x BIGINT)").map_err(Error::from)).await.unwrap();
+        let after_write = db.queries();
+        // The statement, its savepoint and the writer's transaction.
+        assert!(after_write >= after_read + 3, "{after_read} -> {after_write}");
+        db.close();
         let _ = std::fs::remove_dir_all(dir);
     }
 

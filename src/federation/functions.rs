@@ -6,6 +6,7 @@
 //! whole-owner check.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -289,8 +290,56 @@ fn ensure_owner_inside(conn: &mut AnyConnection, owner: &str, scope: &[String]) 
     ))
 }
 
+/// A function's value: built for this call, or a cached metaStatus answer
+/// (served as the JSON text it was serialized to once).
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Owned(Value),
+    Cached(Arc<meta_status::StatusAnswer>),
+}
+
+impl Reply {
+    pub fn value(&self) -> &Value {
+        match self {
+            Reply::Owned(v) => v,
+            Reply::Cached(a) => &a.value,
+        }
+    }
+
+    /// The value as JSON text (the cached text itself when there is one).
+    pub fn to_json(&self) -> Result<String> {
+        match self {
+            Reply::Owned(v) => serde_json::to_string(v).map_err(Error::internal),
+            Reply::Cached(a) => Ok(a.json.clone()),
+        }
+    }
+}
+
+impl Serialize for Reply {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.value().serialize(s)
+    }
+}
+
 /// Runs `spec` for `caller` (None only for `manifest`).
-pub async fn run(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Value) -> Result<Value> {
+pub async fn run(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Value) -> Result<Reply> {
+    match (spec.name, caller) {
+        ("metaStatus", Some(caller)) => meta_status_cached(st, caller, raw).await.map(Reply::Cached),
+        _ => run_owned(st, caller, spec, raw).await.map(Reply::Owned),
+    }
+}
+
+/// `metaStatus`: the read cache's answer itself, many dashboards polling the same sites.
+async fn meta_status_cached(st: &AppState, caller: &Caller, raw: Value) -> Result<Arc<meta_status::StatusAnswer>> {
+    let a: MetaStatusArgs = args(raw)?;
+    caller.check_sites(&a.site_ids)?;
+    // FED-14: `own` marks what this connection made.
+    let input = meta_status::MetaStatusArgs { site_ids: a.site_ids, now: a.now, owner_key: Some(caller.owner.clone()) };
+    meta_status::status_cached(st, input).await
+}
+
+/// Every function but `metaStatus`.
+async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Value) -> Result<Value> {
     let Some(caller) = caller else {
         args::<NoArgs>(raw)?;
         return json(st.federation.manifest());
@@ -374,14 +423,6 @@ pub async fn run(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Value
             caller.check_sites(&a.site_ids)?;
             reports::check_daily(&a)?;
             json(st.db.run(move |c| reports::leads_daily(c, a)).await?)
-        }
-        "metaStatus" => {
-            let a: MetaStatusArgs = args(raw)?;
-            caller.check_sites(&a.site_ids)?;
-            // FED-14: `own` marks what this connection made.
-            let input =
-                meta_status::MetaStatusArgs { site_ids: a.site_ids, now: a.now, owner_key: Some(caller.owner.clone()) };
-            Ok((*meta_status::status_cached(st, input).await?).clone())
         }
         "metaConversions" => {
             let a: ConversionsArgs = args(raw)?;

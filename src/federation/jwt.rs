@@ -104,7 +104,7 @@ pub struct Verifier {
     http: reqwest::Client,
     keys: RwLock<Keys>,
     fetching: tokio::sync::Mutex<()>,
-    tokens: Mutex<HashMap<[u8; 32], Identity>>,
+    tokens: Mutex<HashMap<[u8; 32], Arc<Identity>>>,
     fetches: AtomicU64,
 }
 
@@ -172,8 +172,9 @@ impl Verifier {
         self.fetches.load(Ordering::SeqCst)
     }
 
-    /// Verifies `token` at `now` (epoch ms) and answers who it speaks for.
-    pub async fn verify(&self, token: &str, now: i64) -> Result<Identity> {
+    /// Verifies `token` at `now` (epoch ms) and answers who it speaks for
+    /// (shared with the cache: a cached token costs no copy).
+    pub async fn verify(&self, token: &str, now: i64) -> Result<Arc<Identity>> {
         if self.audience.is_none() {
             return Err(unauthenticated(
                 "this deployment serves no federated calls: RASTRO_FEDERATION_AUDIENCE is not set",
@@ -186,12 +187,12 @@ impl Verifier {
         if let Some(cached) = self.cached(&digest, now) {
             return cached;
         }
-        let identity = self.verify_fresh(token, now).await?;
+        let identity = Arc::new(self.verify_fresh(token, now).await?);
         self.remember(digest, identity.clone(), now);
         Ok(identity)
     }
 
-    fn cached(&self, digest: &[u8; 32], now: i64) -> Option<Result<Identity>> {
+    fn cached(&self, digest: &[u8; 32], now: i64) -> Option<Result<Arc<Identity>>> {
         let mut tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
         let identity = tokens.get(digest)?;
         if now > identity.expires_at + LEEWAY_MS {
@@ -201,7 +202,7 @@ impl Verifier {
         Some(Ok(identity.clone()))
     }
 
-    fn remember(&self, digest: [u8; 32], identity: Identity, now: i64) {
+    fn remember(&self, digest: [u8; 32], identity: Arc<Identity>, now: i64) {
         let mut tokens = self.tokens.lock().unwrap_or_else(|p| p.into_inner());
         if tokens.len() >= TOKEN_CACHE_MAX {
             tokens.retain(|_, id| now <= id.expires_at + LEEWAY_MS);

@@ -1,9 +1,10 @@
 //! The federated API: a central dashboard calls the host's functions with a
 //! short-lived JWT. This module verifies the token (`jwt`), reads the local
-//! grant on every call (`grants`), applies the runbook's gates in order and
-//! runs the function through the same `service` functions the host API calls
-//! (`functions`). The two transports (REST and Convex's wire format) live in
-//! `http::federation`; both end in [`call`].
+//! grant on every call (`grants`, one query shared by the calls waiting
+//! together), applies the runbook's gates in order and runs the function
+//! through the same `service` functions the host API calls (`functions`). The
+//! two transports (REST and Convex's wire format) live in `http::federation`;
+//! both end in [`call`].
 //!
 //! Gates, in order: the function exists (and the transport's kind matches) →
 //! `manifest` needs nothing → the JWT (FEDERATION_UNAUTHENTICATED,
@@ -17,17 +18,16 @@ pub mod functions;
 pub mod grants;
 pub mod jwt;
 
-use std::collections::HashSet;
-
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::config::Config;
+use crate::db::Db;
 use crate::error::{Code, Error, Result};
 use crate::service::validate;
 use crate::state::AppState;
-pub use functions::{Capability, Kind, Need, Spec};
+pub use functions::{Capability, Kind, Need, Reply, Spec};
 
 pub const PERM_READ: &str = "analytics:read";
 pub const PERM_CONFIGURE: &str = "analytics:configure";
@@ -35,9 +35,11 @@ pub const PERM_PUBLIC: &str = "analytics:public";
 /// The protocol the manifest and connectionStatus name.
 pub const PROTOCOL: &str = "rastro-federation/1";
 
-/// The verifier and the capabilities this host serves.
+/// The verifier, the grant reader and the capabilities this host serves.
 pub struct Federation {
     pub verifier: jwt::Verifier,
+    /// Every call's grant read, coalesced with the calls waiting beside it.
+    pub grants: grants::GrantReader,
     leads: bool,
     meta_ads: bool,
 }
@@ -69,13 +71,15 @@ pub struct Limits {
 }
 
 impl Federation {
-    pub fn new(config: &Config) -> Federation {
+    /// The federation of `config`, reading grants from `db`.
+    pub fn new(config: &Config, db: Db) -> Federation {
         Federation {
             verifier: jwt::Verifier::new(
                 &config.federation_issuer,
                 config.federation_audience.as_deref(),
                 config.federation_jwks.as_deref(),
             ),
+            grants: grants::GrantReader::new(db),
             leads: config.federation_leads,
             meta_ads: config.federation_meta_ads && config.federation_leads,
         }
@@ -140,12 +144,12 @@ impl Caller {
         if ids.is_empty() || ids.len() > validate::MAX_SITES {
             return Err(invalid_scope("siteIds must list 1-10 sites"));
         }
-        let mut seen = HashSet::new();
-        for id in ids {
+        for (i, id) in ids.iter().enumerate() {
             if validate::site_id(id).is_err() {
                 return Err(invalid_scope("siteIds must be well-formed site ids"));
             }
-            if !seen.insert(id.as_str()) {
+            // At most ten: comparing with the earlier ones beats hashing.
+            if ids[..i].contains(id) {
                 return Err(invalid_scope("siteIds must not repeat a site"));
             }
         }
@@ -165,7 +169,7 @@ impl Caller {
 
 /// Runs the federated function `name` for the holder of `token`; `via` is the
 /// kind the transport asked for (Convex's `/api/query|mutation|action`).
-pub async fn call(st: &AppState, token: Option<&str>, name: &str, via: Option<Kind>, args: Value) -> Result<Value> {
+pub async fn call(st: &AppState, token: Option<&str>, name: &str, via: Option<Kind>, args: Value) -> Result<Reply> {
     let spec = functions::spec(name).ok_or_else(|| Error::not_found("no such federated function"))?;
     if let Some(kind) = via
         && kind != spec.kind
@@ -191,8 +195,8 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
     })?;
     let fed = &st.federation;
     let identity = fed.verifier.verify(token, st.now()).await?;
-    let (cid, org) = (identity.connection_id.clone(), identity.organization_id.clone());
-    let grant = st.db.run(move |c| grants::active(c, &cid, &org)).await?;
+    // Read by a query that starts after this call arrived (shared with the calls waiting beside it).
+    let grant = fed.grants.active(&identity.connection_id, &identity.organization_id).await?;
     if !fed.serves(spec.capability) {
         let what = if spec.capability == Capability::MetaAds { "Meta ads" } else { "leads" };
         return Err(invalid_scope(&format!("This host does not connect {what}")));
@@ -231,7 +235,7 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
     };
     Ok(Caller {
         owner: crate::service::meta_connection::federated_owner(&identity.connection_id),
-        connection_id: identity.connection_id,
+        connection_id: identity.connection_id.clone(),
         public: identity.public,
         sites,
         permissions,

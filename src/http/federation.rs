@@ -15,7 +15,7 @@
 //! call from a browser on another origin with a bearer token (no cookies), so
 //! every answer allows any origin and `OPTIONS` answers the CORS preflight.
 
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use base64::Engine;
@@ -32,8 +32,19 @@ pub const UDF_FAILED: u16 = 560;
 pub const MODULE: &str = "rastroFederation";
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/federation/manifest", web::get().to(manifest))
-        .route("/federation/{name}", web::post().to(call))
+    cfg.route("/federation/manifest", web::get().to(manifest));
+    // Each function at its own static path first: matching it (here and for the
+    // metrics label) compares a string instead of running the pattern's regex.
+    for spec in federation::functions::FUNCTIONS {
+        let name = spec.name;
+        cfg.route(
+            &format!("/federation/{name}"),
+            web::post().to(move |st: web::Data<AppState>, req: HttpRequest, body: web::Payload| {
+                call_function(st, req, name, body)
+            }),
+        );
+    }
+    cfg.route("/federation/{name}", web::post().to(call))
         .route("/federation/{name}", web::method(Method::OPTIONS).to(preflight))
         .route("/api/query", web::post().to(convex_query))
         .route("/api/mutation", web::post().to(convex_mutation))
@@ -98,14 +109,35 @@ pub async fn call(
     name: web::Path<String>,
     body: web::Payload,
 ) -> HttpResponse {
+    call_function(st, req, &name.into_inner(), body).await
+}
+
+async fn call_function(st: web::Data<AppState>, req: HttpRequest, name: &str, body: web::Payload) -> HttpResponse {
     let outcome = match read_json(&st, body).await {
-        Ok(args) => federation::call(&st, bearer(&req), &name.into_inner(), None, args).await,
+        Ok(args) => federation::call(&st, bearer(&req), name, None, args).await,
         Err(e) => Err(e),
     };
-    cors(match outcome {
-        Ok(value) => HttpResponse::Ok().json(value),
+    cors(match outcome.and_then(json_body) {
+        Ok(json) => HttpResponse::Ok().content_type(ContentType::json()).body(json),
         Err(e) => e.error_response(),
     })
+}
+
+/// A cached answer's JSON text, lent to the response body without a copy.
+struct CachedJson(std::sync::Arc<crate::service::meta_status::StatusAnswer>);
+
+impl AsRef<[u8]> for CachedJson {
+    fn as_ref(&self) -> &[u8] {
+        self.0.json.as_bytes()
+    }
+}
+
+/// The value's JSON: serialized now, or the cached text itself.
+fn json_body(reply: federation::Reply) -> Result<web::Bytes> {
+    match reply {
+        federation::Reply::Owned(v) => serde_json::to_vec(&v).map(web::Bytes::from).map_err(Error::internal),
+        federation::Reply::Cached(a) => Ok(web::Bytes::from_owner(CachedJson(a))),
+    }
 }
 
 #[utoipa::path(post, path = "/api/query", tag = "federation", security(("federationJwt" = [])),
@@ -217,7 +249,13 @@ async fn convex(st: web::Data<AppState>, req: HttpRequest, body: web::Payload, k
         Err(e) => return cors(e.error_response()),
     };
     cors(match federation::call(&st, bearer(&req), &decoded.name, kind, decoded.args).await {
-        Ok(value) => HttpResponse::Ok().json(json!({"status": "success", "value": value, "logLines": []})),
+        Ok(reply) => match reply.to_json() {
+            // {"status": "success", "value", "logLines": []} around the value's JSON text.
+            Ok(value) => HttpResponse::Ok()
+                .content_type(ContentType::json())
+                .body(format!(r#"{{"status":"success","value":{value},"logLines":[]}}"#)),
+            Err(e) => udf_error(&e),
+        },
         Err(e) => udf_error(&e),
     })
 }

@@ -1,7 +1,7 @@
 //! Prometheus text metrics: requests and latency by route and status, the
-//! database pool and the group-commit writer. Labels are route patterns
-//! (`/v1/sites/{siteId}`), never concrete paths, so no id or secret can reach
-//! a metric and the series stay bounded.
+//! database pool, the group-commit writer and the SQL statements run. Labels
+//! are route patterns (`/v1/sites/{siteId}`), never concrete paths, so no id or
+//! secret can reach a metric and the series stay bounded.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -89,13 +89,16 @@ impl Metrics {
              # HELP rastrod_db_write_batches_failed_total Writer transactions that failed as a whole.\n\
              # TYPE rastrod_db_write_batches_failed_total counter\nrastrod_db_write_batches_failed_total {}\n\
              # HELP rastrod_db_writes_pending Writes queued or running, not yet answered.\n\
-             # TYPE rastrod_db_writes_pending gauge\nrastrod_db_writes_pending {}\n",
+             # TYPE rastrod_db_writes_pending gauge\nrastrod_db_writes_pending {}\n\
+             # HELP rastro_db_queries_total SQL statements finished on every database connection (pool, writer, checkpointer).\n\
+             # TYPE rastro_db_queries_total counter\nrastro_db_queries_total {}\n",
             connections.saturating_sub(idle),
             st.db.pool_max(),
             w.batches,
             w.writes,
             w.failed_batches,
             w.pending,
+            st.db.queries(),
         );
         out
     }

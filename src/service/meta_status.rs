@@ -158,13 +158,25 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
         .collect())
 }
 
+/// A cached metaStatus answer: its value and that value's JSON text,
+/// serialized once when computed so a poll is answered without serializing.
+#[derive(Debug)]
+pub struct StatusAnswer {
+    pub value: serde_json::Value,
+    pub json: String,
+}
+
+impl Serialize for StatusAnswer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.value.serialize(s)
+    }
+}
+
 /// `status`, served from the read cache while nothing was written: many
-/// dashboards polling the same sites cost one query. `now` only matters by its
-/// UTC day, so the key rounds it.
-pub async fn status_cached(
-    st: &crate::state::AppState,
-    a: MetaStatusArgs,
-) -> Result<std::sync::Arc<serde_json::Value>> {
+/// dashboards polling the same sites cost one query (concurrent misses of one
+/// key share one computation). `now` only matters by its UTC day, so the key
+/// rounds it.
+pub async fn status_cached(st: &crate::state::AppState, a: MetaStatusArgs) -> Result<std::sync::Arc<StatusAnswer>> {
     check(&a)?;
     let key =
         format!("meta.status|{}|{:?}|{:?}", a.site_ids.join(","), a.now.map(crate::clock::utc_day_start), a.owner_key);
@@ -174,7 +186,9 @@ pub async fn status_cached(
     st.reads
         .get_or(key, generation, now, ttl, async move {
             let answer = db.run(move |c| status(c, a)).await?;
-            serde_json::to_value(answer).map_err(crate::error::Error::internal)
+            let value = serde_json::to_value(answer).map_err(crate::error::Error::internal)?;
+            let json = serde_json::to_string(&value).map_err(crate::error::Error::internal)?;
+            Ok(StatusAnswer { value, json })
         })
         .await
 }

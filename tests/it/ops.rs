@@ -365,6 +365,26 @@ backend_test!(metrics_count_by_route_pattern_never_by_id, |app| {
     }
 });
 
+// contract: API.md "Operational routes" (/metrics: the database statements counter)
+backend_test!(metrics_count_database_statements, |app| {
+    let queries = |text: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix("rastro_db_queries_total "))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no rastro_db_queries_total in {text}"))
+    };
+    let first = app.with_key(None).get("/metrics").await.text;
+    assert!(first.contains("# TYPE rastro_db_queries_total counter"), "{first}");
+    assert!(first.contains("# HELP rastro_db_queries_total "), "{first}");
+    let before = queries(&first);
+    app.get("/v1/sites/missing-q1").await.err(404, "NOT_FOUND");
+    let after_read = queries(&app.with_key(None).get("/metrics").await.text);
+    assert!(after_read > before, "a read counts: {before} -> {after_read}");
+    app.site("site-q1").await;
+    let after_write = queries(&app.with_key(None).get("/metrics").await.text);
+    assert!(after_write > after_read, "a write counts: {after_read} -> {after_write}");
+});
+
 // rule: LEAD-03, SEC-03
 backend_test!(secrets_canaries_appear_in_no_answer, |app| {
     const KEY_CANARY: &str = "hostkeycanary7Qm2Zx9Lw4";
