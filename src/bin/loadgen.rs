@@ -36,7 +36,7 @@
 //! as many `GET /v1/ping` go over as many connections. It prints the rates,
 //! latencies, their ratio against the targets (≥ 50 % of ping, p99 ≤ 20 ms),
 //! the daemon's SQL statements during the metaStatus phase
-//! (`rastro_db_queries_total` on `/metrics`, before and after) per second and
+//! (`rastrod_db_queries_total` on `/metrics`, before and after) per second and
 //! per request, and any answer that was not 200.
 
 use std::collections::BTreeMap;
@@ -893,7 +893,7 @@ fn federation(a: FederationArgs) -> AnyResult<()> {
             verdict(ratio >= 0.5),
             verdict(p99_ms <= 20.0),
         );
-        let queries = metric(&metrics1, "rastro_db_queries_total").zip(metric(&metrics0, "rastro_db_queries_total"));
+        let queries = metric(&metrics1, "rastrod_db_queries_total").zip(metric(&metrics0, "rastrod_db_queries_total"));
         match queries {
             Some((q1, q0)) => {
                 let (q, secs) = (q1 - q0, meta.elapsed.as_secs_f64());
@@ -905,7 +905,7 @@ fn federation(a: FederationArgs) -> AnyResult<()> {
                     q / a.requests as f64
                 );
             }
-            None => println!("DB during metaStatus: ? (no rastro_db_queries_total on /metrics)"),
+            None => println!("DB during metaStatus: ? (no rastrod_db_queries_total on /metrics)"),
         }
         println!("{}", machine_line());
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())

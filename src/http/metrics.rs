@@ -90,8 +90,8 @@ impl Metrics {
              # TYPE rastrod_db_write_batches_failed_total counter\nrastrod_db_write_batches_failed_total {}\n\
              # HELP rastrod_db_writes_pending Writes queued or running, not yet answered.\n\
              # TYPE rastrod_db_writes_pending gauge\nrastrod_db_writes_pending {}\n\
-             # HELP rastro_db_queries_total SQL statements finished on every database connection (pool, writer, checkpointer).\n\
-             # TYPE rastro_db_queries_total counter\nrastro_db_queries_total {}\n",
+             # HELP rastrod_db_queries_total SQL statements finished on every database connection (pool, writer, checkpointer).\n\
+             # TYPE rastrod_db_queries_total counter\nrastrod_db_queries_total {}\n",
             connections.saturating_sub(idle),
             st.db.pool_max(),
             w.batches,

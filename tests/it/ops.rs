@@ -369,13 +369,13 @@ backend_test!(metrics_count_by_route_pattern_never_by_id, |app| {
 backend_test!(metrics_count_database_statements, |app| {
     let queries = |text: &str| -> u64 {
         text.lines()
-            .find_map(|l| l.strip_prefix("rastro_db_queries_total "))
+            .find_map(|l| l.strip_prefix("rastrod_db_queries_total "))
             .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no rastro_db_queries_total in {text}"))
+            .unwrap_or_else(|| panic!("no rastrod_db_queries_total in {text}"))
     };
     let first = app.with_key(None).get("/metrics").await.text;
-    assert!(first.contains("# TYPE rastro_db_queries_total counter"), "{first}");
-    assert!(first.contains("# HELP rastro_db_queries_total "), "{first}");
+    assert!(first.contains("# TYPE rastrod_db_queries_total counter"), "{first}");
+    assert!(first.contains("# HELP rastrod_db_queries_total "), "{first}");
     let before = queries(&first);
     app.get("/v1/sites/missing-q1").await.err(404, "NOT_FOUND");
     let after_read = queries(&app.with_key(None).get("/metrics").await.text);
