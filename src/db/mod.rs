@@ -15,7 +15,7 @@ use diesel::prelude::*;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::error::{Error, Result};
-pub use writer::Writer;
+pub use writer::{Writer, leaves_cached_reads_alone};
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -119,7 +119,7 @@ pub struct Db {
     pool: Pool,
     writer: Arc<Writer>,
     backend: Backend,
-    /// Bumped after every committed write: cached reads are valid while it stands still.
+    /// Bumped after every committed write that may change cached reads: they are valid while it stands still.
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// Statements finished on any connection of this handle (pool, writer, checkpointer).
     queries: Arc<AtomicU64>,
@@ -190,12 +190,15 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
-        let out = self.writer.submit(f).await;
-        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let (out, touches_cached_reads) = self.writer.submit(f).await;
+        if touches_cached_reads {
+            self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         out
     }
 
-    /// Changes after every write this process committed (or tried to).
+    /// Changes after every write this process committed (or tried to) that
+    /// may change what the read cache holds (see [`leaves_cached_reads_alone`]).
     pub fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }

@@ -868,6 +868,61 @@ mod tests {
         Ok(connection)
     }
 
+    fn lead_input(key: &str, meta: Option<serde_json::Value>) -> crate::service::leads::RecordLead {
+        crate::service::leads::RecordLead {
+            lead_key: key.into(),
+            event_id: format!("{key}-new"),
+            occurred_at: 1_000,
+            label: None,
+            origin: "whatsapp".into(),
+            ad_id: None,
+            adset_id: None,
+            campaign_id: None,
+            ad_name: None,
+            adset_name: None,
+            campaign_name: None,
+            click_id: None,
+            column: None,
+            meta,
+        }
+    }
+
+    /// meta.status's cached answers outlive lead writes that queue nothing (the
+    /// hot path), and are let go by one that queues a conversion, and by any
+    /// other write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn only_writes_that_may_change_meta_status_invalidate_its_cache() {
+        use crate::service::leads::{self, SetLeadStage, Stage};
+        let (db, dir) = temp_db("cache");
+        db.write(seed).await.unwrap();
+        let ph = serde_json::json!({"ph": ["a".repeat(64)]});
+        let g0 = db.generation();
+        db.write(|c| leads::record(c, 2_000, "s1", lead_input("k1", None))).await.unwrap();
+        // The site does not send Lead events: hashes alone queue nothing.
+        let with_hashes = lead_input("k2", Some(ph.clone()));
+        db.write(move |c| leads::record(c, 2_000, "s1", with_hashes)).await.unwrap();
+        assert_eq!(db.generation(), g0, "lead writes that queued nothing keep the cache");
+
+        let sale = SetLeadStage {
+            stage: Some(Stage::Won),
+            column: None,
+            revenue_cents: Some(10_000),
+            event_id: "k2-won".into(),
+            occurred_at: 3_000,
+            meta: Some(ph),
+        };
+        db.write(move |c| leads::set_stage(c, 3_000, "s1", "k2", sale)).await.unwrap();
+        let g1 = db.generation();
+        assert!(g1 > g0, "a queued Purchase lets the cache go");
+        let pending = db.run(|c| Ok(store::status_counts(c, &["s1".to_string()])?)).await.unwrap();
+        assert!(pending.iter().any(|p| p.status == PENDING && p.n == 2), "{pending:?}");
+
+        db.write(|_| Ok(())).await.unwrap();
+        assert!(db.generation() > g1, "any other write lets it go too");
+        db.close();
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
     // rule: CAPI-09
     /// A refusal of a token that is no longer the stored one (a new one was
     /// pasted while the send was in flight) stops nothing, and the event goes

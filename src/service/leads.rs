@@ -250,6 +250,7 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
     let site = sites::require(conn, site_id)?;
     let hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
 
+    let mut queued = false;
     if let Some(mut row) = store::lock_by_key(conn, site_id, &input.lead_key)? {
         // A repeat: nothing the first call set changes; blanks may be filled and
         // a column move applies like any other.
@@ -274,13 +275,15 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
                     },
                 )?;
                 if let Some(h) = &hashes {
-                    conversions::enqueue_column_event(conn, now, site_id, &row.id, &col, input.occurred_at, h)?;
+                    queued |=
+                        conversions::enqueue_column_event(conn, now, site_id, &row.id, &col, input.occurred_at, h)?;
                 }
             }
             row.updated_at = now;
             store::save(conn, &row)?;
             remember_names(conn, &row, now)?;
         }
+        leaves_meta_status_alone_unless(queued);
         return Ok(RecordLeadAnswer { lead_id: row.id, created: false });
     }
 
@@ -336,13 +339,22 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
                 at: input.occurred_at,
                 value_cents: None,
             };
-            conversions::enqueue(conn, now, &lead, h)?;
+            queued |= conversions::enqueue(conn, now, &lead, h)?;
         }
         if let Some(col) = &column {
-            conversions::enqueue_column_event(conn, now, site_id, &row.id, col, input.occurred_at, h)?;
+            queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, col, input.occurred_at, h)?;
         }
     }
+    leaves_meta_status_alone_unless(queued);
     Ok(RecordLeadAnswer { lead_id: row.id, created: true })
+}
+
+/// A lead write that queued no conversion changed nothing meta.status shows:
+/// its commit keeps the dashboards' cached answers (see `db::leaves_cached_reads_alone`).
+fn leaves_meta_status_alone_unless(queued: bool) {
+    if !queued {
+        crate::db::leaves_cached_reads_alone();
+    }
 }
 
 fn remember_names(conn: &mut AnyConnection, row: &LeadRow, now: i64) -> Result<()> {
@@ -421,6 +433,7 @@ pub fn set_stage(
     row.updated_at = now;
     store::save(conn, &row)?;
     rollups::bump(conn, &key_of(&row), delta)?;
+    let mut queued = false;
     if let Some(h) = &hashes {
         // Purchase: a recorded sale with a value; the value is the lead's sale total.
         if input.stage == Some(Stage::Won) && input.revenue_cents.is_some() {
@@ -431,12 +444,13 @@ pub fn set_stage(
                 at,
                 value_cents: Some(row.revenue_cents),
             };
-            conversions::enqueue(conn, now, &purchase, h)?;
+            queued |= conversions::enqueue(conn, now, &purchase, h)?;
         }
         if let Some(col) = &column {
-            conversions::enqueue_column_event(conn, now, site_id, &row.id, col, at, h)?;
+            queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, col, at, h)?;
         }
     }
+    leaves_meta_status_alone_unless(queued);
     Ok(SetLeadStageAnswer { lead_id: row.id, accepted: true })
 }
 
