@@ -228,20 +228,8 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
                 let (s, l) = (i % sites_n, i / sites_n);
                 let now = state.now();
                 let input = RecordLead {
-                    lead_key: format!("lead-{l}"),
-                    event_id: format!("ev-{s}-{l}"),
-                    occurred_at: now,
-                    label: None,
-                    origin: "whatsapp".into(),
-                    ad_id: None,
-                    adset_id: None,
-                    campaign_id: None,
-                    ad_name: None,
-                    adset_name: None,
-                    campaign_name: None,
-                    click_id: None,
-                    column: None,
                     meta: Some(serde_json::json!({"ph": [format!("{:064x}", i as u64 + 1)]})),
+                    ..RecordLead::new(format!("lead-{l}"), format!("ev-{s}-{l}"), now, "whatsapp")
                 };
                 let site = site_id(s);
                 if let Err(e) = state.db.write(move |c| leads::record(c, now, &site, input)).await {

@@ -91,18 +91,11 @@ struct FederationArgs {
     /// metaStatus calls, and as many pings.
     #[arg(long, default_value_t = 100_000)]
     requests: usize,
-    /// Threads of the client's runtime (the client shares the machine with the daemon).
-    #[arg(long, default_value_t = 1)]
-    client_threads: usize,
     /// metaStatus calls sent before measuring (at least one per dashboard: every token verified once).
     #[arg(long, default_value_t = 5_000)]
     warmup: usize,
-    /// The daemon's binary; default: `rastrod` next to this binary.
-    #[arg(long)]
-    rastrod: Option<PathBuf>,
-    /// Serve from this database instead of a fresh SQLite file (postgres://... gets a fresh schema).
-    #[arg(long)]
-    database_url: Option<String>,
+    #[command(flatten)]
+    daemon: DaemonArgs,
 }
 
 #[derive(Args)]
@@ -113,18 +106,38 @@ struct IngestArgs {
     /// Concurrent keep-alive connections.
     #[arg(long, default_value_t = 64)]
     connections: usize,
-    /// Threads of the client's runtime (the client shares the machine with the daemon).
-    #[arg(long, default_value_t = 1)]
-    client_threads: usize,
     /// Pings sent before measuring anything (warms the daemon and the connections).
     #[arg(long, default_value_t = 5_000)]
     warmup: usize,
+    #[command(flatten)]
+    daemon: DaemonArgs,
+}
+
+/// How the HTTP benchmarks start the daemon and their client.
+#[derive(Args)]
+struct DaemonArgs {
+    /// Threads of the client's runtime (the client shares the machine with the daemon).
+    #[arg(long, default_value_t = 1)]
+    client_threads: usize,
     /// The daemon's binary; default: `rastrod` next to this binary.
     #[arg(long)]
     rastrod: Option<PathBuf>,
     /// Serve from this database instead of a fresh SQLite file (postgres://... gets a fresh schema).
     #[arg(long)]
     database_url: Option<String>,
+}
+
+impl DaemonArgs {
+    fn binary(&self) -> io::Result<PathBuf> {
+        match &self.rastrod {
+            Some(p) => Ok(p.clone()),
+            None => Ok(std::env::current_exe()?.with_file_name("rastrod")),
+        }
+    }
+
+    fn client_runtime(&self) -> io::Result<tokio::runtime::Runtime> {
+        tokio::runtime::Builder::new_multi_thread().worker_threads(self.client_threads.max(1)).enable_all().build()
+    }
 }
 
 #[derive(Args)]
@@ -643,22 +656,18 @@ fn ingest(a: IngestArgs) -> AnyResult<()> {
     if a.connections == 0 || a.requests == 0 {
         return Err("--connections and --requests must be positive".into());
     }
-    let binary = match a.rastrod {
-        Some(p) => p,
-        None => std::env::current_exe()?.with_file_name("rastrod"),
-    };
-    let db = FreshDb::new(a.database_url.as_deref())?;
+    let binary = a.daemon.binary()?;
+    let db = FreshDb::new(a.daemon.database_url.as_deref())?;
     let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file, synchronous=FULL)" };
     let mut daemon = Daemon::start(binary, db, &[])?;
-    let rt =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(a.client_threads.max(1)).enable_all().build()?;
+    let rt = a.daemon.client_runtime()?;
     let outcome = rt.block_on(async {
         let (addr, key, pid) = (daemon.addr.clone(), daemon.key.clone(), daemon.pid());
         wait_ready(&addr, &key).await?;
         println!("{}", machine_line());
         println!(
             "daemon pid {pid} on {addr}, {backend}; {} connections, {} client thread(s), {} requests per phase",
-            a.connections, a.client_threads, a.requests
+            a.connections, a.daemon.client_threads, a.requests
         );
         let mut c = Conn::open(&addr).await?;
         let site = r#"{"siteId":"loadgen","name":"Load test","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"loadgen"}"#;
@@ -776,15 +785,12 @@ fn federation(a: FederationArgs) -> AnyResult<()> {
     if a.dashboards == 0 || a.requests == 0 || !(1..=10).contains(&a.sites_per_dashboard) {
         return Err("--dashboards and --requests must be positive, --sites-per-dashboard 1-10".into());
     }
-    let binary = match a.rastrod {
-        Some(p) => p,
-        None => std::env::current_exe()?.with_file_name("rastrod"),
-    };
+    let binary = a.daemon.binary()?;
     let kid = format!("loadgen-{}", random_hex(4)?);
     let (signer, jwk) = es256_key(&kid)?;
     let jwks = TempFile(std::env::temp_dir().join(format!("{}.jwks.json", unique("rastrod_loadgen"))));
     std::fs::write(&jwks.0, serde_json::json!({ "keys": [jwk] }).to_string())?;
-    let db = FreshDb::new(a.database_url.as_deref())?;
+    let db = FreshDb::new(a.daemon.database_url.as_deref())?;
     let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file)" };
     let env = [
         ("RASTRO_FEDERATION_ISSUER", FED_ISSUER.to_string()),
@@ -792,8 +798,7 @@ fn federation(a: FederationArgs) -> AnyResult<()> {
         ("RASTRO_FEDERATION_JWKS", jwks.0.display().to_string()),
     ];
     let mut daemon = Daemon::start(binary, db, &env)?;
-    let rt =
-        tokio::runtime::Builder::new_multi_thread().worker_threads(a.client_threads.max(1)).enable_all().build()?;
+    let rt = a.daemon.client_runtime()?;
     let outcome = rt.block_on(async {
         let (addr, key, pid) = (daemon.addr.clone(), daemon.key.clone(), daemon.pid());
         wait_ready(&addr, &key).await?;
@@ -802,7 +807,7 @@ fn federation(a: FederationArgs) -> AnyResult<()> {
         println!(
             "daemon pid {pid} on {addr}, {backend}; {dashboards} dashboards × {per} sites, one keep-alive connection each, \
              {} client thread(s), {} requests per phase",
-            a.client_threads, a.requests
+            a.daemon.client_threads, a.requests
         );
 
         // Setup over the host API: the sites, one owner per dashboard, then a grant per dashboard.
@@ -945,25 +950,10 @@ fn fill_lead(
 ) -> (RecordLead, Vec<SetLeadStage>) {
     let lead_key = format!("wa:55{site_no:02}{seq:09}");
     let from_ad = rng.below(100) < 75;
+    let origin = if from_ad { "ctwa_ad" } else { ["organic", "instagram_bio", "site"][rng.below(3) as usize] };
     let mut input = RecordLead {
-        lead_key,
-        event_id: format!("ev-{site_no}-{seq}-new"),
-        occurred_at: occurred,
         label: Some(format!("Cliente {seq}")),
-        origin: if from_ad {
-            "ctwa_ad".into()
-        } else {
-            ["organic", "instagram_bio", "site"][rng.below(3) as usize].into()
-        },
-        ad_id: None,
-        adset_id: None,
-        campaign_id: None,
-        ad_name: None,
-        adset_name: None,
-        campaign_name: None,
-        click_id: None,
-        column: None,
-        meta: None,
+        ..RecordLead::new(lead_key, format!("ev-{site_no}-{seq}-new"), occurred, origin)
     };
     if from_ad {
         let tree = &plan.trees[site_no];

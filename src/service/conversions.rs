@@ -870,20 +870,8 @@ mod tests {
 
     fn lead_input(key: &str, meta: Option<serde_json::Value>) -> crate::service::leads::RecordLead {
         crate::service::leads::RecordLead {
-            lead_key: key.into(),
-            event_id: format!("{key}-new"),
-            occurred_at: 1_000,
-            label: None,
-            origin: "whatsapp".into(),
-            ad_id: None,
-            adset_id: None,
-            campaign_id: None,
-            ad_name: None,
-            adset_name: None,
-            campaign_name: None,
-            click_id: None,
-            column: None,
             meta,
+            ..crate::service::leads::RecordLead::new(key, format!("{key}-new"), 1_000, "whatsapp")
         }
     }
 

@@ -58,6 +58,29 @@ pub struct RecordLead {
     pub meta: Option<serde_json::Value>,
 }
 
+impl RecordLead {
+    /// A first contact with nothing but its key, event, time and origin: no
+    /// ad, names, column or hashes (in-process callers fill what they have).
+    pub fn new(lead_key: impl Into<String>, event_id: impl Into<String>, occurred_at: i64, origin: &str) -> RecordLead {
+        RecordLead {
+            lead_key: lead_key.into(),
+            event_id: event_id.into(),
+            occurred_at,
+            label: None,
+            origin: origin.into(),
+            ad_id: None,
+            adset_id: None,
+            campaign_id: None,
+            ad_name: None,
+            adset_name: None,
+            campaign_name: None,
+            click_id: None,
+            column: None,
+            meta: None,
+        }
+    }
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordLeadAnswer {
