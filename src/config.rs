@@ -157,6 +157,8 @@ settings! {
         "older events fail with EVENT_TOO_OLD";
     capi_batch_max: usize = "conversions.batch_max", "RASTRO_CAPI_BATCH_MAX", "1000", parse_batch,
         "events per Conversions API request (Meta's limit is 1000)";
+    capi_max_concurrent: usize = "conversions.max_concurrent", "RASTRO_CAPI_MAX_CONCURRENT", "16", parse_usize_nonzero,
+        "pixels sending at once (each holds at most one batch in memory)";
     meta_expiring_soon: Duration = "meta.expiring_soon", "RASTRO_META_EXPIRING_SOON", "7d", parse_duration,
         "a token with less left is expiringSoon and is traded for a long-lived one";
     meta_request_timeout: Duration = "meta.request_timeout", "RASTRO_META_REQUEST_TIMEOUT", "30s", parse_duration,

@@ -41,7 +41,8 @@ pub fn start_pixel_senders(state: &AppState) -> Addr<PixelSenders> {
     if let Some(addr) = state.pixels.get() {
         return addr.clone();
     }
-    let addr = PixelSenders { st: state.clone(), children: Arc::default(), scrub_scheduled: false }.start();
+    let permits = Arc::new(tokio::sync::Semaphore::new(state.config.capi_max_concurrent.max(1)));
+    let addr = PixelSenders { st: state.clone(), children: Arc::default(), permits, scrub_scheduled: false }.start();
     let _ = state.pixels.set(addr.clone());
     state.pixels.get().cloned().unwrap_or(addr)
 }
@@ -72,6 +73,9 @@ pub async fn drain(state: &AppState) -> Result<Round> {
 pub struct PixelSenders {
     st: AppState,
     children: Arc<Mutex<HashMap<String, Addr<PixelSender>>>>,
+    /// Runs at once across all pixels (`capi_max_concurrent`): a burst over
+    /// many pixels holds that many batches in memory, not one per pixel.
+    permits: Arc<tokio::sync::Semaphore>,
     scrub_scheduled: bool,
 }
 
@@ -79,6 +83,7 @@ pub struct PixelSenders {
 fn child(
     st: &AppState,
     children: &Mutex<HashMap<String, Addr<PixelSender>>>,
+    permits: &Arc<tokio::sync::Semaphore>,
     supervisor: &Addr<PixelSenders>,
     site_id: &str,
 ) -> Addr<PixelSender> {
@@ -90,6 +95,7 @@ fn child(
         st: st.clone(),
         site_id: site_id.to_string(),
         runs: Arc::new(tokio::sync::Mutex::new(())),
+        permits: permits.clone(),
         wake_waiting: Arc::new(AtomicBool::new(false)),
         timer: None,
         erased: supervisor.clone().recipient(),
@@ -120,7 +126,7 @@ pub struct Queued {
 impl Handler<Queued> for PixelSenders {
     type Result = ();
     fn handle(&mut self, msg: Queued, ctx: &mut Self::Context) {
-        child(&self.st, &self.children, &ctx.address(), &msg.site_id).do_send(Wake);
+        child(&self.st, &self.children, &self.permits, &ctx.address(), &msg.site_id).do_send(Wake);
     }
 }
 
@@ -133,12 +139,12 @@ pub struct Sweep;
 impl Handler<Sweep> for PixelSenders {
     type Result = ResponseFuture<()>;
     fn handle(&mut self, _: Sweep, ctx: &mut Self::Context) -> Self::Result {
-        let (st, children, me) = (self.st.clone(), self.children.clone(), ctx.address());
+        let (st, children, permits, me) = (self.st.clone(), self.children.clone(), self.permits.clone(), ctx.address());
         Box::pin(async move {
             match conversions::sites_with_pending(&st).await {
                 Ok(sites) => {
                     for site in sites {
-                        child(&st, &children, &me, &site).do_send(Wake);
+                        child(&st, &children, &permits, &me, &site).do_send(Wake);
                     }
                 }
                 Err(e) => tracing::warn!(error = %e, "conversions sweep: reading the queue failed"),
@@ -158,13 +164,13 @@ pub struct Drain;
 impl Handler<Drain> for PixelSenders {
     type Result = ResponseFuture<Result<Round>>;
     fn handle(&mut self, _: Drain, ctx: &mut Self::Context) -> Self::Result {
-        let (st, children, me) = (self.st.clone(), self.children.clone(), ctx.address());
+        let (st, children, permits, me) = (self.st.clone(), self.children.clone(), self.permits.clone(), ctx.address());
         Box::pin(async move {
             let mut total = Round::default();
             for _ in 0..DRAIN_PASSES {
                 let mut pass = Round::default();
                 for site in conversions::sites_with_pending(&st).await? {
-                    let sender = child(&st, &children, &me, &site);
+                    let sender = child(&st, &children, &permits, &me, &site);
                     let r = sender.send(RunNow).await.map_err(|e| Error::internal(format!("pixel sender: {e}")))??;
                     pass.add(&r);
                 }
@@ -214,6 +220,8 @@ pub struct PixelSender {
     runs: Arc<tokio::sync::Mutex<()>>,
     /// A woken run is waiting for its turn: further wakes join it.
     wake_waiting: Arc<AtomicBool>,
+    /// Shared by every sender (see `PixelSenders::permits`).
+    permits: Arc<tokio::sync::Semaphore>,
     /// The self-scheduled next look at the queue.
     timer: Option<SpawnHandle>,
     erased: Recipient<Erased>,
@@ -226,12 +234,14 @@ impl Actor for PixelSender {
 impl PixelSender {
     /// One run; `waiting` is cleared once it has its turn (what it sees from then on, it sends).
     fn run(&self, waiting: Option<Arc<AtomicBool>>) -> impl std::future::Future<Output = Result<Round>> + 'static {
-        let (st, site, runs) = (self.st.clone(), self.site_id.clone(), self.runs.clone());
+        let (st, site, runs, permits) =
+            (self.st.clone(), self.site_id.clone(), self.runs.clone(), self.permits.clone());
         async move {
             let _one_at_a_time = runs.lock().await;
             if let Some(w) = waiting {
                 w.store(false, Ordering::SeqCst);
             }
+            let _permit = permits.acquire_owned().await.map_err(|_| Error::unavailable("shutting down"))?;
             conversions::send_due(&st, &site).await
         }
     }

@@ -46,6 +46,11 @@ fn small_batch_builder(backend: Backend) -> TestAppBuilder {
     fake_meta_builder(backend).env("RASTRO_CAPI_BATCH_MAX", "10")
 }
 
+/// One pixel sends at a time.
+fn one_sender_builder(backend: Backend) -> TestAppBuilder {
+    fake_meta_builder(backend).env("RASTRO_CAPI_MAX_CONCURRENT", "1")
+}
+
 fn sha(s: &str) -> String {
     Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -942,3 +947,32 @@ async fn sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids
     );
     assert!(deliveries.len() as i64 >= sent, "every sent conversion reached the fake at least once");
 }
+
+/// Two pixels each get a Lead event while Meta answers every send slowly;
+/// answers the most Graph requests the fake saw at once.
+async fn two_slow_pixels(app: &TestApp) -> u64 {
+    setup(app, json!({"sendLeadEvent": true})).await;
+    app.site("pet-mania").await;
+    let other = json!({"ownerKey": OWNER, "pixelId": "222333444555", "sendLeadEvent": true});
+    app.put("/v1/sites/pet-mania/pixel", other).await.ok();
+    fault(app, json!({"match": "/events", "kind": "slow", "delayMs": 1000, "times": 2})).await;
+    lead(app, "a1", json!({"meta": meta(1)})).await;
+    let b = app.lead("pet-mania", "b1", T0, json!({"meta": meta(2)})).await;
+    assert_eq!(b.status, 201, "{}", b.text);
+    // The queued events woke their senders at once; the drain waits for their runs.
+    drain(app).await;
+    let deliveries = control(app, "GET", "/deliveries", None).await;
+    assert_eq!(deliveries.as_object().map(|d| d.len()), Some(2), "{deliveries}");
+    let in_flight = control(app, "GET", "/in-flight", None).await;
+    assert_eq!(in_flight["now"], 0);
+    in_flight["peak"].as_u64().unwrap()
+}
+
+// A burst over many pixels holds RASTRO_CAPI_MAX_CONCURRENT batches in memory, not one per pixel.
+capi_test!(pixels_sending_at_once_are_capped, one_sender_builder, |app| {
+    assert_eq!(two_slow_pixels(&app).await, 1, "the second pixel waited for the first");
+});
+
+capi_test!(pixels_send_side_by_side_under_the_cap, |app| {
+    assert_eq!(two_slow_pixels(&app).await, 2, "both pixels sent at once");
+});

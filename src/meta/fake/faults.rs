@@ -20,6 +20,8 @@
 //! * `GET /__fake/requests`: `[{"method", "path", "query", "authorization",
 //!   "bodyBytes"}]`, oldest first (the last 10,000); the query verbatim, the
 //!   Authorization header only as present or not, never its value.
+//! * `GET /__fake/in-flight`: `{"now", "peak"}`, Graph requests being answered
+//!   now and the most at once since the start (or the last reset).
 
 use std::collections::BTreeMap;
 
@@ -113,6 +115,8 @@ pub struct Control {
     pub requests: Vec<LoggedRequest>,
     pub deliveries: BTreeMap<String, u64>,
     pub events: Vec<Value>,
+    pub in_flight: u64,
+    pub peak_in_flight: u64,
 }
 
 impl Control {
@@ -174,7 +178,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/reset", web::post().to(reset))
             .route("/deliveries", web::get().to(deliveries))
             .route("/events", web::get().to(events))
-            .route("/requests", web::get().to(requests)),
+            .route("/requests", web::get().to(requests))
+            .route("/in-flight", web::get().to(in_flight)),
     );
 }
 
@@ -223,6 +228,11 @@ async fn set_config(state: web::Data<Shared>, body: web::Bytes) -> HttpResponse 
 
 async fn get_config(state: web::Data<Shared>) -> HttpResponse {
     HttpResponse::Ok().json(&state.control().config)
+}
+
+async fn in_flight(state: web::Data<Shared>) -> HttpResponse {
+    let c = state.control();
+    HttpResponse::Ok().json(json!({"now": c.in_flight, "peak": c.peak_in_flight}))
 }
 
 async fn reset(state: web::Data<Shared>) -> HttpResponse {

@@ -121,7 +121,27 @@ fn event_ids(body: &Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
+/// Counts a Graph request in flight for as long as it lives (a dropped one too).
+struct InFlight<'a>(&'a Shared);
+
+impl<'a> InFlight<'a> {
+    fn enter(state: &'a Shared) -> InFlight<'a> {
+        let mut c = state.control();
+        c.in_flight += 1;
+        c.peak_in_flight = c.peak_in_flight.max(c.in_flight);
+        InFlight(state)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        let mut c = self.0.control();
+        c.in_flight = c.in_flight.saturating_sub(1);
+    }
+}
+
 async fn graph(state: web::Data<Shared>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
+    let _counted = InFlight::enter(&state);
     let path = req.path().to_string();
     let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     let is_events = req.method() == "POST" && segs.last() == Some(&"events");
