@@ -268,61 +268,73 @@ fn fill(slot: &mut Option<String>, value: &Option<String>) {
     }
 }
 
+/// `recordLead` for a key the site already has: nothing the first call set
+/// changes; blanks may be filled and a column move applies like any other.
+fn record_repeat(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    input: &RecordLead,
+    hashes: Option<&contact_hashes::ContactHashes>,
+) -> Result<RecordLeadAnswer> {
+    // Locks the row (PostgreSQL) before reading it: no change from a stale read.
+    let Some(mut row) = store::lock_by_key(conn, site_id, &input.lead_key)? else {
+        return Err(Error::unavailable("the lead was removed while it was recorded; retry"));
+    };
+    let mut queued = false;
+    // A repeat: nothing the first call set changes; blanks may be filled and
+    // a column move applies like any other.
+    if !store::event_seen(conn, &row.id, &input.event_id)? {
+        fill(&mut row.label, &input.label);
+        fill(&mut row.campaign_name, &input.campaign_name);
+        fill(&mut row.adset_name, &input.adset_name);
+        fill(&mut row.ad_name, &input.ad_name);
+        fill(&mut row.click_id, &input.click_id);
+        if let Some(col) = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)? {
+            store::insert_event(
+                conn,
+                NewLeadEvent {
+                    lead_id: &row.id,
+                    site_id,
+                    event_id: &input.event_id,
+                    stage: None,
+                    column_key: Some(&col),
+                    revenue_cents: None,
+                    occurred_at: input.occurred_at,
+                    recorded_at: now,
+                },
+            )?;
+            if let Some(h) = &hashes {
+                queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, &col, input.occurred_at, h)?;
+            }
+        }
+        row.updated_at = now;
+        store::save(conn, &row)?;
+        remember_names(conn, &row, now)?;
+    }
+    leaves_meta_status_alone_unless(queued);
+    Ok(RecordLeadAnswer { lead_id: row.id, created: false })
+}
+
 pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLead) -> Result<RecordLeadAnswer> {
     check_record(&input)?;
     let site = sites::require(conn, site_id)?;
     let hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
 
     let mut queued = false;
-    if let Some(mut row) = store::lock_by_key(conn, site_id, &input.lead_key)? {
-        // A repeat: nothing the first call set changes; blanks may be filled and
-        // a column move applies like any other.
-        if !store::event_seen(conn, &row.id, &input.event_id)? {
-            fill(&mut row.label, &input.label);
-            fill(&mut row.campaign_name, &input.campaign_name);
-            fill(&mut row.adset_name, &input.adset_name);
-            fill(&mut row.ad_name, &input.ad_name);
-            fill(&mut row.click_id, &input.click_id);
-            if let Some(col) = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)? {
-                store::insert_event(
-                    conn,
-                    NewLeadEvent {
-                        lead_id: &row.id,
-                        site_id,
-                        event_id: &input.event_id,
-                        stage: None,
-                        column_key: Some(&col),
-                        revenue_cents: None,
-                        occurred_at: input.occurred_at,
-                        recorded_at: now,
-                    },
-                )?;
-                if let Some(h) = &hashes {
-                    queued |=
-                        conversions::enqueue_column_event(conn, now, site_id, &row.id, &col, input.occurred_at, h)?;
-                }
-            }
-            row.updated_at = now;
-            store::save(conn, &row)?;
-            remember_names(conn, &row, now)?;
-        }
-        leaves_meta_status_alone_unless(queued);
-        return Ok(RecordLeadAnswer { lead_id: row.id, created: false });
-    }
-
     let mut row = LeadRow {
         id: new_lead_id(now)?,
         site_id: site_id.to_string(),
-        lead_key: input.lead_key,
-        label: input.label,
-        origin: input.origin,
-        campaign_id: input.campaign_id.unwrap_or_default(),
-        adset_id: input.adset_id.unwrap_or_default(),
-        ad_id: input.ad_id.unwrap_or_default(),
-        campaign_name: input.campaign_name,
-        adset_name: input.adset_name,
-        ad_name: input.ad_name,
-        click_id: input.click_id,
+        lead_key: input.lead_key.clone(),
+        label: input.label.clone(),
+        origin: input.origin.clone(),
+        campaign_id: input.campaign_id.clone().unwrap_or_default(),
+        adset_id: input.adset_id.clone().unwrap_or_default(),
+        ad_id: input.ad_id.clone().unwrap_or_default(),
+        campaign_name: input.campaign_name.clone(),
+        adset_name: input.adset_name.clone(),
+        ad_name: input.ad_name.clone(),
+        click_id: input.click_id.clone(),
         first_at: input.occurred_at,
         cohort_day: utc_day_start(input.occurred_at),
         stage: Stage::New.as_str().into(),
@@ -337,7 +349,10 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
         updated_at: now,
     };
     let column = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)?;
-    store::insert(conn, &row)?;
+    // A new key goes in with one statement; a key the site already has is a repeat.
+    if !store::insert_if_new(conn, &row)? {
+        return record_repeat(conn, now, site_id, &input, hashes.as_ref());
+    }
     store::insert_event(
         conn,
         NewLeadEvent {
@@ -381,17 +396,16 @@ fn leaves_meta_status_alone_unless(queued: bool) {
 }
 
 fn remember_names(conn: &mut AnyConnection, row: &LeadRow, now: i64) -> Result<()> {
-    for (level, id, name) in [
+    let levels = [
         ("campaign", &row.campaign_id, &row.campaign_name),
         ("adset", &row.adset_id, &row.adset_name),
         ("ad", &row.ad_id, &row.ad_name),
-    ] {
-        if let Some(name) = name
-            && !id.is_empty()
-        {
-            rollups::label(conn, &row.site_id, level, id, name, now)?;
-        }
-    }
+    ];
+    let named: Vec<(&str, &str, &str)> = levels
+        .iter()
+        .filter_map(|(level, id, name)| name.as_deref().filter(|_| !id.is_empty()).map(|n| (*level, id.as_str(), n)))
+        .collect();
+    rollups::label(conn, &row.site_id, &named, now)?;
     Ok(())
 }
 

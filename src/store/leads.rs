@@ -1,6 +1,8 @@
 //! Queries on `leads` and their history `lead_events`.
 
+use diesel::backend::Backend;
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 
 use crate::db::AnyConnection;
 use crate::db::schema::{lead_events, leads};
@@ -59,8 +61,29 @@ pub struct NewLeadEvent<'a> {
     pub recorded_at: i64,
 }
 
-pub fn insert(conn: &mut AnyConnection, row: &LeadRow) -> QueryResult<()> {
-    diesel::insert_into(leads::table).values(row.clone()).execute(conn).map(|_| ())
+/// `<insert> ON CONFLICT (site_id, lead_key) DO NOTHING`, keeping the insert's
+/// static query id (diesel's own `on_conflict` is never cached).
+struct IfNewKey<Q>(Q);
+
+impl<Q: QueryId> QueryId for IfNewKey<Q> {
+    type QueryId = IfNewKey<Q::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = Q::HAS_STATIC_QUERY_ID;
+}
+
+impl<DB: Backend, Q: QueryFragment<DB>> QueryFragment<DB> for IfNewKey<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql(" ON CONFLICT (site_id, lead_key) DO NOTHING");
+        Ok(())
+    }
+}
+
+impl<Q> RunQueryDsl<AnyConnection> for IfNewKey<Q> {}
+
+/// Inserts a lead whose key the site does not have yet, in one statement;
+/// false (nothing written) when the site already has a lead under that key.
+pub fn insert_if_new(conn: &mut AnyConnection, row: &LeadRow) -> QueryResult<bool> {
+    Ok(IfNewKey(diesel::insert_into(leads::table).values(row)).execute(conn)? == 1)
 }
 
 /// Finds a lead by the host's key and, on PostgreSQL, locks its row for the rest

@@ -51,11 +51,12 @@ struct BumpUpsert<'a> {
     d: Delta,
 }
 
-struct LabelUpsert<'a> {
+/// `N` names of one site (level, object id, name) in one statement: a lead
+/// names its campaign, ad set and ad together, and one round trip to
+/// PostgreSQL costs more than the three rows.
+struct LabelUpsert<'a, const N: usize> {
     site_id: &'a str,
-    level: &'a str,
-    object_id: &'a str,
-    name: &'a str,
+    labels: [(&'a str, &'a str, &'a str); N],
     now: i64,
 }
 
@@ -64,8 +65,8 @@ impl QueryId for BumpUpsert<'_> {
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
-impl QueryId for LabelUpsert<'_> {
-    type QueryId = LabelUpsert<'static>;
+impl<const N: usize> QueryId for LabelUpsert<'_, N> {
+    type QueryId = LabelUpsert<'static, N>;
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
@@ -100,19 +101,22 @@ where
     }
 }
 
-impl<DB> QueryFragment<DB> for LabelUpsert<'_>
+impl<DB, const N: usize> QueryFragment<DB> for LabelUpsert<'_, N>
 where
     DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
     str: ToSql<Text, DB>,
     i64: ToSql<BigInt, DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        out.push_sql("INSERT INTO ad_labels (site_id, level, object_id, name, updated_at) VALUES (");
-        for v in [self.site_id, self.level, self.object_id, self.name] {
-            out.push_bind_param::<Text, str>(v)?;
-            out.push_sql(", ");
+        out.push_sql("INSERT INTO ad_labels (site_id, level, object_id, name, updated_at) VALUES ");
+        for (i, (level, object_id, name)) in self.labels.iter().enumerate() {
+            out.push_sql(if i == 0 { "(" } else { "), (" });
+            for v in [self.site_id, *level, *object_id, *name] {
+                out.push_bind_param::<Text, str>(v)?;
+                out.push_sql(", ");
+            }
+            out.push_bind_param::<BigInt, i64>(&self.now)?;
         }
-        out.push_bind_param::<BigInt, i64>(&self.now)?;
         // A name the row already holds is left alone: every recorded lead
         // repeats its ad's names, and rewriting an unchanged row cost three row
         // writes per lead (on PostgreSQL, three dead row versions for vacuum).
@@ -125,7 +129,7 @@ where
 }
 
 impl RunQueryDsl<AnyConnection> for BumpUpsert<'_> {}
-impl RunQueryDsl<AnyConnection> for LabelUpsert<'_> {}
+impl<const N: usize> RunQueryDsl<AnyConnection> for LabelUpsert<'_, N> {}
 
 /// Adds `d` to the key's counters (creating the row), and drops a row left with no lead.
 pub fn bump(conn: &mut AnyConnection, k: &RollupKey<'_>, d: Delta) -> QueryResult<()> {
@@ -150,17 +154,19 @@ pub fn bump(conn: &mut AnyConnection, k: &RollupKey<'_>, d: Delta) -> QueryResul
     Ok(())
 }
 
-/// Remembers the latest name a lead gave for a campaign, ad set or ad;
-/// `updated_at` is when that name was first given.
-pub fn label(
-    conn: &mut AnyConnection,
-    site_id: &str,
-    level: &str,
-    object_id: &str,
-    name: &str,
-    now: i64,
-) -> QueryResult<()> {
-    LabelUpsert { site_id, level, object_id, name, now }.execute(conn).map(|_| ())
+/// Remembers the latest names a lead gave for its campaign, ad set and ad
+/// (`(level, object id, name)`, each level once); `updated_at` is when a name
+/// was first given.
+pub fn label(conn: &mut AnyConnection, site_id: &str, labels: &[(&str, &str, &str)], now: i64) -> QueryResult<()> {
+    for chunk in labels.chunks(3) {
+        match *chunk {
+            [a] => LabelUpsert { site_id, labels: [a], now }.execute(conn)?,
+            [a, b] => LabelUpsert { site_id, labels: [a, b], now }.execute(conn)?,
+            [a, b, c] => LabelUpsert { site_id, labels: [a, b, c], now }.execute(conn)?,
+            _ => 0,
+        };
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, QueryableByName)]
