@@ -19,6 +19,7 @@ use super::AnyConnection;
 use crate::error::{Code, Error, Result};
 
 type Completion = Box<dyn FnOnce(Result<()>) + Send>;
+type Job = Box<dyn FnOnce(&mut AnyConnection) -> Completion + Send>;
 
 thread_local! {
     /// Set by the running write when it changed nothing cached reads show.
@@ -33,7 +34,6 @@ thread_local! {
 pub fn leaves_cached_reads_alone() {
     CACHED_READS_LEFT_ALONE.with(|c| c.set(true));
 }
-type Job = Box<dyn FnOnce(&mut AnyConnection) -> Completion + Send>;
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stats {
