@@ -257,12 +257,17 @@ impl Fed {
 
     /// `POST /federation/{name}`.
     pub async fn rest(&self, token: Option<&str>, name: &str, args: Value) -> Answer {
+        self.post_json(token, &format!("/federation/{name}"), &args).await
+    }
+
+    /// A JSON POST to `path`, with the token as a bearer when given.
+    async fn post_json(&self, token: Option<&str>, path: &str, body: &Value) -> Answer {
         let mut req = self
             .app
             .http
-            .post(format!("{}/federation/{name}", self.app.base))
+            .post(format!("{}{path}", self.app.base))
             .header("content-type", "application/json")
-            .body(args.to_string());
+            .body(body.to_string());
         if let Some(t) = token {
             req = req.bearer_auth(t);
         }
@@ -272,16 +277,7 @@ impl Fed {
     /// `POST /api/{kind}` in Convex's wire format.
     pub async fn convex_as(&self, token: Option<&str>, kind: &str, name: &str, args: Value) -> Answer {
         let body = json!({"path": format!("rastroFederation:{name}"), "format": "convex_encoded_json", "args": [args]});
-        let mut req = self
-            .app
-            .http
-            .post(format!("{}/api/{kind}", self.app.base))
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        if let Some(t) = token {
-            req = req.bearer_auth(t);
-        }
-        answer(req).await
+        self.post_json(token, &format!("/api/{kind}"), &body).await
     }
 
     /// The Convex call of the function's own kind.
