@@ -75,9 +75,8 @@ impl SecretsKey {
         &self.id
     }
 
-    pub fn seal(&self, token: &Secret, who: Identity<'_>) -> String {
-        let mut nonce_bytes = [0u8; 12];
-        getrandom::fill(&mut nonce_bytes).expect("the system random source");
+    pub fn seal(&self, token: &Secret, who: Identity<'_>) -> crate::error::Result<String> {
+        let nonce_bytes: [u8; 12] = crate::ids::random_bytes()?;
         let nonce = Nonce::try_from(&nonce_bytes[..]).expect("12 bytes");
         let aad = who.aad();
         let sealed = self
@@ -86,7 +85,7 @@ impl SecretsKey {
             .expect("AES-GCM encryption of a short token");
         let mut blob = nonce_bytes.to_vec();
         blob.extend_from_slice(&sealed);
-        format!("{VERSION}:{}:{}", self.id, STANDARD.encode(blob))
+        Ok(format!("{VERSION}:{}:{}", self.id, STANDARD.encode(blob)))
     }
 
     pub fn open(&self, stored: &str, who: Identity<'_>) -> Result<Secret, CryptoError> {
@@ -111,13 +110,6 @@ impl SecretsKey {
     }
 }
 
-/// A fresh key for `RASTRO_SECRETS_KEY` (`rastrod keygen`).
-pub fn generate_key() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the system random source");
-    STANDARD.encode(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,7 +117,7 @@ mod tests {
     const CANARY: &str = "EAAB-canary-token-7f3a9c";
 
     fn key() -> SecretsKey {
-        SecretsKey::from_base64(&Secret::new(generate_key())).unwrap()
+        SecretsKey::from_base64(&Secret::new(crate::ids::secrets_key().unwrap())).unwrap()
     }
 
     // rule: SEC-01
@@ -133,27 +125,27 @@ mod tests {
     fn a_seal_opens_only_in_its_own_row_and_never_shows_the_token() {
         let k = key();
         let token = Secret::new(CANARY);
-        let sealed = k.seal(&token, Identity::Connection("owner-a"));
+        let sealed = k.seal(&token, Identity::Connection("owner-a")).unwrap();
         assert!(!sealed.contains(CANARY));
         assert!(sealed.starts_with("v1:"));
         assert_eq!(k.open(&sealed, Identity::Connection("owner-a")).unwrap().expose(), CANARY);
         assert_eq!(k.open(&sealed, Identity::Connection("owner-b")).unwrap_err(), CryptoError::Tampered);
         assert_eq!(k.open(&sealed, Identity::Pixel("owner-a")).unwrap_err(), CryptoError::Tampered);
-        let again = k.seal(&token, Identity::Connection("owner-a"));
+        let again = k.seal(&token, Identity::Connection("owner-a")).unwrap();
         assert_ne!(sealed, again, "a fresh nonce per seal");
         let mut tampered = sealed.clone().into_bytes();
         let last = tampered.len() - 3;
         tampered[last] = if tampered[last] == b'A' { b'B' } else { b'A' };
         let tampered = String::from_utf8(tampered).unwrap();
         assert_eq!(k.open(&tampered, Identity::Connection("owner-a")).unwrap_err(), CryptoError::Tampered);
-        assert!(!format!("{k:?}").contains(&generate_key()[..8]));
+        assert!(!format!("{k:?}").contains(&crate::ids::secrets_key().unwrap()[..8]));
     }
 
     // rule: SEC-02
     #[test]
     fn a_new_key_cannot_open_old_tokens_and_says_why() {
         let (old, new) = (key(), key());
-        let sealed = old.seal(&Secret::new(CANARY), Identity::Pixel("site-1"));
+        let sealed = old.seal(&Secret::new(CANARY), Identity::Pixel("site-1")).unwrap();
         assert_eq!(new.open(&sealed, Identity::Pixel("site-1")).unwrap_err(), CryptoError::KeyMismatch);
     }
 

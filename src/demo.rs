@@ -6,9 +6,9 @@
 use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
 use crate::db::Db;
 use crate::error::{Code, Result};
+use crate::service::leads::board::{self as pipeline, ColumnInput, SetPipeline};
+use crate::service::leads::sites::{self, CreateSite};
 use crate::service::leads::{self, RecordLead, SetLeadStage, Stage};
-use crate::service::pipeline::{self, ColumnInput, SetPipeline};
-use crate::service::sites::{self, CreateSite};
 
 /// The demo's secrets key when `RASTRO_SECRETS_KEY` is not set: made once and
 /// kept in the data folder (mode 0600), so tokens sealed by an earlier demo run
@@ -19,7 +19,7 @@ pub fn secrets_key(data_dir: &std::path::Path) -> Result<crate::config::Secret> 
         return Ok(crate::config::Secret::new(existing.trim()));
     }
     std::fs::create_dir_all(data_dir).map_err(crate::error::Error::internal)?;
-    let key = crate::crypto::generate_key();
+    let key = crate::ids::secrets_key()?;
     std::fs::write(&path, &key).map_err(crate::error::Error::internal)?;
     #[cfg(unix)]
     {
@@ -226,7 +226,7 @@ pub const DEMO_OWNER: &str = "demo:agency";
 /// X's pixel, and runs their syncs to the end — through the same service
 /// functions as the host API, so the reports show spend at once.
 pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()> {
-    use crate::service::{meta_connection, meta_links, meta_sync};
+    use crate::service::meta::{connection as meta_connection, links as meta_links, sync as meta_sync};
     let yesterday = chrono::DateTime::from_timestamp_millis(now - DAY_MS).unwrap_or_default().date_naive();
     let token = crate::meta::fake::sample_token_for_last_day(yesterday);
     let input = meta_connection::SetMetaConnection {

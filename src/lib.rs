@@ -9,6 +9,7 @@ pub mod demo;
 pub mod error;
 pub mod federation;
 pub mod http;
+pub mod ids;
 pub mod meta;
 pub mod server;
 pub mod service;

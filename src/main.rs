@@ -48,8 +48,16 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(cli.command, Command::Keygen) {
-        println!("{}", rastrod::crypto::generate_key());
-        return ExitCode::SUCCESS;
+        return match rastrod::ids::secrets_key() {
+            Ok(key) => {
+                println!("{key}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("rastrod: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     let mut config = match Config::load(cli.config.as_deref()) {
         Ok(c) => c,
@@ -77,7 +85,7 @@ fn main() -> ExitCode {
             Command::Keygen => Ok(()),
             Command::Demo { no_agency } => {
                 if config.host_api_keys.is_empty() {
-                    let key = random_key()?;
+                    let key = rastrod::ids::token()?;
                     println!("demo host key (RASTRO_HOST_API_KEY was not set): {key}");
                     config.host_api_keys = vec![Secret::new(key)];
                 }
@@ -124,10 +132,4 @@ async fn run_fake_graph(listen: &str) -> rastrod::error::Result<()> {
     tracing::info!("fake graph: stopping");
     graph.stop().await;
     Ok(())
-}
-
-fn random_key() -> rastrod::error::Result<String> {
-    let mut bytes = [0u8; 24];
-    getrandom::fill(&mut bytes).map_err(rastrod::error::Error::internal)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -24,7 +24,7 @@ pub struct AppState {
     /// None without `RASTRO_SECRETS_KEY`: connecting Meta is SECRETS_KEY_MISSING.
     pub secrets: Option<SecretsKey>,
     /// Answers of polled reads (meta.status), valid until the next write.
-    pub reads: Arc<crate::service::read_cache::ReadCache<crate::service::meta_status::StatusAnswer>>,
+    pub reads: Arc<crate::service::read_cache::ReadCache<crate::service::meta::status::StatusAnswer>>,
     /// The account-sync supervisor, once the actors are started.
     pub sync: Arc<std::sync::OnceLock<actix::Addr<crate::actors::supervisor::Supervisor>>>,
     /// The fake Graph API this process runs (`RASTRO_META_FAKE=true`), if any.

@@ -11,9 +11,9 @@ use actix::prelude::*;
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::error::Result;
-use crate::service::meta_sync::{self, Outcome};
+use crate::service::meta::sync::{self as meta_sync, Outcome};
 use crate::state::AppState;
-use crate::store::sync::{self as store, SyncRow};
+use crate::store::meta::sync::{self as store, SyncRow};
 
 /// Runs at most this many times in a row (backfill blocks go back to back).
 const MAX_RUNS_IN_A_ROW: usize = 16;

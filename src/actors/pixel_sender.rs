@@ -23,7 +23,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::service::conversions::{self, Round};
+use crate::service::meta::conversions::{self, Round};
 use crate::state::AppState;
 
 /// How soon a sender looks again after a run failed (the database away).

@@ -12,9 +12,9 @@ use tokio::sync::Semaphore;
 
 use super::account_sync::{AccountSync, RunNow, Stop, Wake};
 use crate::error::Result;
-use crate::service::meta_sync::Outcome;
+use crate::service::meta::sync::Outcome;
 use crate::state::AppState;
-use crate::store::{meta as meta_store, sync as store};
+use crate::store::meta::{self as meta_store, sync as store};
 
 pub struct Supervisor {
     st: AppState,

@@ -31,10 +31,10 @@ use clap::Parser;
 use rastrod::actors::pixel_sender;
 use rastrod::clock::SystemClock;
 use rastrod::config::{Config, LogFormat, Secret};
+use rastrod::service::leads::sites::{self, CreateSite};
 use rastrod::service::leads::{self, RecordLead};
-use rastrod::service::meta_connection::SecretString;
-use rastrod::service::meta_links::{self, SetSitePixel};
-use rastrod::service::sites::{self, CreateSite};
+use rastrod::service::meta::connection::SecretString;
+use rastrod::service::meta::links::{self as meta_links, SetSitePixel};
 use rastrod::state::AppState;
 
 #[derive(Parser, Clone)]
@@ -166,7 +166,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
     let env: BTreeMap<String, String> = [
         ("RASTRO_DATABASE_URL", format!("sqlite://{}", dir.join("rastrod.db").display())),
         ("RASTRO_DATA_DIR", dir.join("data").display().to_string()),
-        ("RASTRO_SECRETS_KEY", rastrod::crypto::generate_key()),
+        ("RASTRO_SECRETS_KEY", rastrod::ids::secrets_key().unwrap()),
         ("RASTRO_META_GRAPH_URL", sim.base_url.clone()),
         ("RASTRO_LOG", "error".to_string()),
     ]
@@ -340,7 +340,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
 }
 
 async fn count_pending(state: &AppState) -> AnyResult<u64> {
-    let sites = rastrod::service::conversions::sites_with_pending(state).await?;
+    let sites = rastrod::service::meta::conversions::sites_with_pending(state).await?;
     if sites.is_empty() {
         return Ok(0);
     }

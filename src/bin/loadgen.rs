@@ -54,9 +54,9 @@ use rastrod::clock::{DAY_MS, HOUR_MS};
 use rastrod::config::LogFormat;
 use rastrod::db::{Backend, Db};
 use rastrod::error::Error;
+use rastrod::service::leads::reports::{LeadsReportArgs, leads_report};
+use rastrod::service::leads::sites::{self, CreateSite};
 use rastrod::service::leads::{self, RecordLead, SetLeadStage, Stage};
-use rastrod::service::reports::{LeadsReportArgs, leads_report};
-use rastrod::service::sites::{self, CreateSite};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -42,10 +42,10 @@ use rastrod::actors::supervisor::{Children, RunDue};
 use rastrod::clock::{HOUR_MS, MINUTE_MS, ManualClock};
 use rastrod::config::{Config, LogFormat, Secret};
 use rastrod::db::sql::RawQuery;
-use rastrod::service::meta_connection::{self, SecretString, SetMetaConnection};
-use rastrod::service::meta_links::{self, LinkAdAccount};
-use rastrod::service::meta_sync::Outcome;
-use rastrod::service::sites::{self, CreateSite};
+use rastrod::service::leads::sites::{self, CreateSite};
+use rastrod::service::meta::connection::{self as meta_connection, SecretString, SetMetaConnection};
+use rastrod::service::meta::links::{self as meta_links, LinkAdAccount};
+use rastrod::service::meta::sync::Outcome;
 use rastrod::state::AppState;
 use serde::Deserialize;
 
@@ -519,9 +519,9 @@ async fn set_next_run_at(state: &AppState, at: i64) -> AnyResult<()> {
     state
         .db
         .write(move |c| {
-            for mut row in rastrod::store::sync::all(c)? {
+            for mut row in rastrod::store::meta::sync::all(c)? {
                 row.next_run_at = at;
-                rastrod::store::sync::save(c, &row)?;
+                rastrod::store::meta::sync::save(c, &row)?;
             }
             Ok(())
         })
@@ -567,7 +567,7 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
     let env: BTreeMap<String, String> = [
         ("RASTRO_DATABASE_URL", fresh.url.clone()),
         ("RASTRO_DATA_DIR", fresh.dir.join("data").display().to_string()),
-        ("RASTRO_SECRETS_KEY", rastrod::crypto::generate_key()),
+        ("RASTRO_SECRETS_KEY", rastrod::ids::secrets_key().unwrap()),
         ("RASTRO_META_GRAPH_URL", sim.base_url.clone()),
         ("RASTRO_SYNC_MAX_CONCURRENT", concurrency.to_string()),
         ("RASTRO_LOG", "error".to_string()),

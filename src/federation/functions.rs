@@ -15,11 +15,12 @@ use serde_json::Value;
 use super::Caller;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
-use crate::service::meta_connection::{self as connection, ConnectWithCode, SecretString, SetMetaConnection};
-use crate::service::meta_links::{self as links, LinkAdAccount, SetSitePixel};
-use crate::service::pipeline::{self, SetEventMap};
-use crate::service::reports::{self, LeadsDailyArgs, LeadsReportArgs};
-use crate::service::{conversions, leads, meta_status, meta_sync, sites};
+use crate::service::leads::board::{self, SetEventMap};
+use crate::service::leads::reports::{self, LeadsDailyArgs, LeadsReportArgs};
+use crate::service::leads::{self, sites};
+use crate::service::meta::connection::{self as connection, ConnectWithCode, SecretString, SetMetaConnection};
+use crate::service::meta::links::{self as links, LinkAdAccount, SetSitePixel};
+use crate::service::meta::{conversions, status as meta_status, sync as meta_sync};
 use crate::state::AppState;
 use crate::store::meta as meta_store;
 
@@ -458,7 +459,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
         "metaEventMap" => {
             let a: EventMapArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            json(st.db.run(move |c| pipeline::event_map(c, &a.site_id, a.now)).await?)
+            json(st.db.run(move |c| board::event_map(c, &a.site_id, a.now)).await?)
         }
         "connectMeta" => {
             let a: ConnectArgs = args(raw)?;
@@ -542,7 +543,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 send_lead_event: a.send_lead_event,
                 owner_key: Some(caller.owner.clone()),
             };
-            json(st.db.write(move |c| pipeline::set_event_map(c, now, &a.site_id, input)).await?)
+            json(st.db.write(move |c| board::set_event_map(c, now, &a.site_id, input)).await?)
         }
         _ => Err(Error::not_found("no such federated function")),
     }

@@ -27,8 +27,8 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::{PERM_PUBLIC, PERM_READ};
 use crate::error::{Code, Error, Result};
+use crate::service::federation::grants::{MAX_ID_CHARS, PERM_PUBLIC, PERM_READ};
 
 /// Clock skew allowed on `exp` and `nbf`.
 pub const LEEWAY_MS: i64 = 30_000;
@@ -44,7 +44,6 @@ const MAX_KEYS: usize = 64;
 /// Verified tokens remembered at once.
 const TOKEN_CACHE_MAX: usize = 20_000;
 /// Bounds of the `rastro_*` claims.
-pub const MAX_ID_CHARS: usize = 128;
 const MAX_PERMISSIONS: usize = 16;
 const MAX_PERMISSION_CHARS: usize = 64;
 

@@ -15,7 +15,6 @@
 //! (INVALID_ARGUMENT, FEDERATION_INVALID_SCOPE, FEDERATION_SITE_DENIED).
 
 pub mod functions;
-pub mod grants;
 pub mod jwt;
 
 use serde::Serialize;
@@ -25,13 +24,12 @@ use utoipa::ToSchema;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::{Code, Error, Result};
+use crate::service::federation::grant_reader::GrantReader;
 use crate::service::validate;
 use crate::state::AppState;
 pub use functions::{Capability, Kind, Need, Reply, Spec};
 
-pub const PERM_READ: &str = "analytics:read";
-pub const PERM_CONFIGURE: &str = "analytics:configure";
-pub const PERM_PUBLIC: &str = "analytics:public";
+pub use crate::service::federation::grants::{PERM_CONFIGURE, PERM_PUBLIC, PERM_READ};
 /// The protocol the manifest and connectionStatus name.
 pub const PROTOCOL: &str = "rastro-federation/1";
 
@@ -39,7 +37,7 @@ pub const PROTOCOL: &str = "rastro-federation/1";
 pub struct Federation {
     pub verifier: jwt::Verifier,
     /// Every call's grant read, coalesced with the calls waiting beside it.
-    pub grants: grants::GrantReader,
+    pub grants: GrantReader,
     leads: bool,
     meta_ads: bool,
 }
@@ -79,7 +77,7 @@ impl Federation {
                 config.federation_audience.as_deref(),
                 config.federation_jwks.as_deref(),
             ),
-            grants: grants::GrantReader::new(db),
+            grants: GrantReader::new(db),
             leads: config.federation_leads,
             meta_ads: config.federation_meta_ads && config.federation_leads,
         }
@@ -111,8 +109,8 @@ impl Federation {
             functions: functions::FUNCTIONS.iter().filter(|f| self.serves(f.capability)).map(|f| f.name).collect(),
             limits: Limits {
                 max_sites: validate::MAX_SITES,
-                max_report_days: crate::service::reports::REPORT_MAX_DAYS,
-                max_daily_days: crate::service::reports::DAILY_MAX_DAYS,
+                max_report_days: crate::service::leads::reports::REPORT_MAX_DAYS,
+                max_daily_days: crate::service::leads::reports::DAILY_MAX_DAYS,
                 max_list_leads: 100,
                 max_conversions: 50,
                 max_route_patterns: 32,
@@ -234,7 +232,7 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
         vec![PERM_READ]
     };
     Ok(Caller {
-        owner: crate::service::meta_connection::federated_owner(&identity.connection_id),
+        owner: crate::service::meta::connection::federated_owner(&identity.connection_id),
         connection_id: identity.connection_id.clone(),
         public: identity.public,
         sites,

@@ -124,7 +124,7 @@ async fn call_function(st: web::Data<AppState>, req: HttpRequest, name: &str, bo
 }
 
 /// A cached answer's JSON text, lent to the response body without a copy.
-struct CachedJson(std::sync::Arc<crate::service::meta_status::StatusAnswer>);
+struct CachedJson(std::sync::Arc<crate::service::meta::status::StatusAnswer>);
 
 impl AsRef<[u8]> for CachedJson {
     fn as_ref(&self) -> &[u8] {

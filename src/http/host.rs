@@ -9,12 +9,12 @@ use serde::Deserialize;
 use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::Result;
+use crate::service::leads::board::{self as pipeline, EventMap, SetEventMap, SetPipeline};
+use crate::service::leads::reports::{self, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
+use crate::service::leads::sites::{self, CreateSite, Site, UpdateSite};
 use crate::service::leads::{
     self, LeadJourney, ListLeads, RecordLead, RecordLeadAnswer, RemoveLeadAnswer, SetLeadStage, SetLeadStageAnswer,
 };
-use crate::service::pipeline::{self, EventMap, SetEventMap, SetPipeline};
-use crate::service::reports::{self, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
-use crate::service::sites::{self, CreateSite, Site, UpdateSite};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/ping", web::get().to(ping))

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::Result;
-use crate::service::conversions::{self, ConversionRow};
+use crate::service::meta::conversions::{self, ConversionRow};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/sites/{siteId}/meta/conversions", web::get().to(meta_conversions));

@@ -7,7 +7,7 @@ use actix_web::{HttpResponse, web};
 use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::Result;
-use crate::federation::grants::{self, Grant, ProvisionGrant, RevokedGrant};
+use crate::service::federation::grants::{self, Grant, ProvisionGrant, RevokedGrant};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/federation/grants/{connectionId}", web::put().to(provision_connection))

@@ -7,12 +7,12 @@ use serde::Deserialize;
 use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::Result;
-use crate::service::meta_connection::{
+use crate::service::meta::connection::{
     self as connection, ConnectWithCode, ConnectionView, Listing, Removed, SetMetaConnection,
 };
-use crate::service::meta_links::{self as links, Link, LinkAdAccount, Pixel, SetSitePixel};
-use crate::service::meta_status::{MetaStatusArgs, SiteStatus};
-use crate::service::meta_sync::{self, SyncNowAnswer, UnlinkPreview};
+use crate::service::meta::links::{self as links, Link, LinkAdAccount, Pixel, SetSitePixel};
+use crate::service::meta::status::{MetaStatusArgs, SiteStatus};
+use crate::service::meta::sync::{self, SyncNowAnswer, UnlinkPreview};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/meta/owners/{ownerKey}/connection", web::put().to(set_meta_connection))
@@ -181,7 +181,7 @@ pub async fn remove_federated_meta_connection(
     responses((status = 200, body = UnlinkPreview), (status = 404, body = ErrorBody)))]
 pub async fn meta_unlink_preview(st: web::Data<AppState>, path: web::Path<LinkPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| meta_sync::unlink_preview(c, &p.site_id, &p.ad_account_id)).await?))
+    Ok(HttpResponse::Ok().json(st.db.run(move |c| sync::unlink_preview(c, &p.site_id, &p.ad_account_id)).await?))
 }
 
 /// syncMetaNow: the site's accounts sync at once, or right after the run in flight.
@@ -189,7 +189,7 @@ pub async fn meta_unlink_preview(st: web::Data<AppState>, path: web::Path<LinkPa
     params(("siteId" = String, Path)), responses((status = 200, body = SyncNowAnswer), (status = 404, body = ErrorBody)))]
 pub async fn sync_meta_now(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let (site, now) = (path.into_inner(), st.now());
-    let answer = st.db.write(move |c| meta_sync::sync_now(c, now, &site)).await?;
+    let answer = st.db.write(move |c| sync::sync_now(c, now, &site)).await?;
     st.sync_changed();
     Ok(HttpResponse::Ok().json(answer))
 }
@@ -198,6 +198,6 @@ pub async fn sync_meta_now(st: web::Data<AppState>, path: web::Path<String>) -> 
 #[utoipa::path(post, path = "/v1/meta/status", tag = "meta", security(("hostKey" = [])), request_body = MetaStatusArgs,
     responses((status = 200, body = Vec<SiteStatus>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn meta_status(st: web::Data<AppState>, body: web::Json<MetaStatusArgs>) -> Result<HttpResponse> {
-    let answer = crate::service::meta_status::status_cached(&st, body.into_inner()).await?;
+    let answer = crate::service::meta::status::status_cached(&st, body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(&*answer))
 }

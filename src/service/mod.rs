@@ -1,21 +1,18 @@
 //! The seeds' rules as plain functions over a connection and the time the
-//! caller read from the `Clock`. Both the host API and the federated API call
-//! these; no rule is written twice.
+//! caller read from the `Clock`. Every transport (host API, federated API,
+//! dashboard) calls these; no rule is written twice.
+//!
+//! Folders by bounded context:
+//! - `leads`: sites, leads, the board and its event map, the lead reports;
+//! - `meta`: the connection (tokens, login), links and pixels, the account
+//!   sync and its spend, `meta.status`, the Conversions API;
+//! - `federation`: the local grants of dashboard connections.
+//!
+//! Shared by every context: argument checks (`validate`) and the cache of
+//! polled reads (`read_cache`).
 
-pub mod contact_hashes;
-pub mod conversions;
+pub mod federation;
 pub mod leads;
-pub mod meta_connection;
-pub mod meta_errors;
-pub mod meta_links;
-pub mod meta_status;
-pub mod meta_sync;
-pub mod metrics;
-pub mod names;
-pub mod pipeline;
+pub mod meta;
 pub mod read_cache;
-pub mod reports;
-pub mod sites;
-pub mod spend;
-pub mod sync_schedule;
 pub mod validate;

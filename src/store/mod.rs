@@ -1,4 +1,6 @@
-//! diesel queries grouped by aggregate. Plain functions over `&mut AnyConnection`;
+//! diesel queries grouped by bounded context (`leads`: sites, leads, the
+//! board, the lead rollups; `meta`: connections, links, pixels, the sync's
+//! state, spend and catalog, the conversions queue; `federation`: grants). Plain functions over `&mut AnyConnection`;
 //! callers run them through `Db::run` (reads) or `Db::write` (group commit).
 //!
 //! Single-row lookups end in `get_result`, never `first`: diesel binds
@@ -9,10 +11,6 @@
 //! column defaults to NULL anyway) instead of changing the statement's text to
 //! `DEFAULT`, so each insert has one text, prepared once and cached by type.
 
-pub mod conversions;
+pub mod federation;
 pub mod leads;
 pub mod meta;
-pub mod pipeline;
-pub mod rollups;
-pub mod sites;
-pub mod sync;

@@ -60,7 +60,7 @@ pub fn plain_builder(backend: Backend) -> TestAppBuilder {
 pub fn fake_meta_builder(backend: Backend) -> TestAppBuilder {
     TestApp::builder(backend)
         .env("RASTRO_META_FAKE", "true")
-        .env("RASTRO_SECRETS_KEY", &rastrod::crypto::generate_key())
+        .env("RASTRO_SECRETS_KEY", &rastrod::ids::secrets_key().unwrap())
 }
 
 /// A fresh database: a SQLite file in a temporary folder, or a PostgreSQL schema.

@@ -10,11 +10,11 @@ use std::collections::BTreeMap;
 use rastrod::actors::pixel_sender;
 use rastrod::clock::Clock;
 use rastrod::config::Secret;
-use rastrod::crypto::{Identity, generate_key};
+use rastrod::crypto::Identity;
 use rastrod::meta::fake::sample::LOJA_X;
-use rastrod::service::conversions::{self as capi, Round};
-use rastrod::store::conversions::{self as store, ConversionRow};
+use rastrod::service::meta::conversions::{self as capi, Round};
 use rastrod::store::meta as meta_store;
+use rastrod::store::meta::conversions::{self as store, ConversionRow};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -504,7 +504,7 @@ capi_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_t
         .db
         .write(move |c| {
             let mut p = meta_store::pixel(c, SITE)?.unwrap();
-            p.sealed_token = Some(key.seal(&Secret::new("own-token-invalid"), Identity::Pixel(SITE)));
+            p.sealed_token = Some(key.seal(&Secret::new("own-token-invalid"), Identity::Pixel(SITE))?);
             p.token_version += 1;
             meta_store::put_pixel(c, &p)?;
             Ok(())
@@ -805,7 +805,7 @@ async fn sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids
 
     let db = TestDb::sqlite();
     let path = db.sqlite_path().unwrap();
-    let key = generate_key();
+    let key = rastrod::ids::secrets_key().unwrap();
     let port = free_port();
     let base = format!("http://127.0.0.1:{port}");
     let start = || {

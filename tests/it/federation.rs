@@ -15,7 +15,7 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rastrod::crypto::generate_key;
+
 use rastrod::federation::functions::{FUNCTIONS, spec};
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, CASA_LISBOA, LOJA_X, PET_MANIA};
 use serde_json::{Value, json};
@@ -212,7 +212,7 @@ pub async fn fed_start(backend: Backend, env: &[(&str, &str)]) -> Option<Fed> {
         .env("RASTRO_FEDERATION_AUDIENCE", AUDIENCE)
         .env("RASTRO_FEDERATION_JWKS", &jwks.url)
         .env("RASTRO_META_FAKE", "true")
-        .env("RASTRO_SECRETS_KEY", &generate_key());
+        .env("RASTRO_SECRETS_KEY", &rastrod::ids::secrets_key().unwrap());
     for (k, v) in env {
         builder = builder.env(k, v);
     }

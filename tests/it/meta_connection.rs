@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use rastrod::clock::Clock;
 use rastrod::config::{Config, Secret};
-use rastrod::crypto::{Identity, SecretsKey, generate_key};
+use rastrod::crypto::{Identity, SecretsKey};
 use rastrod::error::Code;
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, LOJA_X, PET_MANIA, SAMPLE_USER_ID, SAMPLE_USER_NAME};
 use rastrod::meta::fake::{self, NEVER_FOR_CUSTOMERS, SamplePixel, sample_accounts, sample_pixels};
-use rastrod::service::meta_connection as connection;
+use rastrod::service::meta::connection;
 use rastrod::store::meta::{self as store, ConnectionRow, LinkRow, PixelRow};
 use serde_json::{Value, json};
 
@@ -389,7 +389,7 @@ meta_test!(connect_with_code_checks_the_redirect_the_code_and_the_app, |app| {
     let graph = fake::start("127.0.0.1:0").await.unwrap();
     let plain = TestApp::builder(app.backend())
         .env("RASTRO_META_GRAPH_URL", &graph.base_url)
-        .env("RASTRO_SECRETS_KEY", &generate_key())
+        .env("RASTRO_SECRETS_KEY", &rastrod::ids::secrets_key().unwrap())
         .start()
         .await
         .unwrap();
@@ -401,7 +401,7 @@ meta_test!(connect_with_code_checks_the_redirect_the_code_and_the_app, |app| {
     // Meta refusing the app's secret is the same.
     let refused_app = TestApp::builder(app.backend())
         .env("RASTRO_META_GRAPH_URL", &graph.base_url)
-        .env("RASTRO_SECRETS_KEY", &generate_key())
+        .env("RASTRO_SECRETS_KEY", &rastrod::ids::secrets_key().unwrap())
         .env("RASTRO_META_APP_ID", "1234567890")
         .env("RASTRO_META_APP_SECRET", "invalid-secret")
         .start()
@@ -951,7 +951,7 @@ meta_test!(another_key_cannot_read_the_tokens, |app| {
     connect(&app, OWNER, "token-sec-a").await.ok();
     connect(&app, OWNER2, "token-sec-b").await.ok();
     assert_eq!(view(&app, OWNER).await["status"], "connected");
-    let other = SecretsKey::from_base64(&Secret::new(generate_key())).unwrap();
+    let other = SecretsKey::from_base64(&Secret::new(rastrod::ids::secrets_key().unwrap())).unwrap();
     let k = other.clone();
     let status = app.state.db.run(move |c| connection::view(c, Some(&k), OWNER)).await.unwrap().unwrap().status;
     assert_eq!(status, "key_changed");
@@ -980,7 +980,7 @@ meta_test!(another_key_cannot_read_the_tokens, |app| {
     // the status says so, and connecting again under the new key works.
     let mut env = std::collections::BTreeMap::new();
     env.insert("RASTRO_DATABASE_URL".to_string(), app.db.url.clone());
-    env.insert("RASTRO_SECRETS_KEY".to_string(), generate_key());
+    env.insert("RASTRO_SECRETS_KEY".to_string(), rastrod::ids::secrets_key().unwrap());
     let config = Arc::new(Config::load_from(None, &env).unwrap());
     let second = rastrod::http::AppState::new(app.state.db.clone(), app.clock.clone(), config, &fake_url(&app));
     let key2 = second.secrets.clone();
@@ -1030,7 +1030,7 @@ async fn no_secret_leaves_the_real_binary() {
     let app_secret = format!("CANARYappsecret{n}x");
     let pixel_token = format!("CANARYpixel{n}x");
     let pixel_refused = format!("CANARYbadpixel{n}x-invalid");
-    let key = generate_key();
+    let key = rastrod::ids::secrets_key().unwrap();
     let port = free_port();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rastrod"))
         .arg("serve")

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use rastrod::actors::supervisor::RunDue;
 use rastrod::clock::{MINUTE_MS, ManualClock};
 use rastrod::config::Config;
-use rastrod::service::meta_connection::{self, SecretString, SetMetaConnection};
-use rastrod::service::meta_links::{self, LinkAdAccount};
-use rastrod::service::meta_sync::Outcome;
-use rastrod::service::sites::{self, CreateSite};
-use rastrod::service::sync_schedule::Kind;
+use rastrod::service::leads::sites::{self, CreateSite};
+use rastrod::service::meta::connection::{self as meta_connection, SecretString, SetMetaConnection};
+use rastrod::service::meta::links::{self as meta_links, LinkAdAccount};
+use rastrod::service::meta::sync::Outcome;
+use rastrod::service::meta::sync::schedule::Kind;
 use rastrod::state::AppState;
 
 use crate::common::{T0, TestDb};
@@ -42,7 +42,7 @@ fn count(outcomes: &[BTreeMap<String, Vec<Outcome>>], account: &str, kind: Kind)
 #[actix_web::test]
 async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     let Some(db) = TestDb::postgres() else { return };
-    let key = rastrod::crypto::generate_key();
+    let key = rastrod::ids::secrets_key().unwrap();
     let clock = ManualClock::new(T0);
     let a = process(&db.url, &key, clock.clone()).await;
     let b = process(&db.url, &key, clock.clone()).await;
@@ -78,37 +78,37 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     let dead_until = rastrod::clock::Clock::now_ms(&*clock) + 15 * MINUTE_MS;
     let account = accounts[0].to_string();
     a.db.write(move |c| {
-        let mut row = rastrod::store::sync::get(c, &account)?.unwrap();
+        let mut row = rastrod::store::meta::sync::get(c, &account)?.unwrap();
         row.lease_run_id = Some("dead-process".into());
         row.lease_until = Some(dead_until);
         row.next_run_at = 0;
-        rastrod::store::sync::save(c, &row)?;
+        rastrod::store::meta::sync::save(c, &row)?;
         Ok(())
     })
     .await
     .unwrap();
     let account = accounts[0].to_string();
-    let before = b.db.run(move |c| Ok(rastrod::store::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let before = b.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     eprintln!(
         "before: lease {:?} until {:?} now {}",
         before.lease_run_id,
         before.lease_until,
         rastrod::clock::Clock::now_ms(&*clock)
     );
-    let busy = rastrod::service::meta_sync::run(&b, accounts[0]).await.unwrap();
+    let busy = rastrod::service::meta::sync::run(&b, accounts[0]).await.unwrap();
     assert_eq!(busy, Outcome::Busy, "the live lease keeps B out");
     clock.advance(15 * MINUTE_MS + 1);
-    let taken = rastrod::service::meta_sync::run(&b, accounts[0]).await.unwrap();
+    let taken = rastrod::service::meta::sync::run(&b, accounts[0]).await.unwrap();
     assert_ne!(taken, Outcome::Busy, "B takes the account over when the lease ends");
     let account = accounts[0].to_string();
-    let row = b.db.run(move |c| Ok(rastrod::store::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let row = b.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     assert!(row.last_error.as_deref().is_some_and(|e| e.starts_with("RUN_TIMEOUT")), "{:?}", row.last_error);
     assert_eq!(row.lease_run_id, None);
     // The next successful run clears it.
     clock.advance(45 * MINUTE_MS);
-    assert_eq!(rastrod::service::meta_sync::run(&b, accounts[0]).await.unwrap(), Outcome::Synced(Kind::Live));
+    assert_eq!(rastrod::service::meta::sync::run(&b, accounts[0]).await.unwrap(), Outcome::Synced(Kind::Live));
     let account = accounts[0].to_string();
-    let row = b.db.run(move |c| Ok(rastrod::store::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let row = b.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     assert_eq!(row.last_error, None);
     a.db.close();
     b.db.close();

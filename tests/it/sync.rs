@@ -18,9 +18,9 @@ use chrono::NaiveDate;
 use rastrod::actors::supervisor::{Children, Reconcile, RunDue};
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, CASA_LISBOA, LOJA_X, PET_MANIA};
 use rastrod::meta::fake::{SAMPLE_LAST_DAY, sample_ads, sample_spend_shifted};
-use rastrod::service::meta_sync::{self, Outcome};
-use rastrod::service::sync_schedule::Kind;
-use rastrod::store::sync::{SpendRow, SyncRow};
+use rastrod::service::meta::sync::schedule::Kind;
+use rastrod::service::meta::sync::{self as meta_sync, Outcome};
+use rastrod::store::meta::sync::{SpendRow, SyncRow};
 use serde_json::{Value, json};
 
 use crate::common::*;
@@ -309,7 +309,7 @@ async fn children(app: &TestApp) -> usize {
 
 async fn sync_row(app: &TestApp, act: &str) -> SyncRow {
     let act = act.to_string();
-    app.state.db.run(move |c| Ok(rastrod::store::sync::get(c, &act)?)).await.unwrap().expect("a sync row")
+    app.state.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &act)?)).await.unwrap().expect("a sync row")
 }
 
 /// The spend rows of `act` straight from `ad_spend`.
@@ -1311,11 +1311,11 @@ sync_test!(
         // the rows go in batches of 10.
         let pet_rows = synced(PET_MANIA).len();
         assert!(pet_rows > 20);
-        app.state.db.write(|c| rastrod::service::meta_links::unlink(c, "p", PET_MANIA, None)).await.unwrap();
+        app.state.db.write(|c| rastrod::service::meta::links::unlink(c, "p", PET_MANIA, None)).await.unwrap();
         let r = report(app, &["p"], d("2026-11-01"), d("2026-11-29")).await;
         assert_eq!(r["totals"]["spendCents"], Value::Null);
         assert_eq!(spend_rows(app, PET_MANIA).await.len(), pet_rows, "the rows are still there");
-        let batch = app.state.db.write(|c| Ok(rastrod::store::sync::delete_orphan_spend(c, 10)?)).await.unwrap();
+        let batch = app.state.db.write(|c| Ok(rastrod::store::meta::sync::delete_orphan_spend(c, 10)?)).await.unwrap();
         assert_eq!(batch, 10);
         assert_eq!(spend_rows(app, PET_MANIA).await.len(), pet_rows - 10);
         assert_eq!(spend_rows(app, LOJA_X).await, all, "a linked account's rows are no orphans");

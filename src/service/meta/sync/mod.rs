@@ -3,6 +3,8 @@
 //! under the run's own id, and schedule the next run from the persisted state.
 //! The actor in `actors::account_sync` only decides when to call `run`.
 
+pub mod schedule;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::str::FromStr;
 use std::time::Duration;
@@ -11,16 +13,16 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use super::meta_connection::{self, META_TOKEN_INVALID};
-use super::sync_schedule::{self as schedule, Catalog, Kind, Run, Settings};
 use crate::clock::DAY_MS;
 use crate::config::Secret;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::meta::graph::{ErrorClass, GraphError, INSIGHTS_PAGE_LIMIT, Usage};
+use crate::service::meta::connection::{self as meta_connection, META_TOKEN_INVALID};
 use crate::state::AppState;
 use crate::store::meta as meta_store;
-use crate::store::sync::{self as store, CatalogRow, SpendRow, SyncRow};
+use crate::store::meta::sync::{self as store, CatalogRow, SpendRow, SyncRow};
+use schedule::{Catalog, Kind, Run, Settings};
 
 pub const RATE_LIMITED: &str = "RATE_LIMITED";
 pub const META_UNAVAILABLE: &str = "META_UNAVAILABLE";
@@ -42,12 +44,6 @@ pub enum Outcome {
     Failed(String),
     /// The lease was taken over or the link went away meanwhile: nothing written.
     Dropped,
-}
-
-fn new_run_id() -> String {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).expect("the system random source");
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn state_of(r: &SyncRow) -> schedule::State {
@@ -92,7 +88,8 @@ struct Lease {
 }
 
 async fn take_lease(st: &AppState, ad_account_id: &str) -> Result<Option<Lease>> {
-    let (id, run_id, now) = (ad_account_id.to_string(), new_run_id(), st.now());
+    let (id, run_id, now) =
+        (ad_account_id.to_string(), crate::ids::run_id(crate::ids::RunKind::AccountSync)?, st.now());
     let lease_ms = st.config.sync_lease.as_millis() as i64;
     st.db
         .write(move |c| {
@@ -485,7 +482,7 @@ async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: R
 
 /// syncMetaNow: the site's accounts sync at once (or right after the run in flight).
 pub fn sync_now(conn: &mut AnyConnection, now: i64, site_id: &str) -> Result<SyncNowAnswer> {
-    super::sites::require(conn, site_id)?;
+    crate::service::leads::sites::require(conn, site_id)?;
     let accounts = store::request_sync(conn, site_id, now)?;
     Ok(SyncNowAnswer { accounts: accounts as i64 })
 }
@@ -509,8 +506,8 @@ pub struct UnlinkPreview {
 
 /// metaUnlinkPreview: what unlinking takes out of the site's reports.
 pub fn unlink_preview(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str) -> Result<UnlinkPreview> {
-    super::sites::require(conn, site_id)?;
-    super::meta_links::check_ad_account_id(ad_account_id)?;
+    crate::service::leads::sites::require(conn, site_id)?;
+    crate::service::meta::links::check_ad_account_id(ad_account_id)?;
     let link = meta_store::link(conn, ad_account_id)?
         .filter(|l| l.site_id == site_id)
         .ok_or_else(|| Error::not_found("the ad account is not linked to this site"))?;

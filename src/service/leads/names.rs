@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
-use crate::store::rollups;
+use crate::store::leads::rollups;
 
 #[derive(Debug, Default)]
 pub struct Names(HashMap<(String, String, String), String>);

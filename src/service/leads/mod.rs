@@ -2,16 +2,23 @@
 //! lead reads. Every write keeps the lead's rollup counters in the same
 //! transaction, so the reports never scan the leads.
 
+pub mod board;
+pub mod metrics;
+pub mod names;
+pub mod reports;
+pub mod sites;
+
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{contact_hashes, conversions, sites, validate};
 use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::meta::conversions::{self, contact_hashes};
+use crate::service::validate;
+use crate::store::leads::board as pipeline;
+use crate::store::leads::rollups::{self, Delta, RollupKey};
 use crate::store::leads::{self as store, LeadRow, ListFilter, NewLeadEvent};
-use crate::store::pipeline;
-use crate::store::rollups::{self, Delta, RollupKey};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -218,20 +225,6 @@ pub fn check_stage(input: &SetLeadStage) -> Result<()> {
     Ok(())
 }
 
-/// `ld_` and 24 hex digits: the creation time in ms (48 bits) and 48 random
-/// bits. Time first, so new leads append to the primary-key and event indexes
-/// instead of touching a random page of each (fewer pages per commit, a smaller
-/// WAL); the random half keeps ids unguessable and unique across processes.
-fn new_lead_id(now: i64) -> Result<String> {
-    let mut random = [0u8; 6];
-    getrandom::fill(&mut random).map_err(|e| Error::internal(format!("random: {e}")))?;
-    let mut s = format!("ld_{:012x}", (now.max(0) as u64) & 0xffff_ffff_ffff);
-    for b in random {
-        s.push_str(&format!("{b:02x}"));
-    }
-    Ok(s)
-}
-
 fn key_of(row: &LeadRow) -> RollupKey<'_> {
     RollupKey {
         site_id: &row.site_id,
@@ -323,7 +316,7 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
 
     let mut queued = false;
     let mut row = LeadRow {
-        id: new_lead_id(now)?,
+        id: crate::ids::lead_id(now)?,
         site_id: site_id.to_string(),
         lead_key: input.lead_key.clone(),
         label: input.label.clone(),
@@ -592,12 +585,12 @@ pub fn journey(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> Result
     validate::text("leadId", lead_id, 1, 64)?;
     sites::require(conn, site_id)?;
     let row = store::find(conn, site_id, lead_id)?.ok_or_else(|| Error::not_found("unknown lead"))?;
-    let names = super::names::Names::load(conn, std::slice::from_ref(&row.site_id))?;
+    let names = crate::service::leads::names::Names::load(conn, std::slice::from_ref(&row.site_id))?;
     // The catalog sync's names win; the ids the lead lacks come from it too.
     let cat = if row.ad_id.is_empty() {
         None
     } else {
-        crate::store::sync::catalog_of(conn, std::slice::from_ref(&row.ad_id))?.pop()
+        crate::store::meta::sync::catalog_of(conn, std::slice::from_ref(&row.ad_id))?.pop()
     };
     let adset_id =
         Some(row.adset_id.clone()).filter(|s| !s.is_empty()).or_else(|| cat.as_ref().map(|c| c.adset_id.clone()));

@@ -10,14 +10,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::meta_errors::from_graph;
-use super::validate;
 use crate::clock::DAY_MS;
 use crate::config::Secret;
 use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::{ErrorClass, GraphClient};
+use crate::service::meta::errors::from_graph;
+use crate::service::validate;
 use crate::state::AppState;
 use crate::store::meta::{self as store, ConnectionRow, ListedAccountRow, ListedPixelRow};
 
@@ -213,12 +213,12 @@ fn realign(conn: &mut AnyConnection, owner: &str, now: i64) -> Result<()> {
         if link.stopped_reason.as_deref() != reason {
             store::set_link_stopped(conn, &link.ad_account_id, reason, now)?;
             if reason.is_none()
-                && let Some(mut sync) = crate::store::sync::get(conn, &link.ad_account_id)?
+                && let Some(mut sync) = crate::store::meta::sync::get(conn, &link.ad_account_id)?
             {
                 sync.next_run_at = now;
                 sync.fail_count = 0;
                 sync.last_error = None;
-                crate::store::sync::save(conn, &sync)?;
+                crate::store::meta::sync::save(conn, &sync)?;
             }
         }
     }
@@ -278,7 +278,7 @@ async fn store_token(st: &AppState, owner: &str, new: NewToken, fetched: Fetched
             let previous = store::connection(conn, &owner)?;
             let row = ConnectionRow {
                 owner_key: owner.clone(),
-                sealed_token: key.seal(&new.token, Identity::Connection(&owner)),
+                sealed_token: key.seal(&new.token, Identity::Connection(&owner))?,
                 token_version: previous.as_ref().map_or(1, |p| p.token_version + 1),
                 source: new.source.to_string(),
                 authorized_by_id: new.authorized_by.as_ref().map(|(id, _)| id.clone()),
@@ -487,7 +487,7 @@ pub fn view(
 pub fn remove(conn: &mut AnyConnection, owner: &str) -> Result<Removed> {
     check_owner_key(owner)?;
     for link in store::links_of_owner(conn, owner)? {
-        crate::store::sync::delete(conn, &link.ad_account_id)?;
+        crate::store::meta::sync::delete(conn, &link.ad_account_id)?;
     }
     let links = store::delete_links_of_owner(conn, owner)?;
     let pixels = store::delete_pixels_of_owner(conn, owner)?;

@@ -1,175 +1,23 @@
-//! Conversions to the site's pixel through Meta's Conversions API.
-//!
-//! * **Queueing** ([`enqueue`], [`enqueue_column_event`]) runs inside the lead
-//!   write's own transaction: a `Purchase` for a recorded sale, a `Lead` for a
-//!   new lead with `sendLeadEvent`, and the event a board column maps to. Each
-//!   event goes once per lead (its `eventId` is [`event_id`]); a failed one is
-//!   opened again, with fresh hashes and no attempt made, when `meta` comes
-//!   for it again.
-//! * **Sending** ([`send_due`]) is what a pixel's sender actor runs: it takes a
-//!   lease on up to `capi_batch_max` due events, sends them in one request,
-//!   splits a batch Meta rejects in halves until the bad event stands alone,
-//!   and writes each outcome in one transaction with the per-day counters. An
-//!   event ends `sent` or `failed`, and its hashes are erased in the same
-//!   statement ([`scrub`] then clears SQLite's WAL of them).
-//! * **Reads**: [`list`] (`meta.conversions`) and [`counters`] (the
-//!   `conversions` part of `meta.status`). Neither returns a hash.
+//! Sending: what a pixel's sender actor runs ([`send_due`]). It takes a
+//! lease on up to `capi_batch_max` due events, sends them in one request,
+//! splits a batch Meta rejects in halves until the bad event stands alone, and
+//! writes each outcome in one transaction with the per-day counters. An event
+//! ends `sent` or `failed`, and its hashes are erased in the same statement
+//! ([`scrub`] then clears SQLite's WAL of them).
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
-use sha2::{Digest, Sha256};
-use utoipa::ToSchema;
-
-use super::contact_hashes::ContactHashes;
-use super::meta_connection::{self, META_TOKEN_INVALID};
-use super::{sites, validate};
-use crate::clock::{DAY_MS, utc_day_start};
+use super::*;
+use crate::clock::utc_day_start;
 use crate::config::{Config, Secret};
 use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::{CustomData, ErrorClass, GraphError, ServerEvent, UserData};
+use crate::service::meta::connection::{self, META_TOKEN_INVALID};
 use crate::state::AppState;
-use crate::store::conversions::{self as store, End, FAILED, PENDING, SENT};
+use crate::store::meta::conversions::{self as store, End, FAILED, SENT};
 use crate::store::meta::{self as meta_store, ConnectionRow};
-
-pub const PURCHASE: &str = "Purchase";
-pub const LEAD: &str = "Lead";
-pub const QUALIFIED_LEAD: &str = "QualifiedLead";
-pub const SCHEDULE: &str = "Schedule";
-
-/// SHA-256 of `br`: every lead is in Brazil.
-pub const COUNTRY_BR_SHA256: &str = "885036a0da3dff3c3e05bc79bf49382b12bc5098514ed57ce0875aba1aa2c40d";
-/// Meta's `action_source` for a sale closed in a chat.
-pub const ACTION_SOURCE: &str = "chat";
-
-// The codes a conversion's `lastError` starts with.
-pub const EVENT_TOO_OLD: &str = "EVENT_TOO_OLD";
-pub const PIXEL_UNAVAILABLE: &str = "PIXEL_UNAVAILABLE";
-pub const UNEXPECTED: &str = "UNEXPECTED";
-pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
-pub const META_INVALID: &str = "META_INVALID";
-pub const META_UNAVAILABLE: &str = "META_UNAVAILABLE";
-pub const RATE_LIMITED: &str = "RATE_LIMITED";
-
-/// The conversion's id: lowercase hex SHA-256 of `leadId:eventName`. Meta
-/// deduplicates on it, so a repeat never counts twice.
-pub fn event_id(lead_id: &str, event_name: &str) -> String {
-    let digest = Sha256::digest(format!("{lead_id}:{event_name}").as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-// ---------------------------------------------------------------------------
-// Queueing
-// ---------------------------------------------------------------------------
-
-/// One event to queue for a lead.
-#[derive(Debug, Clone, Copy)]
-pub struct Enqueue<'a> {
-    pub site_id: &'a str,
-    pub lead_id: &'a str,
-    pub event_name: &'a str,
-    /// When it happened (the call's `occurredAt`; a future time is sent as now).
-    pub at: i64,
-    /// Purchase only: the lead's sale total in cents.
-    pub value_cents: Option<i64>,
-}
-
-/// Whether the site's pixel takes conversions: it exists, is on, is not
-/// stopped (a refused token, PIXEL_NOT_GRANTED), and the connection whose token
-/// it sends with is there and not refused.
-pub fn pixel_accepts(conn: &mut AnyConnection, site_id: &str) -> Result<bool> {
-    let Some(pixel) = meta_store::pixel(conn, site_id)? else { return Ok(false) };
-    if !pixel.enabled || pixel.stopped_reason.is_some() {
-        return Ok(false);
-    }
-    if pixel.source == "token" {
-        return Ok(pixel.sealed_token.is_some());
-    }
-    let Some(owner) = pixel.owner_key.as_deref() else { return Ok(false) };
-    Ok(meta_store::connection(conn, owner)?.is_some_and(|c| c.invalid_since.is_none()))
-}
-
-/// Queues `e` with the contact's hashes, in the caller's transaction. Answers
-/// whether anything was queued (or a failed event opened again).
-pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &ContactHashes) -> Result<bool> {
-    if !pixel_accepts(conn, e.site_id)? {
-        return Ok(false);
-    }
-    let id = event_id(e.lead_id, e.event_name);
-    let purchase = e.event_name == PURCHASE;
-    let value_cents = if purchase { e.value_cents } else { None };
-    let ph = (!hashes.ph.is_empty()).then(|| hashes.ph.join(","));
-    let event_time = e.at.min(now);
-    match store::find(conn, &id)? {
-        Some(row) if row.status == FAILED => Ok(store::reopen(
-            conn,
-            store::Reopen { event_id: &id, event_time, value_cents, ph, external_id: hashes.external_id.clone(), now },
-        )?),
-        // Once per lead: queued or delivered, it is not queued again.
-        Some(_) => Ok(false),
-        None => {
-            let currency = if purchase { Some(sites::require(conn, e.site_id)?.currency) } else { None };
-            store::insert(
-                conn,
-                &store::ConversionRow {
-                    event_id: id,
-                    site_id: e.site_id.to_string(),
-                    lead_id: Some(e.lead_id.to_string()),
-                    event_name: e.event_name.to_string(),
-                    event_time,
-                    value_cents,
-                    currency,
-                    status: PENDING.into(),
-                    attempts: 0,
-                    due_at: Some(now),
-                    lease_owner: None,
-                    lease_until: None,
-                    ph,
-                    external_id: hashes.external_id.clone(),
-                    last_error: None,
-                    created_at: now,
-                    sent_at: None,
-                    updated_at: now,
-                },
-            )?;
-            Ok(true)
-        }
-    }
-}
-
-/// `enqueueColumnEvent`: the lead entered `column`; queues the event the
-/// site's event map points the column at, if any. `Purchase` never comes from
-/// a column (the map cannot hold it).
-pub fn enqueue_column_event(
-    conn: &mut AnyConnection,
-    now: i64,
-    site_id: &str,
-    lead_id: &str,
-    column: &str,
-    at: i64,
-    hashes: &ContactHashes,
-) -> Result<bool> {
-    let Some(event) = store::column_event(conn, site_id, column)? else { return Ok(false) };
-    if !matches!(event.as_str(), LEAD | QUALIFIED_LEAD | SCHEDULE) {
-        return Ok(false);
-    }
-    enqueue(conn, now, &Enqueue { site_id, lead_id, event_name: &event, at, value_cents: None }, hashes)
-}
-
-/// `removeLead`: deletes the lead's conversions and takes its sends out of
-/// the per-day counters, in the caller's transaction.
-pub fn remove_lead(conn: &mut AnyConnection, lead_id: &str) -> Result<()> {
-    for s in store::delete_of_lead(conn, lead_id)? {
-        store::bump_day(conn, &s.site_id, utc_day_start(s.sent_at), &s.event_name, -1)?;
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------
-// Sending
-// ---------------------------------------------------------------------------
 
 /// The send settings, in milliseconds.
 #[derive(Debug, Clone)]
@@ -249,15 +97,6 @@ enum Claim {
     Ended(u64),
     /// A batch held under the run's lease, after `u64` events ended without a send.
     Batch(Box<Batch>, u64),
-}
-
-fn new_run_id() -> Result<String> {
-    let mut bytes = [0u8; 9];
-    getrandom::fill(&mut bytes).map_err(|e| Error::internal(format!("random: {e}")))?;
-    Ok(bytes.iter().fold(String::from("cs_"), |mut s, b| {
-        s.push_str(&format!("{b:02x}"));
-        s
-    }))
 }
 
 fn ids(rows: &[store::ConversionRow]) -> Vec<String> {
@@ -368,7 +207,7 @@ fn open_token(st: &AppState, site_id: &str, token: &TokenSource) -> Result<Secre
             }
             _ => Error::internal("the pixel's sealed token does not open"),
         }),
-        TokenSource::Connection(row) => meta_connection::open_token(st, row),
+        TokenSource::Connection(row) => connection::open_token(st, row),
     }
 }
 
@@ -440,7 +279,7 @@ fn record_refused(
     match token {
         TokenSource::Own { .. } => meta_store::set_pixel_stopped(conn, site_id, Some(META_TOKEN_INVALID), now)?,
         TokenSource::Connection(row) => {
-            meta_connection::mark_refused(conn, &row.owner_key, row.token_version, now)?;
+            connection::mark_refused(conn, &row.owner_key, row.token_version, now)?;
         }
     }
     let failed = fail(conn, ids, Some(owner), &format!("{META_TOKEN_INVALID}: Meta refused the token"), now)?;
@@ -530,7 +369,7 @@ pub async fn send_due(st: &AppState, site_id: &str) -> Result<Round> {
         if st.db.run(move |c| Ok(store::due(c, &site, now, 1)?)).await?.is_empty() {
             break;
         }
-        let owner = new_run_id()?;
+        let owner = crate::ids::run_id(crate::ids::RunKind::ConversionSend)?;
         let (site, s2, o2) = (site_id.to_string(), s.clone(), owner.clone());
         match st.db.write(move |c| claim(c, &site, now, &s2, &o2)).await? {
             Claim::Empty => break,
@@ -562,176 +401,12 @@ pub async fn scrub(st: &AppState) -> Result<()> {
     st.db.truncate_wal().await
 }
 
-// ---------------------------------------------------------------------------
-// Reads
-// ---------------------------------------------------------------------------
-
-/// A conversion as `meta.conversions` shows it: never the hashed user data.
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ConversionRow {
-    pub event_id: String,
-    /// `Lead`, `QualifiedLead`, `Schedule` or `Purchase`.
-    pub event_name: String,
-    pub lead_id: Option<String>,
-    /// The lead's label as it is now.
-    pub lead_label: Option<String>,
-    /// The lead's ad as it is now.
-    pub ad_id: Option<String>,
-    /// From the ad catalog, when synced or named.
-    pub ad_name: Option<String>,
-    /// Purchase only.
-    pub value_cents: Option<i64>,
-    /// `pending`, `sent` or `failed`.
-    pub status: String,
-    pub created_at: i64,
-    pub sent_at: Option<i64>,
-    /// Beyond the seed: why the last attempt failed (a code first), null when sent.
-    pub last_error: Option<String>,
-}
-
-/// `meta.conversions`: the site's conversions newest first; `limit` 1–50
-/// (default 50); `before` (the last row's createdAt) pages strictly before it,
-/// and with `beforeEventId` (its eventId) also through rows of that millisecond.
-pub fn list(
-    conn: &mut AnyConnection,
-    site_id: &str,
-    limit: Option<i64>,
-    before: Option<i64>,
-    before_event_id: Option<&str>,
-) -> Result<Vec<ConversionRow>> {
-    let limit = limit.unwrap_or(50);
-    if !(1..=50).contains(&limit) {
-        return Err(Error::invalid("limit must be 1-50"));
-    }
-    if let Some(b) = before {
-        validate::time("before", b)?;
-    }
-    if let Some(id) = before_event_id {
-        if before.is_none() {
-            return Err(Error::invalid("beforeEventId goes with before"));
-        }
-        if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
-            return Err(Error::invalid("beforeEventId must be an eventId (64 lowercase hex characters)"));
-        }
-    }
-    sites::require(conn, site_id)?;
-    let rows = store::page(conn, site_id, limit, before.map(|b| (b, before_event_id)))?;
-    let lead_ids: Vec<String> = rows.iter().filter_map(|r| r.lead_id.clone()).collect();
-    let leads: HashMap<String, store::LeadFacts> =
-        store::lead_facts(conn, &lead_ids)?.into_iter().map(|l| (l.id.clone(), l)).collect();
-    let ad_ids: Vec<String> = leads.values().map(|l| l.ad_id.clone()).filter(|a| !a.is_empty()).collect();
-    let catalog: HashMap<String, String> = crate::store::sync::catalog_of(conn, &ad_ids)?
-        .into_iter()
-        .filter_map(|c| c.name.map(|n| (c.ad_id, n)))
-        .collect();
-    let names = super::names::Names::load(conn, &[site_id.to_string()])?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let lead = r.lead_id.as_ref().and_then(|id| leads.get(id));
-            let ad_id = lead.map(|l| l.ad_id.clone()).filter(|a| !a.is_empty());
-            let ad_name = ad_id
-                .as_deref()
-                .and_then(|a| catalog.get(a).cloned().or_else(|| names.get(site_id, "ad", a)))
-                .or_else(|| lead.and_then(|l| l.ad_name.clone()));
-            ConversionRow {
-                value_cents: if r.event_name == PURCHASE { r.value_cents } else { None },
-                lead_label: lead.and_then(|l| l.label.clone()),
-                ad_id,
-                ad_name,
-                event_id: r.event_id,
-                event_name: r.event_name,
-                lead_id: r.lead_id,
-                status: r.status,
-                created_at: r.created_at,
-                sent_at: r.sent_at,
-                last_error: r.last_error,
-            }
-        })
-        .collect())
-}
-
-/// Events Meta accepted in the last 30 UTC days, by event.
-#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema, PartialEq, Eq)]
-pub struct Last30d {
-    #[serde(rename = "Purchase")]
-    pub purchase: i64,
-    #[serde(rename = "QualifiedLead")]
-    pub qualified_lead: i64,
-    #[serde(rename = "Lead")]
-    pub lead: i64,
-    #[serde(rename = "Schedule")]
-    pub schedule: i64,
-}
-
-/// The `conversions` part of a `meta.status` entry.
-#[derive(Debug, Clone, Copy, Default, Serialize, ToSchema, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub struct ConversionCounters {
-    pub pending: i64,
-    pub sent: i64,
-    pub failed: i64,
-    /// Accepted by Meta in the 30 UTC days up to `now` (today and the 29 before); null without `now`.
-    pub last30d: Option<Last30d>,
-    /// Accepted by Meta on `now`'s UTC day; null without `now`.
-    pub sent_today: Option<i64>,
-}
-
-/// The conversion counters of each of `site_ids` (every one present, zeros
-/// for a site without conversions): the queue by status, and with `now` the
-/// per-day counters (at most 30 days × 4 events per site, read through their
-/// primary key, never a scan of the queue). Checks nothing about the sites.
-pub fn counters(
-    conn: &mut AnyConnection,
-    site_ids: &[String],
-    now: Option<i64>,
-) -> Result<BTreeMap<String, ConversionCounters>> {
-    let mut out: BTreeMap<String, ConversionCounters> = site_ids
-        .iter()
-        .map(|s| {
-            let base = ConversionCounters {
-                last30d: now.map(|_| Last30d::default()),
-                sent_today: now.map(|_| 0),
-                ..ConversionCounters::default()
-            };
-            (s.clone(), base)
-        })
-        .collect();
-    for c in store::status_counts(conn, site_ids)? {
-        if let Some(e) = out.get_mut(&c.site_id) {
-            match c.status.as_str() {
-                PENDING => e.pending += c.n,
-                SENT => e.sent += c.n,
-                FAILED => e.failed += c.n,
-                _ => {}
-            }
-        }
-    }
-    if let Some(now) = now {
-        let today = utc_day_start(now);
-        for d in store::day_counts(conn, site_ids, today - 29 * DAY_MS, today)? {
-            let Some(e) = out.get_mut(&d.site_id) else { continue };
-            if let Some(l) = e.last30d.as_mut() {
-                match d.event_name.as_str() {
-                    PURCHASE => l.purchase += d.sent,
-                    QUALIFIED_LEAD => l.qualified_lead += d.sent,
-                    LEAD => l.lead += d.sent,
-                    SCHEDULE => l.schedule += d.sent,
-                    _ => {}
-                }
-            }
-            if d.day == today {
-                *e.sent_today.get_or_insert(0) += d.sent;
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::DAY_MS;
+    use crate::store::meta::conversions::PENDING;
+    use sha2::{Digest, Sha256};
 
     #[test]
     fn event_ids_are_the_contracts_digest() {
@@ -791,9 +466,9 @@ mod tests {
     }
 
     fn seed(conn: &mut AnyConnection) -> Result<ConnectionRow> {
-        crate::store::sites::insert(
+        crate::store::leads::sites::insert(
             conn,
-            &crate::store::sites::SiteRow {
+            &crate::store::leads::sites::SiteRow {
                 id: "s1".into(),
                 name: "S".into(),
                 currency: "BRL".into(),

@@ -6,11 +6,12 @@ use std::collections::{BTreeMap, HashSet};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::{sites, validate};
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::store::{leads as lead_store, pipeline as store, sites as site_store};
+use crate::service::leads::sites;
+use crate::service::validate;
+use crate::store::leads::{self as lead_store, board as store, sites as site_store};
 
 pub const MAX_COLUMNS: usize = 40;
 
@@ -170,7 +171,7 @@ pub fn set_event_map(conn: &mut AnyConnection, now: i64, site_id: &str, input: S
     }
     let site = sites::require(conn, site_id)?;
     if let Some(owner) = &input.owner_key {
-        super::meta_links::check_event_map_owner(conn, site_id, owner)?;
+        crate::service::meta::links::check_event_map_owner(conn, site_id, owner)?;
     }
     let columns = store::list(conn, site_id)?;
     if let Some(unknown) = parsed.keys().find(|k| !columns.iter().any(|c| &c.key == *k)) {
@@ -214,6 +215,6 @@ pub fn event_map(conn: &mut AnyConnection, site_id: &str, now: Option<i64>) -> R
             })
             .collect(),
         send_lead_event: site.send_lead_event,
-        purchase: PurchaseRow { enabled: super::meta_links::pixel_enabled(conn, site_id)? },
+        purchase: PurchaseRow { enabled: crate::service::meta::links::pixel_enabled(conn, site_id)? },
     })
 }

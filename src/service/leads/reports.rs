@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::names::Names;
-use super::spend::{Amount, ReportSpend};
-use super::{sites, validate};
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::store::rollups::{self, GroupRow, Grouping, Scope};
+use crate::service::leads::names::Names;
+use crate::service::leads::sites;
+use crate::service::meta::spend::{Amount, ReportSpend};
+use crate::service::validate;
+use crate::store::leads::rollups::{self, GroupRow, Grouping, Scope};
 
 pub const PAID_ORIGIN: &str = "ctwa_ad";
 pub const REPORT_MAX_DAYS: i64 = 366;
@@ -204,7 +205,8 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     let row_cap = caps.lead_rows;
     check_report(&a)?;
     let sites = sites::require_many(conn, &a.site_ids)?;
-    let spend = super::spend::for_report(conn, &sites, a.from, a.to, caps.spend_ad_rows, caps.spend_day_rows)?;
+    let spend =
+        crate::service::meta::spend::for_report(conn, &sites, a.from, a.to, caps.spend_ad_rows, caps.spend_day_rows)?;
     let scope = Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: None, origin: None };
 
     let mut totals = Counters::default();
@@ -429,7 +431,7 @@ pub fn leads_daily(conn: &mut AnyConnection, a: LeadsDailyArgs) -> Result<Vec<Da
     // `ctwa_ad`; none for an organic origin.
     let spend = match a.origin.as_deref() {
         Some(o) if o != PAID_ORIGIN => None,
-        _ => super::spend::daily(conn, &a.site_ids, a.from, a.to, a.ad_id.as_deref())?,
+        _ => crate::service::meta::spend::daily(conn, &a.site_ids, a.from, a.to, a.ad_id.as_deref())?,
     };
     let mut out = Vec::new();
     let mut day = utc_day_start(a.from);

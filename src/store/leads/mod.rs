@@ -1,5 +1,9 @@
 //! Queries on `leads` and their history `lead_events`.
 
+pub mod board;
+pub mod rollups;
+pub mod sites;
+
 use diesel::backend::Backend;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};

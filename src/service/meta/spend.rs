@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::store::leads::sites::SiteRow;
 use crate::store::meta as meta_store;
-use crate::store::sites::SiteRow;
-use crate::store::sync::{self as store, CatalogRow, SpendGroup, SpendGrouping};
+use crate::store::meta::sync::{self as store, CatalogRow, SpendGroup, SpendGrouping};
 
 /// Impressions, clicks and cents, summed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

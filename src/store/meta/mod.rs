@@ -1,6 +1,9 @@
 //! Queries on the Meta connection: `meta_connections` and their listings,
 //! `site_ad_accounts` (links) and `site_pixels`.
 
+pub mod conversions;
+pub mod sync;
+
 use diesel::prelude::*;
 
 use crate::db::AnyConnection;

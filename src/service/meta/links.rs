@@ -5,15 +5,16 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::meta_connection::{self, SecretString, check_owner_key};
-use super::meta_errors::from_graph;
-use super::{sites, validate};
 use crate::crypto::Identity;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::leads::sites;
+use crate::service::meta::connection::{self, SecretString, check_owner_key};
+use crate::service::meta::errors::from_graph;
+use crate::service::validate;
 use crate::state::AppState;
+use crate::store::leads::sites as site_store;
 use crate::store::meta::{self as store, LinkRow, PixelRow};
-use crate::store::sites as site_store;
 
 pub const MAX_LINKS_PER_SITE: i64 = 20;
 pub const MAX_LINKS_PER_CONNECTION: i64 = 500;
@@ -100,7 +101,7 @@ pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcco
         }
         store::set_link_owner(conn, &input.ad_account_id, owner, now)?;
         // It now feeds with the taker's token: stopped only if that connection is refused.
-        let stopped = connection.invalid_since.map(|_| meta_connection::META_TOKEN_INVALID);
+        let stopped = connection.invalid_since.map(|_| connection::META_TOKEN_INVALID);
         if existing.stopped_reason.as_deref() != stopped {
             store::set_link_stopped(conn, &input.ad_account_id, stopped, now)?;
         }
@@ -112,7 +113,7 @@ pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcco
     if store::count_links_of_owner(conn, owner)? >= MAX_LINKS_PER_CONNECTION {
         return Err(Error::invalid(format!("a connection links at most {MAX_LINKS_PER_CONNECTION} ad accounts")));
     }
-    let stopped = connection.invalid_since.map(|_| meta_connection::META_TOKEN_INVALID.to_string());
+    let stopped = connection.invalid_since.map(|_| connection::META_TOKEN_INVALID.to_string());
     let row = LinkRow {
         ad_account_id: listed.ad_account_id,
         site_id: site_id.to_string(),
@@ -127,8 +128,8 @@ pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcco
     };
     store::insert_link(conn, &row)?;
     // The sync's state row, in the same transaction: the supervisor starts its actor from it.
-    crate::store::sync::delete(conn, &row.ad_account_id)?;
-    crate::store::sync::insert(conn, &crate::store::sync::SyncRow::new(&row.ad_account_id, site_id, now))?;
+    crate::store::meta::sync::delete(conn, &row.ad_account_id)?;
+    crate::store::meta::sync::insert(conn, &crate::store::meta::sync::SyncRow::new(&row.ad_account_id, site_id, now))?;
     Ok(row.into())
 }
 
@@ -148,11 +149,11 @@ pub fn unlink(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str, owne
     store::delete_link(conn, ad_account_id)?;
     // The spend it fed leaves the reports now (they join on the link) and the
     // rows themselves in scheduled batches (the supervisor's janitor).
-    crate::store::sync::delete(conn, ad_account_id)?;
+    crate::store::meta::sync::delete(conn, ad_account_id)?;
     Ok(Removed { removed: true })
 }
 
-pub use super::meta_connection::Removed;
+pub use crate::service::meta::connection::Removed;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -223,7 +224,7 @@ pub async fn set_pixel(st: &AppState, site_id: &str, input: SetSitePixel) -> Res
         let key = st.secrets()?;
         let found = st.graph.pixel(&token.0, &input.pixel_id).await.map_err(|e| from_graph(&e))?;
         name = Some(found.value.name).filter(|n| !n.is_empty());
-        sealed = Some(key.seal(&token.0, Identity::Pixel(site_id)));
+        sealed = Some(key.seal(&token.0, Identity::Pixel(site_id))?);
     }
     let (site, now) = (site_id.to_string(), st.now());
     st.db.write(move |conn| store_pixel(conn, now, &site, input, name, sealed)).await
@@ -254,7 +255,7 @@ fn store_pixel(
                 .into_iter()
                 .find(|p| p.pixel_id == input.pixel_id)
                 .ok_or_else(|| Error::not_found("the pixel is not in the owner's listing"))?;
-            let stopped = connection.invalid_since.map(|_| meta_connection::META_TOKEN_INVALID.to_string());
+            let stopped = connection.invalid_since.map(|_| connection::META_TOKEN_INVALID.to_string());
             ("connection", Some(listed.name), stopped)
         }
         (None, None) => return Err(Error::invalid("give ownerKey or accessToken")),

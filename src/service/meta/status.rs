@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::conversions::{self, ConversionCounters};
-use super::{sites, validate};
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::leads::sites;
+use crate::service::meta::conversions::{self, ConversionCounters};
+use crate::service::validate;
 use crate::store::meta as meta_store;
-use crate::store::sync as sync_store;
+use crate::store::meta::sync as sync_store;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

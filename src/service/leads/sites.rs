@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::validate;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::store::sites::{self as store, SiteRow};
+use crate::service::validate;
+use crate::store::leads::sites::{self as store, SiteRow};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

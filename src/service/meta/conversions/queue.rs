@@ -1,0 +1,130 @@
+//! Queueing, inside the lead write's own transaction: a `Purchase` for a
+//! recorded sale, a `Lead` for a new lead with `sendLeadEvent`, and the event a
+//! board column maps to. Each event goes once per lead (its `eventId` is
+//! [`event_id`]); a failed one is opened again, with fresh hashes and no
+//! attempt made, when `meta` comes for it again.
+
+use sha2::{Digest, Sha256};
+
+use super::contact_hashes::ContactHashes;
+use super::*;
+use crate::clock::utc_day_start;
+use crate::db::AnyConnection;
+use crate::error::Result;
+use crate::service::leads::sites;
+use crate::store::meta::conversions::{self as store, FAILED, PENDING};
+use crate::store::meta::{self as meta_store};
+
+/// The conversion's id: lowercase hex SHA-256 of `leadId:eventName`. Meta
+/// deduplicates on it, so a repeat never counts twice.
+pub fn event_id(lead_id: &str, event_name: &str) -> String {
+    let digest = Sha256::digest(format!("{lead_id}:{event_name}").as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Queueing
+// ---------------------------------------------------------------------------
+
+/// One event to queue for a lead.
+#[derive(Debug, Clone, Copy)]
+pub struct Enqueue<'a> {
+    pub site_id: &'a str,
+    pub lead_id: &'a str,
+    pub event_name: &'a str,
+    /// When it happened (the call's `occurredAt`; a future time is sent as now).
+    pub at: i64,
+    /// Purchase only: the lead's sale total in cents.
+    pub value_cents: Option<i64>,
+}
+
+/// Whether the site's pixel takes conversions: it exists, is on, is not
+/// stopped (a refused token, PIXEL_NOT_GRANTED), and the connection whose token
+/// it sends with is there and not refused.
+pub fn pixel_accepts(conn: &mut AnyConnection, site_id: &str) -> Result<bool> {
+    let Some(pixel) = meta_store::pixel(conn, site_id)? else { return Ok(false) };
+    if !pixel.enabled || pixel.stopped_reason.is_some() {
+        return Ok(false);
+    }
+    if pixel.source == "token" {
+        return Ok(pixel.sealed_token.is_some());
+    }
+    let Some(owner) = pixel.owner_key.as_deref() else { return Ok(false) };
+    Ok(meta_store::connection(conn, owner)?.is_some_and(|c| c.invalid_since.is_none()))
+}
+
+/// Queues `e` with the contact's hashes, in the caller's transaction. Answers
+/// whether anything was queued (or a failed event opened again).
+pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &ContactHashes) -> Result<bool> {
+    if !pixel_accepts(conn, e.site_id)? {
+        return Ok(false);
+    }
+    let id = event_id(e.lead_id, e.event_name);
+    let purchase = e.event_name == PURCHASE;
+    let value_cents = if purchase { e.value_cents } else { None };
+    let ph = (!hashes.ph.is_empty()).then(|| hashes.ph.join(","));
+    let event_time = e.at.min(now);
+    match store::find(conn, &id)? {
+        Some(row) if row.status == FAILED => Ok(store::reopen(
+            conn,
+            store::Reopen { event_id: &id, event_time, value_cents, ph, external_id: hashes.external_id.clone(), now },
+        )?),
+        // Once per lead: queued or delivered, it is not queued again.
+        Some(_) => Ok(false),
+        None => {
+            let currency = if purchase { Some(sites::require(conn, e.site_id)?.currency) } else { None };
+            store::insert(
+                conn,
+                &store::ConversionRow {
+                    event_id: id,
+                    site_id: e.site_id.to_string(),
+                    lead_id: Some(e.lead_id.to_string()),
+                    event_name: e.event_name.to_string(),
+                    event_time,
+                    value_cents,
+                    currency,
+                    status: PENDING.into(),
+                    attempts: 0,
+                    due_at: Some(now),
+                    lease_owner: None,
+                    lease_until: None,
+                    ph,
+                    external_id: hashes.external_id.clone(),
+                    last_error: None,
+                    created_at: now,
+                    sent_at: None,
+                    updated_at: now,
+                },
+            )?;
+            Ok(true)
+        }
+    }
+}
+
+/// `enqueueColumnEvent`: the lead entered `column`; queues the event the
+/// site's event map points the column at, if any. `Purchase` never comes from
+/// a column (the map cannot hold it).
+pub fn enqueue_column_event(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    lead_id: &str,
+    column: &str,
+    at: i64,
+    hashes: &ContactHashes,
+) -> Result<bool> {
+    let Some(event) = store::column_event(conn, site_id, column)? else { return Ok(false) };
+    if !matches!(event.as_str(), LEAD | QUALIFIED_LEAD | SCHEDULE) {
+        return Ok(false);
+    }
+    enqueue(conn, now, &Enqueue { site_id, lead_id, event_name: &event, at, value_cents: None }, hashes)
+}
+
+/// `removeLead`: deletes the lead's conversions and takes its sends out of
+/// the per-day counters, in the caller's transaction.
+pub fn remove_lead(conn: &mut AnyConnection, lead_id: &str) -> Result<()> {
+    for s in store::delete_of_lead(conn, lead_id)? {
+        store::bump_day(conn, &s.site_id, utc_day_start(s.sent_at), &s.event_name, -1)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,11 @@
+//! The Meta context: the connection (a sealed token per owner, Facebook Login
+//! for Business), ad account links and the site's pixel, the account sync and
+//! the spend it reads, `meta.status`, and the Conversions API.
+
+pub mod connection;
+pub mod conversions;
+pub mod errors;
+pub mod links;
+pub mod spend;
+pub mod status;
+pub mod sync;
