@@ -4,8 +4,8 @@
 //! the last 30 days from ads and from organic origins, some qualified and won.
 
 use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
-use crate::db::Db;
 use crate::error::{Code, Result};
+use crate::service::context::Context;
 use crate::service::leads::board::{self as pipeline, ColumnInput, SetPipeline};
 use crate::service::leads::sites::{self, CreateSite};
 use crate::service::leads::{self, RecordLead, SetLeadStage, Stage};
@@ -93,7 +93,7 @@ impl Lcg {
 }
 
 /// Seeds the demo whose last day is the day before `now`. Returns the leads written.
-pub async fn seed(db: &Db, now: i64) -> Result<usize> {
+pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
     let demo_sites = [
         ("loja-x", "Loja X", "BRL", "America/Sao_Paulo", "demo-owner", "lojax.example.com"),
         ("pet-mania", "Pet Mania", "BRL", "America/Sao_Paulo", "demo-owner", "petmania.example.com"),
@@ -107,7 +107,7 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
             owner_id: owner.into(),
             domains: Some(vec![domain.into()]),
         };
-        match db.write(move |c| sites::create(c, now, input)).await {
+        match cx.write_plain(move |c| sites::create(c, now, input)).await {
             Ok(_) => {}
             Err(e) if e.code == Code::Conflict => {}
             Err(e) => return Err(e),
@@ -140,7 +140,7 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
                 },
             ],
         };
-        db.write(move |c| pipeline::set_pipeline(c, id, board)).await?;
+        cx.write_plain(move |c| pipeline::set_pipeline(c, id, board)).await?;
     }
 
     let last_day = utc_day_start(now) - DAY_MS;
@@ -182,7 +182,7 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
                 column: Some("novo".into()),
                 meta: None,
             };
-            let answer = db.write(move |c| leads::record(c, now, site, input)).await?;
+            let answer = cx.write(move |c| leads::record(c, now, site, input)).await?;
             if !answer.created {
                 continue;
             }
@@ -198,7 +198,7 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
                     occurred_at: at + 2 * HOUR_MS,
                     meta: None,
                 };
-                db.write(move |c| leads::set_stage(c, now, site, &key, step)).await?;
+                cx.write(move |c| leads::set_stage(c, now, site, &key, step)).await?;
             }
             if roll < 18 {
                 let value = 9_990 + (rng.below(40) as i64) * 1_000;
@@ -211,7 +211,7 @@ pub async fn seed(db: &Db, now: i64) -> Result<usize> {
                     occurred_at: at + 5 * HOUR_MS,
                     meta: None,
                 };
-                db.write(move |c| leads::set_stage(c, now, site, &key, sale)).await?;
+                cx.write(move |c| leads::set_stage(c, now, site, &key, sale)).await?;
             }
         }
     }
@@ -232,11 +232,11 @@ pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()>
     let input = meta_connection::SetMetaConnection {
         access_token: meta_connection::SecretString(crate::config::Secret::new(token)),
     };
-    meta_connection::set_connection(st, DEMO_OWNER, input).await?;
+    meta_connection::set_connection(&st.cx, DEMO_OWNER, input).await?;
     for (site, account) in [("loja-x", "act_1029384756"), ("pet-mania", "act_2038475610")] {
         let link =
             meta_links::LinkAdAccount { owner_key: DEMO_OWNER.into(), ad_account_id: account.into(), only_own: false };
-        st.db.write(move |c| meta_links::link(c, now, site, link)).await?;
+        st.cx.write(move |c| meta_links::link(c, now, site, link)).await?;
     }
     let pixel = meta_links::SetSitePixel {
         pixel_id: "111222333444".into(),
@@ -247,11 +247,18 @@ pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()>
         send_lead_event: Some(false),
         only_own: false,
     };
-    meta_links::set_pixel(st, "loja-x", pixel).await?;
+    meta_links::set_pixel(&st.cx, "loja-x", pixel).await?;
+    // The links woke the accounts' actors: a run of theirs in flight answers
+    // Busy here, and the demo waits for it (up to a few seconds) before going on.
     for account in ["act_1029384756", "act_2038475610"] {
-        for _ in 0..16 {
-            match meta_sync::run(st, account).await? {
-                meta_sync::Outcome::Synced(_) => continue,
+        let (mut runs, mut waits) = (0, 0);
+        while runs < 16 && waits < 200 {
+            match meta_sync::run(&st.cx, account).await? {
+                meta_sync::Outcome::Synced(_) => runs += 1,
+                meta_sync::Outcome::Busy => {
+                    waits += 1;
+                    tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+                }
                 meta_sync::Outcome::Failed(why) => {
                     tracing::warn!(account, why, "the demo sync failed");
                     break;

@@ -97,7 +97,7 @@ fn main() -> ExitCode {
                 let listener = server::bind(&config)?;
                 let state = server::open_state(config, Arc::new(SystemClock)).await?;
                 let now = SystemClock.now_ms();
-                let written = demo::seed(&state.db, now).await?;
+                let written = demo::seed(&state.cx, now).await?;
                 tracing::info!(leads = written, "demo seeded");
                 if !no_agency {
                     demo::connect_agency(&state, now).await?;

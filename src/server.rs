@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::db::Db;
 use crate::error::{Error, Result};
 use crate::http::{AppState, build_app};
+use crate::service::context::Context;
 
 /// Opens the database named by the config (running migrations), starts the
 /// fake Graph API when `RASTRO_META_FAKE` is on, and builds the state.
@@ -24,10 +25,14 @@ pub async fn open_state(config: Config, clock: SharedClock) -> Result<AppState> 
     } else {
         None
     };
+    // The fake is wired in here, like any Graph URL: its address, and its own
+    // app for the login when no real app is configured.
     let graph_url = fake.as_ref().map_or_else(|| config.meta_graph_url.clone(), |f| f.base_url.clone());
-    let mut state = AppState::new(db, clock, Arc::new(config), &graph_url);
-    state.fake = fake;
-    Ok(state)
+    let mut cx = Context::new(db, clock, Arc::new(config), &graph_url)?;
+    if fake.is_some() && cx.meta_app.is_none() {
+        cx = cx.with_meta_app(Some(crate::meta::fake::login::fake_app()));
+    }
+    Ok(AppState::new(cx, fake))
 }
 
 /// Binds the configured address.
@@ -38,17 +43,16 @@ pub fn bind(config: &Config) -> Result<TcpListener> {
 
 /// Serves until a shutdown signal; then drains the group-commit writer.
 pub async fn run(state: AppState, listener: TcpListener) -> Result<()> {
-    let workers = match state.config.workers {
+    let workers = match state.cx.config.workers {
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     };
-    let grace = state.config.shutdown_grace.as_secs().max(1);
+    let grace = state.cx.config.shutdown_grace.as_secs().max(1);
     let addr = listener.local_addr().map_err(Error::internal)?;
-    if state.config.host_api_keys.is_empty() {
+    if state.cx.config.host_api_keys.is_empty() {
         tracing::warn!("no host key set (RASTRO_HOST_API_KEY): the host API refuses every call");
     }
-    crate::actors::pixel_sender::start_pixel_senders(&state);
-    crate::actors::start(&state);
+    crate::actors::start(&state.cx, &state.actors);
     let app_state = state.clone();
     let server = HttpServer::new(move || build_app(app_state.clone()))
         .workers(workers)
@@ -59,7 +63,7 @@ pub async fn run(state: AppState, listener: TcpListener) -> Result<()> {
     tracing::info!(%addr, workers, "rastrod listening");
     let outcome = server.await;
     tracing::info!("HTTP server stopped; committing queued writes");
-    state.db.close();
+    state.cx.db.close();
     tracing::info!("shutdown complete");
     outcome.map_err(Error::internal)
 }

@@ -11,8 +11,8 @@ use actix::prelude::*;
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::error::Result;
+use crate::service::context::Context as ServiceContext;
 use crate::service::meta::sync::{self as meta_sync, Outcome};
-use crate::state::AppState;
 use crate::store::meta::sync::{self as store, SyncRow};
 
 /// Runs at most this many times in a row (backfill blocks go back to back).
@@ -20,7 +20,7 @@ const MAX_RUNS_IN_A_ROW: usize = 16;
 
 pub struct AccountSync {
     pub ad_account_id: String,
-    st: AppState,
+    st: ServiceContext,
     permits: Arc<Semaphore>,
     /// One drain at a time per account in this process (the lease covers other processes).
     running: Arc<Mutex<()>>,
@@ -39,7 +39,7 @@ struct Drained {
 }
 
 impl AccountSync {
-    pub fn new(ad_account_id: String, st: AppState, permits: Arc<Semaphore>, first_due: Option<i64>) -> Self {
+    pub fn new(ad_account_id: String, st: ServiceContext, permits: Arc<Semaphore>, first_due: Option<i64>) -> Self {
         AccountSync { ad_account_id, st, permits, running: Arc::new(Mutex::new(())), timer: None, first_due }
     }
 

@@ -1,16 +1,50 @@
-//! The actors: the supervisor of one `AccountSync` per linked ad account (and
-//! the pixel senders). They are started by `start` for the daemon and the tests.
+//! The actors: the supervisor of one `AccountSync` per linked ad account and
+//! the supervisor of one `PixelSender` per pixel. [`start`] starts both, for
+//! the daemon and the tests. [`Actors`] is how the rest of the daemon reaches
+//! them: it receives every committed write's effects (the services'
+//! `Dispatch`) and turns them into wake-ups.
 
 pub mod account_sync;
 pub mod pixel_sender;
 pub mod supervisor;
 
-use actix::Actor;
+use std::sync::OnceLock;
 
-use crate::state::AppState;
+use actix::{Actor, Addr};
 
-/// Starts the account-sync supervisor and makes it reachable from the state.
-pub fn start(state: &AppState) {
-    let addr = supervisor::Supervisor::new(state.clone()).start();
-    let _ = state.sync.set(addr);
+use crate::service::context::Context as ServiceContext;
+use crate::service::effects::{Dispatch, Effects};
+
+/// The supervisors' addresses, set once they are started.
+#[derive(Default)]
+pub struct Actors {
+    pub sync: OnceLock<Addr<supervisor::Supervisor>>,
+    pub pixels: OnceLock<Addr<pixel_sender::PixelSenders>>,
+}
+
+impl Dispatch for Actors {
+    /// Wake-ups only: a lost one delays work until the next sweep, never loses it.
+    fn dispatch(&self, effects: &Effects) {
+        if effects.sync_changed
+            && let Some(addr) = self.sync.get()
+        {
+            addr.do_send(supervisor::Reconcile);
+        }
+        if let Some(addr) = self.pixels.get() {
+            for site_id in &effects.conversions_queued {
+                pixel_sender::notify_queued(addr, site_id);
+            }
+            if effects.hashes_erased {
+                pixel_sender::notify_erased(addr);
+            }
+        }
+    }
+}
+
+/// Starts both supervisors (once) over `cx`. Must run inside the actix System.
+pub fn start(cx: &ServiceContext, actors: &Actors) {
+    if actors.sync.get().is_none() {
+        let _ = actors.sync.set(supervisor::Supervisor::new(cx.clone()).start());
+    }
+    pixel_sender::start_pixel_senders(cx, actors);
 }

@@ -4,7 +4,7 @@
 //!
 //! The rows are the truth, messages are wake-ups: a lead write queues its
 //! conversion in its own transaction and then tells the supervisor
-//! ([`notify_queued`]); a lost message only delays a send until the next sweep.
+//! (through `Actors::dispatch`, [`notify_queued`]); a lost message only delays a send until the next sweep.
 //!
 //! * A sender runs [`conversions::send_due`] at once when woken, one run at a
 //!   time, and then schedules itself (`run_later`) for the moment its queue next
@@ -22,9 +22,10 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
+use super::Actors;
 use crate::error::{Error, Result};
+use crate::service::context::Context as ServiceContext;
 use crate::service::meta::conversions::{self, Round};
-use crate::state::AppState;
 
 /// How soon a sender looks again after a run failed (the database away).
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(5);
@@ -35,43 +36,39 @@ const SCRUB_DELAY: Duration = Duration::from_millis(250);
 /// Drain passes at most (each pass runs every site with pending events).
 const DRAIN_PASSES: usize = 50;
 
-/// Starts the supervisor of the pixel senders (once per state) and keeps its
-/// address in `state.pixels`. Must run inside the actix System.
-pub fn start_pixel_senders(state: &AppState) -> Addr<PixelSenders> {
-    if let Some(addr) = state.pixels.get() {
+/// Starts the supervisor of the pixel senders (once) and keeps its address in
+/// `actors.pixels`. Must run inside the actix System.
+pub fn start_pixel_senders(cx: &ServiceContext, actors: &Actors) -> Addr<PixelSenders> {
+    if let Some(addr) = actors.pixels.get() {
         return addr.clone();
     }
-    let permits = Arc::new(tokio::sync::Semaphore::new(state.config.capi_max_concurrent.max(1)));
-    let addr = PixelSenders { st: state.clone(), children: Arc::default(), permits, scrub_scheduled: false }.start();
-    let _ = state.pixels.set(addr.clone());
-    state.pixels.get().cloned().unwrap_or(addr)
+    let permits = Arc::new(tokio::sync::Semaphore::new(cx.config.capi_max_concurrent.max(1)));
+    let addr = PixelSenders { st: cx.clone(), children: Arc::default(), permits, scrub_scheduled: false }.start();
+    let _ = actors.pixels.set(addr.clone());
+    actors.pixels.get().cloned().unwrap_or(addr)
 }
 
 /// Tells the supervisor the site may have queued a conversion (after the
-/// write committed). A no-op when the senders are not running.
-pub fn notify_queued(state: &AppState, site_id: &str) {
-    if let Some(addr) = state.pixels.get() {
-        addr.do_send(Queued { site_id: site_id.to_string() });
-    }
+/// write committed; sent by `Actors::dispatch`).
+pub fn notify_queued(addr: &Addr<PixelSenders>, site_id: &str) {
+    addr.do_send(Queued { site_id: site_id.to_string() });
 }
 
 /// Tells the supervisor hashes left the queue outside a send (a removed lead):
-/// the WAL gets scrubbed soon. A no-op when the senders are not running.
-pub fn notify_erased(state: &AppState) {
-    if let Some(addr) = state.pixels.get() {
-        addr.do_send(Erased);
-    }
+/// the WAL gets scrubbed soon.
+pub fn notify_erased(addr: &Addr<PixelSenders>) {
+    addr.do_send(Erased);
 }
 
 /// Runs everything due now through the supervisor; answers what was done.
-pub async fn drain(state: &AppState) -> Result<Round> {
-    let addr = state.pixels.get().cloned().ok_or_else(|| Error::internal("the pixel senders are not running"))?;
+pub async fn drain(actors: &Actors) -> Result<Round> {
+    let addr = actors.pixels.get().cloned().ok_or_else(|| Error::internal("the pixel senders are not running"))?;
     addr.send(Drain).await.map_err(|e| Error::internal(format!("pixel senders: {e}")))?
 }
 
 /// The supervisor.
 pub struct PixelSenders {
-    st: AppState,
+    st: ServiceContext,
     children: Arc<Mutex<HashMap<String, Addr<PixelSender>>>>,
     /// Runs at once across all pixels (`capi_max_concurrent`): a burst over
     /// many pixels holds that many batches in memory, not one per pixel.
@@ -81,7 +78,7 @@ pub struct PixelSenders {
 
 /// The live sender of `site_id`, started if it is not running (or died).
 fn child(
-    st: &AppState,
+    st: &ServiceContext,
     children: &Mutex<HashMap<String, Addr<PixelSender>>>,
     permits: &Arc<tokio::sync::Semaphore>,
     supervisor: &Addr<PixelSenders>,
@@ -214,7 +211,7 @@ impl Handler<Erased> for PixelSenders {
 
 /// The sender of one site's pixel.
 pub struct PixelSender {
-    st: AppState,
+    st: ServiceContext,
     site_id: String,
     /// One run at a time: a wake during a run waits for it, then runs again.
     runs: Arc<tokio::sync::Mutex<()>>,

@@ -12,12 +12,12 @@ use tokio::sync::Semaphore;
 
 use super::account_sync::{AccountSync, RunNow, Stop, Wake};
 use crate::error::Result;
+use crate::service::context::Context as ServiceContext;
 use crate::service::meta::sync::Outcome;
-use crate::state::AppState;
 use crate::store::meta::{self as meta_store, sync as store};
 
 pub struct Supervisor {
-    st: AppState,
+    st: ServiceContext,
     children: HashMap<String, Addr<AccountSync>>,
     permits: Arc<Semaphore>,
     /// Snapshots of the rows taken, and the newest applied: reads finish out of
@@ -27,7 +27,7 @@ pub struct Supervisor {
 }
 
 impl Supervisor {
-    pub fn new(st: AppState) -> Self {
+    pub fn new(st: ServiceContext) -> Self {
         let permits = Arc::new(Semaphore::new(st.config.sync_max_concurrent));
         Supervisor { st, children: HashMap::new(), permits, snapshots: 0, applied: 0 }
     }
@@ -49,7 +49,7 @@ impl Supervisor {
     }
 
     /// The accounts that should have a live actor, with their next due time.
-    fn wanted(st: &AppState) -> impl Future<Output = Result<BTreeMap<String, i64>>> + 'static {
+    fn wanted(st: &ServiceContext) -> impl Future<Output = Result<BTreeMap<String, i64>>> + 'static {
         let st = st.clone();
         async move {
             st.db

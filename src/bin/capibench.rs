@@ -194,7 +194,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
             domains: None,
         };
         let now = state.now();
-        state.db.write(move |c| sites::create(c, now, input)).await?;
+        state.cx.write_plain(move |c| sites::create(c, now, input)).await?;
         let pixel = SetSitePixel {
             pixel_id: format!("{}", 9_000_000_000u64 + s as u64),
             owner_key: None,
@@ -204,7 +204,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
             send_lead_event: Some(true),
             only_own: false,
         };
-        meta_links::set_pixel(&state, &site_id(s), pixel).await?;
+        meta_links::set_pixel(&state.cx, &site_id(s), pixel).await?;
     }
     println!(
         "setup: {sites_n} sites + pixels in {:.2} s ({} Graph requests)",
@@ -235,7 +235,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
                     ..RecordLead::new(format!("lead-{l}"), format!("ev-{s}-{l}"), now, "whatsapp")
                 };
                 let site = site_id(s);
-                if let Err(e) = state.db.write(move |c| leads::record(c, now, &site, input)).await {
+                if let Err(e) = state.cx.write(move |c| leads::record(c, now, &site, input)).await {
                     errors.fetch_add(1, Ordering::Relaxed);
                     first_error.borrow_mut().get_or_insert_with(|| e.to_string());
                 }
@@ -269,13 +269,13 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
     // Deliver: start the senders, drain until the simulator has every event.
     let send_start = Instant::now();
     let send_cpu = cpu_secs();
-    pixel_sender::start_pixel_senders(&state);
+    pixel_sender::start_pixel_senders(&state.cx, &state.actors);
     let deadline = Duration::from_secs(cli.timeout_secs);
     let mut drains = 0u32;
     let mut sent = 0u64;
     let mut failed = 0u64;
     while sim.events.load(Ordering::Relaxed) < total {
-        let round = pixel_sender::drain(&state).await?;
+        let round = pixel_sender::drain(&state.actors).await?;
         drains += 1;
         sent += round.sent;
         failed += round.failed;
@@ -332,7 +332,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
         total as f64 / queue_secs,
         mib(peak)
     );
-    state.db.close();
+    state.cx.db.close();
     if events < total {
         return Err(format!("only {events} of {total} events reached the simulator").into());
     }
@@ -340,7 +340,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
 }
 
 async fn count_pending(state: &AppState) -> AnyResult<u64> {
-    let sites = rastrod::service::meta::conversions::sites_with_pending(state).await?;
+    let sites = rastrod::service::meta::conversions::sites_with_pending(&state.cx).await?;
     if sites.is_empty() {
         return Ok(0);
     }
@@ -349,7 +349,7 @@ async fn count_pending(state: &AppState) -> AnyResult<u64> {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    let rows = state.db.run(|c| Ok(rastrod::db::sql::RawQuery::new(PENDING_SQL).load::<N>(c)?)).await?;
+    let rows = state.cx.db.run(|c| Ok(rastrod::db::sql::RawQuery::new(PENDING_SQL).load::<N>(c)?)).await?;
     Ok(rows.first().map_or(0, |r| u64::try_from(r.n).unwrap_or(0)))
 }
 

@@ -510,13 +510,14 @@ async fn count(state: &AppState, sql: &'static str) -> AnyResult<i64> {
         #[diesel(sql_type = BigInt)]
         n: i64,
     }
-    let rows = state.db.run(move |c| Ok(RawQuery::new(sql).load::<N>(c)?)).await?;
+    let rows = state.cx.db.run(move |c| Ok(RawQuery::new(sql).load::<N>(c)?)).await?;
     Ok(rows.first().map_or(0, |r| r.n))
 }
 
 /// Points every account's next run at `at`.
 async fn set_next_run_at(state: &AppState, at: i64) -> AnyResult<()> {
     state
+        .cx
         .db
         .write(move |c| {
             for mut row in rastrod::store::meta::sync::all(c)? {
@@ -530,7 +531,7 @@ async fn set_next_run_at(state: &AppState, at: i64) -> AnyResult<()> {
 }
 
 async fn run_due(state: &AppState) -> AnyResult<BTreeMap<String, Vec<Outcome>>> {
-    let sup = state.sync.get().ok_or("the supervisor is not running")?;
+    let sup = state.actors.sync.get().ok_or("the supervisor is not running")?;
     Ok(sup.send(RunDue).await??)
 }
 
@@ -605,10 +606,10 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
             domains: None,
         };
         let now = state.now();
-        state.db.write(move |c| sites::create(c, now, input)).await?;
+        state.cx.db.write(move |c| sites::create(c, now, input)).await?;
     }
     let input = SetMetaConnection { access_token: SecretString(Secret::new("t")) };
-    meta_connection::set_connection(&state, OWNER, input).await?;
+    meta_connection::set_connection(&state.cx, OWNER, input).await?;
     for s in 0..sites_n {
         let now = state.now();
         let ids: Vec<String> = (s * ACCOUNTS_PER_SITE..((s + 1) * ACCOUNTS_PER_SITE).min(accounts))
@@ -616,6 +617,7 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
             .collect();
         let site = format!("bench-{s:03}");
         state
+            .cx
             .db
             .write(move |c| {
                 for id in ids {
@@ -639,8 +641,8 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
     // Idle actors.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (rss0, heap0) = (proc_status_bytes("VmRSS"), HEAP_NOW.load(Ordering::Relaxed));
-    rastrod::actors::start(&state);
-    let sup = state.sync.get().ok_or("the supervisor is not running")?.clone();
+    rastrod::actors::start(&state.cx, &state.actors);
+    let sup = state.actors.sync.get().ok_or("the supervisor is not running")?.clone();
     let wait_from = Instant::now();
     loop {
         let live = sup.send(Children).await?;
@@ -691,7 +693,7 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
         sim.max_per_account(),
         sim.insight_rows.load(Ordering::Relaxed)
     );
-    let w = state.db.writer_stats();
+    let w = state.cx.db.writer_stats();
     println!("backfill: writer stats {w:?}");
     println!(
         "backfill: peak RSS so far {:.1} MiB, peak live heap {:.1} MiB",
@@ -751,6 +753,6 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
          idle_rss_bytes_per_actor={rss_per_actor} spend_rows={spend_rows}",
         mib(peak_rss)
     );
-    state.db.close();
+    state.cx.db.close();
     Ok(())
 }

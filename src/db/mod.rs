@@ -15,7 +15,7 @@ use diesel::prelude::*;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::error::{Error, Result};
-pub use writer::{Writer, leaves_cached_reads_alone};
+pub use writer::Writer;
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -184,21 +184,33 @@ impl Db {
 
     /// Runs `f` in its own savepoint inside the writer's next transaction and
     /// answers once that transaction is durable. Many concurrent writes share
-    /// one commit (group commit); a failing one rolls back alone.
+    /// one commit (group commit); a failing one rolls back alone. The write
+    /// may have changed anything: cached reads are invalidated.
     pub async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
-        let (out, touches_cached_reads) = self.writer.submit(f).await;
-        if touches_cached_reads {
+        self.write_tracked(f, |_| true).await
+    }
+
+    /// [`Db::write`], invalidating cached reads only when `changes_cached_reads`
+    /// says the committed value may have changed them (or the write failed).
+    pub async fn write_tracked<T, F, P>(&self, f: F, changes_cached_reads: P) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+        P: FnOnce(&T) -> bool,
+    {
+        let out = self.writer.submit(f).await;
+        if out.as_ref().map_or(true, changes_cached_reads) {
             self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
         out
     }
 
     /// Changes after every write this process committed (or tried to) that
-    /// may change what the read cache holds (see [`leaves_cached_reads_alone`]).
+    /// may change what the read cache holds (see [`Db::write_tracked`]).
     pub fn generation(&self) -> u64 {
         self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }

@@ -21,20 +21,6 @@ use crate::error::{Code, Error, Result};
 type Completion = Box<dyn FnOnce(Result<()>) + Send>;
 type Job = Box<dyn FnOnce(&mut AnyConnection) -> Completion + Send>;
 
-thread_local! {
-    /// Set by the running write when it changed nothing cached reads show.
-    static CACHED_READS_LEFT_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Called inside a write (on the writer's thread) that changed nothing the
-/// read cache holds (today: meta.status — sites, links, syncs, pixels,
-/// connections, conversions), so its commit leaves cached answers valid. The
-/// hot lead writes call it when they queued no conversion; every other write
-/// invalidates the cache, the safe default.
-pub fn leaves_cached_reads_alone() {
-    CACHED_READS_LEFT_ALONE.with(|c| c.set(true));
-}
-
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stats {
     pub batches: u64,
@@ -81,28 +67,24 @@ impl Writer {
         }
     }
 
-    /// Runs `f` in the next batch; answers its outcome once the batch
-    /// committed, and whether it may have changed what cached reads show
-    /// (true unless `f` called [`leaves_cached_reads_alone`]).
-    pub async fn submit<T, F>(&self, f: F) -> (Result<T>, bool)
+    /// Runs `f` in the next batch; answers its outcome once the batch committed.
+    pub async fn submit<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
         if self.pending.fetch_add(1, Ordering::SeqCst) >= self.queue_max {
             self.pending.fetch_sub(1, Ordering::SeqCst);
-            return (Err(Error::new(Code::RateLimited, "too many writes queued; retry shortly")), false);
+            return Err(Error::new(Code::RateLimited, "too many writes queued; retry shortly"));
         }
         let pending = self.pending.clone();
-        let (tx, rx) = tokio::sync::oneshot::channel::<(Result<T>, bool)>();
+        let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
         let job: Job = Box::new(move |conn: &mut AnyConnection| {
-            CACHED_READS_LEFT_ALONE.with(|c| c.set(false));
             // A savepoint: a failing write rolls back alone, the batch goes on.
             let outcome = conn.transaction::<T, Error, _>(f);
-            let touches = !CACHED_READS_LEFT_ALONE.with(|c| c.get());
             Box::new(move |commit: Result<()>| {
                 pending.fetch_sub(1, Ordering::SeqCst);
-                let _ = tx.send((commit.and(outcome), touches));
+                let _ = tx.send(commit.and(outcome));
             }) as Completion
         });
         let sent = {
@@ -111,9 +93,9 @@ impl Writer {
         };
         if !sent {
             self.pending.fetch_sub(1, Ordering::SeqCst);
-            return (Err(Error::unavailable("shutting down")), false);
+            return Err(Error::unavailable("shutting down"));
         }
-        rx.await.unwrap_or_else(|_| (Err(Error::internal("a write was dropped by the writer")), true))
+        rx.await.unwrap_or_else(|_| Err(Error::internal("a write was dropped by the writer")))
     }
 
     /// SQLite: after its next commit the writer runs `PRAGMA wal_checkpoint(TRUNCATE)`

@@ -336,7 +336,7 @@ async fn meta_status_cached(st: &AppState, caller: &Caller, raw: Value) -> Resul
     caller.check_sites(&a.site_ids)?;
     // FED-14: `own` marks what this connection made.
     let input = meta_status::MetaStatusArgs { site_ids: a.site_ids, now: a.now, owner_key: Some(caller.owner.clone()) };
-    meta_status::status_cached(st, input).await
+    meta_status::status_cached(&st.cx, input).await
 }
 
 /// Every function but `metaStatus`.
@@ -360,7 +360,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
         "listSites" => {
             args::<NoArgs>(raw)?;
             let ids = caller.sites.clone();
-            let rows = st.db.run(move |c| sites::require_many(c, &ids)).await?;
+            let rows = st.cx.db.run(move |c| sites::require_many(c, &ids)).await?;
             json(
                 rows.into_iter()
                     .map(|r| SiteSummary {
@@ -376,7 +376,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
         "siteSettings" => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            json(SiteSettings::from(st.db.run(move |c| sites::get(c, &a.site_id)).await?))
+            json(SiteSettings::from(st.cx.db.run(move |c| sites::get(c, &a.site_id)).await?))
         }
         "updateSite" => {
             let a: UpdateSiteArgs = args(raw)?;
@@ -390,15 +390,15 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 currency: None,
             };
             sites::check_update(&input)?;
-            let site = st.db.write(move |c| sites::update(c, now, &a.site_id, input)).await?;
+            let site = st.cx.write_plain(move |c| sites::update(c, now, &a.site_id, input)).await?;
             json(SiteSettings::from(site))
         }
         "leadsReport" => {
             let a: LeadsReportArgs = args(raw)?;
             caller.check_sites(&a.site_ids)?;
             reports::check_report(&a)?;
-            let cap = st.config.report_row_cap;
-            json(st.db.run(move |c| reports::leads_report(c, a, cap)).await?)
+            let cap = st.cx.config.report_row_cap;
+            json(st.cx.db.run(move |c| reports::leads_report(c, a, cap)).await?)
         }
         "listLeads" => {
             let a: ListLeadsArgs = args(raw)?;
@@ -412,23 +412,24 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 before_lead_id: a.before_lead_id,
                 limit: a.limit,
             };
-            json(st.db.run(move |c| leads::list(c, q)).await?)
+            json(st.cx.db.run(move |c| leads::list(c, q)).await?)
         }
         "leadJourney" => {
             let a: JourneyArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            json(st.db.run(move |c| leads::journey(c, &a.site_id, &a.lead_id)).await?)
+            json(st.cx.db.run(move |c| leads::journey(c, &a.site_id, &a.lead_id)).await?)
         }
         "leadsDaily" => {
             let a: LeadsDailyArgs = args(raw)?;
             caller.check_sites(&a.site_ids)?;
             reports::check_daily(&a)?;
-            json(st.db.run(move |c| reports::leads_daily(c, a)).await?)
+            json(st.cx.db.run(move |c| reports::leads_daily(c, a)).await?)
         }
         "metaConversions" => {
             let a: ConversionsArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let rows = st
+                .cx
                 .db
                 .run(move |c| conversions::list(c, &a.site_id, a.limit, a.before, a.before_event_id.as_deref()))
                 .await?;
@@ -437,19 +438,18 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
         "metaUnlinkPreview" => {
             let a: AccountArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            json(st.db.run(move |c| meta_sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await?)
+            json(st.cx.db.run(move |c| meta_sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await?)
         }
         "syncMetaNow" => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            let answer = st.db.write(move |c| meta_sync::sync_now(c, now, &a.site_id)).await?;
-            st.sync_changed();
+            let answer = st.cx.write(move |c| meta_sync::sync_now(c, now, &a.site_id)).await?;
             json(answer)
         }
         "metaConnection" => {
             args::<NoArgs>(raw)?;
-            let (owner, key, scope) = (caller.owner.clone(), st.secrets.clone(), caller.sites.clone());
-            let view = st.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?;
+            let (owner, key, scope) = (caller.owner.clone(), st.cx.secrets.clone(), caller.sites.clone());
+            let view = st.cx.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?;
             // FED-13: an account linked outside the grant shows no site, only that it is taken.
             json(view.map(|mut v| {
                 scope_accounts(&mut v.ad_accounts, &scope);
@@ -459,28 +459,26 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
         "metaEventMap" => {
             let a: EventMapArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            json(st.db.run(move |c| board::event_map(c, &a.site_id, a.now)).await?)
+            json(st.cx.db.run(move |c| board::event_map(c, &a.site_id, a.now)).await?)
         }
         "connectMeta" => {
             let a: ConnectArgs = args(raw)?;
             check_owner_inside(st, caller).await?;
             let listing = match (a.code, a.redirect_uri, a.access_token) {
                 (Some(code), Some(redirect_uri), None) => {
-                    connection::connect_with_code(st, &caller.owner, ConnectWithCode { code, redirect_uri }).await?
+                    connection::connect_with_code(&st.cx, &caller.owner, ConnectWithCode { code, redirect_uri }).await?
                 }
                 (None, None, Some(access_token)) => {
-                    connection::set_connection(st, &caller.owner, SetMetaConnection { access_token }).await?
+                    connection::set_connection(&st.cx, &caller.owner, SetMetaConnection { access_token }).await?
                 }
                 _ => return Err(Error::invalid("give code and redirectUri (Facebook Login), or accessToken")),
             };
-            st.sync_changed();
             json(scoped_listing(listing, &caller.sites))
         }
         "refreshMetaAccounts" => {
             args::<NoArgs>(raw)?;
             check_owner_inside(st, caller).await?;
-            let listing = connection::refresh(st, &caller.owner).await;
-            st.sync_changed();
+            let listing = connection::refresh(&st.cx, &caller.owner).await;
             json(scoped_listing(listing?, &caller.sites))
         }
         "setMetaPixel" => {
@@ -496,19 +494,18 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 send_lead_event: a.send_lead_event,
                 only_own: true,
             };
-            json(links::set_pixel(st, &a.site_id, input).await?)
+            json(links::set_pixel(&st.cx, &a.site_id, input).await?)
         }
         "disconnectMeta" => {
             args::<NoArgs>(raw)?;
             let (owner, scope) = (caller.owner.clone(), caller.sites.clone());
             let removed = st
-                .db
+                .cx
                 .write(move |c| {
                     ensure_owner_inside(c, &owner, &scope)?;
                     connection::remove(c, &owner)
                 })
                 .await?;
-            st.sync_changed();
             json(removed)
         }
         "linkMetaAdAccount" => {
@@ -517,23 +514,21 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
             let input =
                 LinkAdAccount { owner_key: caller.owner.clone(), ad_account_id: a.ad_account_id, only_own: true };
             links::check_link(&input)?;
-            let link = st.db.write(move |c| links::link(c, now, &a.site_id, input)).await?;
-            st.sync_changed();
+            let link = st.cx.write(move |c| links::link(c, now, &a.site_id, input)).await?;
             json(link)
         }
         "unlinkMetaAdAccount" => {
             let a: AccountArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let owner = caller.owner.clone();
-            let removed = st.db.write(move |c| links::unlink(c, &a.site_id, &a.ad_account_id, Some(&owner))).await?;
-            st.sync_changed();
+            let removed = st.cx.write(move |c| links::unlink(c, &a.site_id, &a.ad_account_id, Some(&owner))).await?;
             json(removed)
         }
         "removeMetaPixel" => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let owner = caller.owner.clone();
-            json(st.db.write(move |c| links::remove_pixel(c, &a.site_id, Some(&owner))).await?)
+            json(st.cx.write_plain(move |c| links::remove_pixel(c, &a.site_id, Some(&owner))).await?)
         }
         "setMetaEventMap" => {
             let a: SetEventMapArgs = args(raw)?;
@@ -543,7 +538,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 send_lead_event: a.send_lead_event,
                 owner_key: Some(caller.owner.clone()),
             };
-            json(st.db.write(move |c| board::set_event_map(c, now, &a.site_id, input)).await?)
+            json(st.cx.write_plain(move |c| board::set_event_map(c, now, &a.site_id, input)).await?)
         }
         _ => Err(Error::not_found("no such federated function")),
     }
@@ -552,7 +547,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
 /// The whole-owner writes' gate, read before Meta is called (FED-12).
 async fn check_owner_inside(st: &AppState, caller: &Caller) -> Result<()> {
     let (owner, scope) = (caller.owner.clone(), caller.sites.clone());
-    st.db.run(move |c| ensure_owner_inside(c, &owner, &scope)).await
+    st.cx.db.run(move |c| ensure_owner_inside(c, &owner, &scope)).await
 }
 
 /// A listing as a federated caller sees it: accounts linked outside the grant

@@ -29,7 +29,7 @@ pub async fn require_host_key(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     let allowed = match req.app_data::<web::Data<AppState>>() {
-        Some(st) => bearer(&req).is_some_and(|k| host_key_matches(&st.config.host_api_keys, k)),
+        Some(st) => bearer(&req).is_some_and(|k| host_key_matches(&st.cx.config.host_api_keys, k)),
         None => false,
     };
     if !allowed {

@@ -77,7 +77,7 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
 
 async fn read_json(st: &AppState, body: web::Payload) -> Result<Value> {
     let bytes = body
-        .to_bytes_limited(st.config.body_limit_bytes)
+        .to_bytes_limited(st.cx.config.body_limit_bytes)
         .await
         .map_err(|_| Error::new(Code::PayloadTooLarge, "the request body is too large"))?
         .map_err(|_| Error::invalid("unreadable request body"))?;

@@ -52,14 +52,14 @@ pub async fn create_site(st: web::Data<AppState>, body: web::Json<CreateSite>) -
     let input = body.into_inner();
     sites::check_create(&input)?;
     let now = st.now();
-    let site = st.db.write(move |c| sites::create(c, now, input)).await?;
+    let site = st.cx.write_plain(move |c| sites::create(c, now, input)).await?;
     Ok(HttpResponse::Created().json(site))
 }
 
 #[utoipa::path(get, path = "/v1/sites", tag = "host", security(("hostKey" = [])),
     responses((status = 200, body = Vec<Site>)))]
 pub async fn list_sites(st: web::Data<AppState>) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(st.db.run(sites::list).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(sites::list).await?))
 }
 
 #[utoipa::path(get, path = "/v1/sites/{siteId}", tag = "host", security(("hostKey" = [])),
@@ -67,7 +67,7 @@ pub async fn list_sites(st: web::Data<AppState>) -> Result<HttpResponse> {
     responses((status = 200, body = Site), (status = 404, body = ErrorBody)))]
 pub async fn get_site(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let id = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| sites::get(c, &id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| sites::get(c, &id)).await?))
 }
 
 #[utoipa::path(patch, path = "/v1/sites/{siteId}", tag = "host", security(("hostKey" = [])),
@@ -81,7 +81,7 @@ pub async fn update_site(
     let (id, input) = (path.into_inner(), body.into_inner());
     sites::check_update(&input)?;
     let now = st.now();
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| sites::update(c, now, &id, input)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| sites::update(c, now, &id, input)).await?))
 }
 
 /// recordLead: creates the lead once per (site, leadKey); a repeat answers the same leadId.
@@ -97,11 +97,7 @@ pub async fn record_lead(
     let (site, input) = (path.into_inner(), body.into_inner());
     leads::check_record(&input)?;
     let now = st.now();
-    let (queued, site_id) = (input.meta.is_some(), site.clone());
-    let answer = st.db.write(move |c| leads::record(c, now, &site, input)).await?;
-    if queued {
-        crate::actors::pixel_sender::notify_queued(&st, &site_id);
-    }
+    let answer = st.cx.write(move |c| leads::record(c, now, &site, input)).await?;
     let status = if answer.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(HttpResponse::build(status).json(answer))
 }
@@ -126,11 +122,7 @@ pub async fn set_lead_stage(
     let (p, input) = (path.into_inner(), body.into_inner());
     leads::check_stage(&input)?;
     let now = st.now();
-    let (queued, site_id) = (input.meta.is_some(), p.site_id.clone());
-    let answer = st.db.write(move |c| leads::set_stage(c, now, &p.site_id, &p.lead_key, input)).await?;
-    if queued {
-        crate::actors::pixel_sender::notify_queued(&st, &site_id);
-    }
+    let answer = st.cx.write(move |c| leads::set_stage(c, now, &p.site_id, &p.lead_key, input)).await?;
     Ok(HttpResponse::Ok().json(answer))
 }
 
@@ -140,9 +132,8 @@ pub async fn set_lead_stage(
     responses((status = 200, body = RemoveLeadAnswer), (status = 404, body = ErrorBody)))]
 pub async fn remove_lead(st: web::Data<AppState>, path: web::Path<LeadPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    let answer = st.db.write(move |c| leads::remove(c, &p.site_id, &p.lead_key)).await?;
+    let answer = st.cx.write(move |c| leads::remove(c, &p.site_id, &p.lead_key)).await?;
     // Its pending conversions went with it: scrub their hashes from SQLite's WAL too.
-    crate::actors::pixel_sender::notify_erased(&st);
     Ok(HttpResponse::Ok().json(answer))
 }
 
@@ -159,7 +150,7 @@ pub struct JourneyPath {
     responses((status = 200, body = LeadJourney), (status = 404, body = ErrorBody)))]
 pub async fn lead_journey(st: web::Data<AppState>, path: web::Path<JourneyPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| leads::journey(c, &p.site_id, &p.lead_id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| leads::journey(c, &p.site_id, &p.lead_id)).await?))
 }
 
 /// listLeads: newest first, never the click id; page with the last firstAt as `before`.
@@ -167,7 +158,7 @@ pub async fn lead_journey(st: web::Data<AppState>, path: web::Path<JourneyPath>)
     responses((status = 200, body = Vec<leads::Lead>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_leads(st: web::Data<AppState>, q: web::Query<ListLeads>) -> Result<HttpResponse> {
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| leads::list(c, q)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| leads::list(c, q)).await?))
 }
 
 #[utoipa::path(put, path = "/v1/sites/{siteId}/pipeline", tag = "host", security(("hostKey" = [])),
@@ -180,7 +171,7 @@ pub async fn set_pipeline(
 ) -> Result<HttpResponse> {
     let (site, input) = (path.into_inner(), body.into_inner());
     pipeline::check_pipeline(&input)?;
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| pipeline::set_pipeline(c, &site, input)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| pipeline::set_pipeline(c, &site, input)).await?))
 }
 
 #[utoipa::path(put, path = "/v1/sites/{siteId}/event-map", tag = "host", security(("hostKey" = [])),
@@ -194,7 +185,7 @@ pub async fn set_event_map(
 ) -> Result<HttpResponse> {
     let (site, input) = (path.into_inner(), body.into_inner());
     let now = st.now();
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| pipeline::set_event_map(c, now, &site, input)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| pipeline::set_event_map(c, now, &site, input)).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -214,7 +205,7 @@ pub async fn event_map(
     q: web::Query<EventMapQuery>,
 ) -> Result<HttpResponse> {
     let (site, now) = (path.into_inner(), q.into_inner().now);
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| pipeline::event_map(c, &site, now)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| pipeline::event_map(c, &site, now)).await?))
 }
 
 #[utoipa::path(post, path = "/v1/reports/leads", tag = "host", security(("hostKey" = [])), request_body = LeadsReportArgs,
@@ -222,8 +213,8 @@ pub async fn event_map(
 pub async fn leads_report(st: web::Data<AppState>, body: web::Json<LeadsReportArgs>) -> Result<HttpResponse> {
     let args = body.into_inner();
     reports::check_report(&args)?;
-    let caps = reports::Caps::from_config(&st.config);
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| reports::leads_report(c, args, caps)).await?))
+    let caps = reports::Caps::from_config(&st.cx.config);
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_report(c, args, caps)).await?))
 }
 
 #[utoipa::path(post, path = "/v1/reports/leads-daily", tag = "host", security(("hostKey" = [])),
@@ -232,5 +223,5 @@ pub async fn leads_report(st: web::Data<AppState>, body: web::Json<LeadsReportAr
 pub async fn leads_daily(st: web::Data<AppState>, body: web::Json<LeadsDailyArgs>) -> Result<HttpResponse> {
     let args = body.into_inner();
     reports::check_daily(&args)?;
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| reports::leads_daily(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_daily(c, args)).await?))
 }

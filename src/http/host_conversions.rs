@@ -35,6 +35,7 @@ pub async fn meta_conversions(
     q: web::Query<ConversionsQuery>,
 ) -> Result<HttpResponse> {
     let (site, q) = (path.into_inner(), q.into_inner());
-    let rows = st.db.run(move |c| conversions::list(c, &site, q.limit, q.before, q.before_event_id.as_deref())).await?;
+    let rows =
+        st.cx.db.run(move |c| conversions::list(c, &site, q.limit, q.before, q.before_event_id.as_deref())).await?;
     Ok(HttpResponse::Ok().json(rows))
 }

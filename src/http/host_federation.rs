@@ -28,7 +28,7 @@ pub async fn provision_connection(
 ) -> Result<HttpResponse> {
     let (id, input) = (path.into_inner(), body.into_inner());
     let now = st.now();
-    let (grant, created) = st.db.write(move |c| grants::provision(c, now, &id, input)).await?;
+    let (grant, created) = st.cx.write_plain(move |c| grants::provision(c, now, &id, input)).await?;
     Ok(if created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(grant))
 }
 
@@ -38,7 +38,7 @@ pub async fn provision_connection(
     responses((status = 200, body = Grant), (status = 404, body = ErrorBody)))]
 pub async fn get_grant(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let id = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| grants::get(c, &id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| grants::get(c, &id)).await?))
 }
 
 /// revokeConnection: sets `revokedAt` and forgets the Meta owner `rastro:connection:<id>` in the same transaction.
@@ -48,7 +48,6 @@ pub async fn get_grant(st: web::Data<AppState>, path: web::Path<String>) -> Resu
 pub async fn revoke_connection(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let id = path.into_inner();
     let now = st.now();
-    let revoked = st.db.write(move |c| grants::revoke(c, now, &id)).await?;
-    st.sync_changed();
+    let revoked = st.cx.write(move |c| grants::revoke(c, now, &id)).await?;
     Ok(HttpResponse::Ok().json(revoked))
 }

@@ -39,8 +39,7 @@ pub async fn set_meta_connection(
     path: web::Path<String>,
     body: web::Json<SetMetaConnection>,
 ) -> Result<HttpResponse> {
-    let listing = connection::set_connection(&st, &path.into_inner(), body.into_inner()).await?;
-    st.sync_changed();
+    let listing = connection::set_connection(&st.cx, &path.into_inner(), body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(listing))
 }
 
@@ -53,8 +52,7 @@ pub async fn connect_meta_with_code(
     path: web::Path<String>,
     body: web::Json<ConnectWithCode>,
 ) -> Result<HttpResponse> {
-    let listing = connection::connect_with_code(&st, &path.into_inner(), body.into_inner()).await?;
-    st.sync_changed();
+    let listing = connection::connect_with_code(&st.cx, &path.into_inner(), body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(listing))
 }
 
@@ -63,8 +61,7 @@ pub async fn connect_meta_with_code(
     params(("ownerKey" = String, Path)),
     responses((status = 200, body = Listing), (status = 404, body = ErrorBody)))]
 pub async fn list_meta_ad_accounts(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
-    let listing = connection::refresh(&st, &path.into_inner()).await;
-    st.sync_changed();
+    let listing = connection::refresh(&st.cx, &path.into_inner()).await;
     Ok(HttpResponse::Ok().json(listing?))
 }
 
@@ -74,8 +71,8 @@ pub async fn list_meta_ad_accounts(st: web::Data<AppState>, path: web::Path<Stri
     responses((status = 200, body = Option<ConnectionView>)))]
 pub async fn meta_connection(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let owner = path.into_inner();
-    let key = st.secrets.clone();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?))
+    let key = st.cx.secrets.clone();
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?))
 }
 
 /// removeMetaConnection: forgets the owner's token, its links and every pixel it set.
@@ -83,8 +80,7 @@ pub async fn meta_connection(st: web::Data<AppState>, path: web::Path<String>) -
     params(("ownerKey" = String, Path)), responses((status = 200, body = Removed)))]
 pub async fn remove_meta_connection(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let owner = path.into_inner();
-    let removed = st.db.write(move |c| connection::remove(c, &owner)).await?;
-    st.sync_changed();
+    let removed = st.cx.write(move |c| connection::remove(c, &owner)).await?;
     Ok(HttpResponse::Ok().json(removed))
 }
 
@@ -100,8 +96,7 @@ pub async fn link_site_ad_account(
     let (site, input) = (path.into_inner(), body.into_inner());
     links::check_link(&input)?;
     let now = st.now();
-    let link = st.db.write(move |c| links::link(c, now, &site, input)).await?;
-    st.sync_changed();
+    let link = st.cx.write(move |c| links::link(c, now, &site, input)).await?;
     Ok(HttpResponse::Ok().json(link))
 }
 
@@ -131,8 +126,7 @@ pub async fn unlink_site_ad_account(
     q: web::Query<OwnerQuery>,
 ) -> Result<HttpResponse> {
     let (p, owner) = (path.into_inner(), q.into_inner().owner_key);
-    let removed = st.db.write(move |c| links::unlink(c, &p.site_id, &p.ad_account_id, owner.as_deref())).await?;
-    st.sync_changed();
+    let removed = st.cx.write(move |c| links::unlink(c, &p.site_id, &p.ad_account_id, owner.as_deref())).await?;
     Ok(HttpResponse::Ok().json(removed))
 }
 
@@ -146,7 +140,7 @@ pub async fn set_site_pixel(
     path: web::Path<String>,
     body: web::Json<SetSitePixel>,
 ) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(links::set_pixel(&st, &path.into_inner(), body.into_inner()).await?))
+    Ok(HttpResponse::Ok().json(links::set_pixel(&st.cx, &path.into_inner(), body.into_inner()).await?))
 }
 
 /// removeSitePixel: forgets the site's pixel.
@@ -159,7 +153,7 @@ pub async fn remove_site_pixel(
     q: web::Query<OwnerQuery>,
 ) -> Result<HttpResponse> {
     let (site, owner) = (path.into_inner(), q.into_inner().owner_key);
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| links::remove_pixel(c, &site, owner.as_deref())).await?))
+    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| links::remove_pixel(c, &site, owner.as_deref())).await?))
 }
 
 /// removeFederatedMetaConnection: forgets the owner `rastro:connection:<connectionId>`.
@@ -170,8 +164,7 @@ pub async fn remove_federated_meta_connection(
     path: web::Path<String>,
 ) -> Result<HttpResponse> {
     let owner = connection::federated_owner(&path.into_inner());
-    let removed = st.db.write(move |c| connection::remove(c, &owner)).await?;
-    st.sync_changed();
+    let removed = st.cx.write(move |c| connection::remove(c, &owner)).await?;
     Ok(HttpResponse::Ok().json(removed))
 }
 
@@ -181,7 +174,7 @@ pub async fn remove_federated_meta_connection(
     responses((status = 200, body = UnlinkPreview), (status = 404, body = ErrorBody)))]
 pub async fn meta_unlink_preview(st: web::Data<AppState>, path: web::Path<LinkPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| sync::unlink_preview(c, &p.site_id, &p.ad_account_id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| sync::unlink_preview(c, &p.site_id, &p.ad_account_id)).await?))
 }
 
 /// syncMetaNow: the site's accounts sync at once, or right after the run in flight.
@@ -189,8 +182,7 @@ pub async fn meta_unlink_preview(st: web::Data<AppState>, path: web::Path<LinkPa
     params(("siteId" = String, Path)), responses((status = 200, body = SyncNowAnswer), (status = 404, body = ErrorBody)))]
 pub async fn sync_meta_now(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let (site, now) = (path.into_inner(), st.now());
-    let answer = st.db.write(move |c| sync::sync_now(c, now, &site)).await?;
-    st.sync_changed();
+    let answer = st.cx.write(move |c| sync::sync_now(c, now, &site)).await?;
     Ok(HttpResponse::Ok().json(answer))
 }
 
@@ -198,6 +190,6 @@ pub async fn sync_meta_now(st: web::Data<AppState>, path: web::Path<String>) -> 
 #[utoipa::path(post, path = "/v1/meta/status", tag = "meta", security(("hostKey" = [])), request_body = MetaStatusArgs,
     responses((status = 200, body = Vec<SiteStatus>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn meta_status(st: web::Data<AppState>, body: web::Json<MetaStatusArgs>) -> Result<HttpResponse> {
-    let answer = crate::service::meta::status::status_cached(&st, body.into_inner()).await?;
+    let answer = crate::service::meta::status::status_cached(&st.cx, body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(&*answer))
 }

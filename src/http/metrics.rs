@@ -70,8 +70,8 @@ impl Metrics {
             let _ = writeln!(out, "rastrod_http_request_duration_seconds_count{{{labels}}} {}", s.count);
         }
         drop(map);
-        let (connections, idle) = st.db.pool_state();
-        let w = st.db.writer_stats();
+        let (connections, idle) = st.cx.db.pool_state();
+        let w = st.cx.db.writer_stats();
         let _ = write!(
             out,
             "# HELP rastrod_db_pool_connections Open read connections.\n# TYPE rastrod_db_pool_connections gauge\n\
@@ -93,12 +93,12 @@ impl Metrics {
              # HELP rastrod_db_queries_total SQL statements finished on every database connection (pool, writer, checkpointer).\n\
              # TYPE rastrod_db_queries_total counter\nrastrod_db_queries_total {}\n",
             connections.saturating_sub(idle),
-            st.db.pool_max(),
+            st.cx.db.pool_max(),
             w.batches,
             w.writes,
             w.failed_batches,
             w.pending,
-            st.db.queries(),
+            st.cx.db.queries(),
         );
         out
     }

@@ -30,7 +30,7 @@ pub fn build_app(
         InitError = (),
     >,
 > {
-    let limit = state.config.body_limit_bytes;
+    let limit = state.cx.config.body_limit_bytes;
     App::new()
         .app_data(web::Data::new(state))
         .app_data(

@@ -18,7 +18,7 @@ pub struct Health {
 #[utoipa::path(get, path = "/health", tag = "ops",
     responses((status = 200, body = Health), (status = 503, body = super::errors::ErrorBody)))]
 pub async fn health(st: web::Data<AppState>) -> Result<HttpResponse> {
-    st.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await?;
+    st.cx.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await?;
     Ok(HttpResponse::Ok().json(Health { status: "ok", database: "ok" }))
 }
 
@@ -42,7 +42,7 @@ pub async fn thumbnail(st: web::Data<AppState>, path: web::Path<String>) -> Resu
     if stem.len() != 64 || !stem.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(Error::not_found("no such thumbnail"));
     }
-    let path = st.config.data_dir.join("thumbnails").join(&name);
+    let path = st.cx.config.data_dir.join("thumbnails").join(&name);
     let bytes = tokio::fs::read(path).await.map_err(|_| Error::not_found("no such thumbnail"))?;
     Ok(HttpResponse::Ok()
         .content_type(content_type)

@@ -8,9 +8,13 @@
 //!   sync and its spend, `meta.status`, the Conversions API;
 //! - `federation`: the local grants of dashboard connections.
 //!
-//! Shared by every context: argument checks (`validate`) and the cache of
-//! polled reads (`read_cache`).
+//! Shared by every context: what a service is given (`context::Context`: db,
+//! clock, config, Graph client, secrets key), what a write changed and the one
+//! place that acts on it after the commit (`effects`), argument checks
+//! (`validate`) and the cache of polled reads (`read_cache`).
 
+pub mod context;
+pub mod effects;
 pub mod federation;
 pub mod leads;
 pub mod meta;

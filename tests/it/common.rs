@@ -148,8 +148,7 @@ impl TestAppBuilder {
         let listener = rastrod::server::bind(&config).unwrap();
         let addr = listener.local_addr().unwrap();
         let state = rastrod::server::open_state(config, clock.clone()).await.expect("opening the test database");
-        rastrod::actors::pixel_sender::start_pixel_senders(&state);
-        rastrod::actors::start(&state);
+        rastrod::actors::start(&state.cx, &state.actors);
         let app_state = state.clone();
         let server = actix_web::HttpServer::new(move || rastrod::http::build_app(app_state.clone()))
             .workers(1)
@@ -316,6 +315,7 @@ impl TestApp {
             n: i64,
         }
         self.state
+            .cx
             .db
             .run(move |c| {
                 use diesel::RunQueryDsl;

@@ -101,7 +101,7 @@ fn deliveries(app: &TestApp) -> BTreeMap<String, u64> {
 
 /// Runs everything due now (by the manual clock) and waits for it.
 async fn drain(app: &TestApp) -> Round {
-    pixel_sender::drain(&app.state).await.expect("drain")
+    pixel_sender::drain(&app.state.actors).await.expect("drain")
 }
 
 /// A site, the sample agency connected with a pasted token, and Loja X's pixel from its listing.
@@ -138,7 +138,7 @@ async fn sale(app: &TestApp, key: &str, cents: i64, event: &str, meta_v: Value) 
 
 async fn row(app: &TestApp, event_id: &str) -> Option<ConversionRow> {
     let id = event_id.to_string();
-    app.state.db.run(move |c| Ok(store::find(c, &id)?)).await.unwrap()
+    app.state.cx.db.run(move |c| Ok(store::find(c, &id)?)).await.unwrap()
 }
 
 async fn list(app: &TestApp, query: &str) -> Answer {
@@ -146,7 +146,7 @@ async fn list(app: &TestApp, query: &str) -> Answer {
 }
 
 async fn counters(app: &TestApp, now: Option<i64>) -> capi::ConversionCounters {
-    app.state.db.run(move |c| capi::counters(c, &[SITE.to_string()], now)).await.unwrap().remove(SITE).unwrap()
+    app.state.cx.db.run(move |c| capi::counters(c, &[SITE.to_string()], now)).await.unwrap().remove(SITE).unwrap()
 }
 
 // rule: CAPI-02, CAPI-06, CAPI-12, FAKE-04, BOARD-10, STATUS-06
@@ -287,7 +287,7 @@ capi_test!(nothing_is_queued_without_meta_a_pixel_or_an_able_pixel, |app| {
     )
     .await
     .ok();
-    let p = app.state.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
     assert_eq!(p.stopped_reason.as_deref(), Some("PIXEL_NOT_GRANTED"));
     lead(&app, "c4", json!({})).await;
     sale(&app, "c4", 100, "s4", meta(4)).await.ok();
@@ -397,7 +397,7 @@ capi_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, |app| {
     let (p, now) = (pid.clone(), app.clock.now_ms());
     let lease = 15 * MINUTE;
     let taken =
-        app.state.db.write(move |c| Ok(store::take_lease(c, &[p], "lost-run", now + lease, now)?)).await.unwrap();
+        app.state.cx.db.write(move |c| Ok(store::take_lease(c, &[p], "lost-run", now + lease, now)?)).await.unwrap();
     assert_eq!(taken.len(), 1);
     // Within the lease nothing resends it: the attempt may still be in flight.
     app.clock.advance(lease - 1);
@@ -411,7 +411,7 @@ capi_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, |app| {
     assert_eq!((row_now.status.as_str(), row_now.attempts), ("sent", 3));
     assert_eq!(deliveries(&app).get(&pid), Some(&1));
     // Nothing pending: the chain stops (no site left to sweep).
-    let sites = capi::sites_with_pending(&app.state).await.unwrap();
+    let sites = capi::sites_with_pending(&app.state.cx).await.unwrap();
     assert!(sites.is_empty());
     assert_eq!(drain(&app).await, Round::default());
 
@@ -425,7 +425,7 @@ capi_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, |app| {
     app.clock.advance(10 * MINUTE);
     let (p, now) = (capi::event_id(&id2, "Purchase"), app.clock.now_ms());
     let p2 = p.clone();
-    app.state.db.write(move |c| Ok(store::take_lease(c, &[p2], "lost-run-2", now + lease, now)?)).await.unwrap();
+    app.state.cx.db.write(move |c| Ok(store::take_lease(c, &[p2], "lost-run-2", now + lease, now)?)).await.unwrap();
     app.clock.advance(lease);
     drain(&app).await;
     let r = row(&app, &p).await.unwrap();
@@ -448,7 +448,7 @@ capi_test!(a_refused_connection_token_fails_the_event_and_stops_the_connection_a
     assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
     let conn = app.get(&format!("/v1/meta/owners/{OWNER}/connection")).await.ok();
     assert_eq!(conn["status"], "invalid");
-    let p = app.state.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
     assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
     // Nothing more is queued for the site until the connection is connected again.
     lead(&app, "c2", json!({})).await;
@@ -484,7 +484,7 @@ capi_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_t
     drain(&app).await;
     let r = row(&app, &capi::event_id(&id, "Purchase")).await.unwrap();
     assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
-    let p = app.state.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
     assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
     lead(&app, "c2", json!({})).await;
     sale(&app, "c2", 500, "s2", meta(2)).await.ok();
@@ -499,8 +499,9 @@ capi_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_t
     // rule: FAKE-04
     // The fake refuses a token containing `invalid` like an expired one (stored
     // here straight in the row: setSitePixel would have refused it).
-    let key = app.state.secrets.clone().unwrap();
+    let key = app.state.cx.secrets.clone().unwrap();
     app.state
+        .cx
         .db
         .write(move |c| {
             let mut p = meta_store::pixel(c, SITE)?.unwrap();
@@ -516,7 +517,7 @@ capi_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_t
     drain(&app).await;
     let r = row(&app, &capi::event_id(&id4, "Purchase")).await.unwrap();
     assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
-    let p = app.state.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
     assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
 });
 

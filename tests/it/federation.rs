@@ -435,6 +435,7 @@ fed_test!(the_local_grant_is_the_authority, |fed| {
     // A malformed grant (written by hand) denies too.
     fed.app
         .state
+        .cx
         .db
         .run(|c| {
             use diesel::RunQueryDsl;

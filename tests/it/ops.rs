@@ -81,6 +81,7 @@ pub(crate) async fn table_counts(app: &TestApp) -> BTreeMap<String, i64> {
         n: i64,
     }
     app.state
+        .cx
         .db
         .run(|c| {
             use diesel::RunQueryDsl;

@@ -30,7 +30,7 @@ async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> AppState {
     .collect();
     let config = Config::load_from(None, &env).unwrap();
     let st = rastrod::server::open_state(config, clock).await.unwrap();
-    rastrod::actors::start(&st);
+    rastrod::actors::start(&st.cx, &st.actors);
     st
 }
 
@@ -56,18 +56,18 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
         owner_id: "o".into(),
         domains: None,
     };
-    a.db.write(move |c| sites::create(c, now, site)).await.unwrap();
+    a.cx.db.write(move |c| sites::create(c, now, site)).await.unwrap();
     let token =
         SetMetaConnection { access_token: SecretString(rastrod::config::Secret::new("rastro-fake-sample-token:0")) };
-    meta_connection::set_connection(&a, "agency", token).await.unwrap();
+    meta_connection::set_connection(&a.cx, "agency", token).await.unwrap();
     let accounts = ["act_1029384756", "act_2038475610"];
     for account in accounts {
         let link = LinkAdAccount { owner_key: "agency".into(), ad_account_id: account.into(), only_own: false };
-        a.db.write(move |c| meta_links::link(c, now, "loja-x", link)).await.unwrap();
+        a.cx.db.write(move |c| meta_links::link(c, now, "loja-x", link)).await.unwrap();
     }
 
     // Both processes run everything due, at the same time.
-    let (ra, rb) = (a.sync.get().unwrap().send(RunDue), b.sync.get().unwrap().send(RunDue));
+    let (ra, rb) = (a.actors.sync.get().unwrap().send(RunDue), b.actors.sync.get().unwrap().send(RunDue));
     let (ra, rb) = (ra.await.unwrap().unwrap(), rb.await.unwrap().unwrap());
     let outcomes = [ra, rb];
     for account in accounts {
@@ -77,39 +77,40 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     // Process A "dies" holding a lease: its run id stays on the row.
     let dead_until = rastrod::clock::Clock::now_ms(&*clock) + 15 * MINUTE_MS;
     let account = accounts[0].to_string();
-    a.db.write(move |c| {
-        let mut row = rastrod::store::meta::sync::get(c, &account)?.unwrap();
-        row.lease_run_id = Some("dead-process".into());
-        row.lease_until = Some(dead_until);
-        row.next_run_at = 0;
-        rastrod::store::meta::sync::save(c, &row)?;
-        Ok(())
-    })
-    .await
-    .unwrap();
+    a.cx.db
+        .write(move |c| {
+            let mut row = rastrod::store::meta::sync::get(c, &account)?.unwrap();
+            row.lease_run_id = Some("dead-process".into());
+            row.lease_until = Some(dead_until);
+            row.next_run_at = 0;
+            rastrod::store::meta::sync::save(c, &row)?;
+            Ok(())
+        })
+        .await
+        .unwrap();
     let account = accounts[0].to_string();
-    let before = b.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let before = b.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     eprintln!(
         "before: lease {:?} until {:?} now {}",
         before.lease_run_id,
         before.lease_until,
         rastrod::clock::Clock::now_ms(&*clock)
     );
-    let busy = rastrod::service::meta::sync::run(&b, accounts[0]).await.unwrap();
+    let busy = rastrod::service::meta::sync::run(&b.cx, accounts[0]).await.unwrap();
     assert_eq!(busy, Outcome::Busy, "the live lease keeps B out");
     clock.advance(15 * MINUTE_MS + 1);
-    let taken = rastrod::service::meta::sync::run(&b, accounts[0]).await.unwrap();
+    let taken = rastrod::service::meta::sync::run(&b.cx, accounts[0]).await.unwrap();
     assert_ne!(taken, Outcome::Busy, "B takes the account over when the lease ends");
     let account = accounts[0].to_string();
-    let row = b.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let row = b.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     assert!(row.last_error.as_deref().is_some_and(|e| e.starts_with("RUN_TIMEOUT")), "{:?}", row.last_error);
     assert_eq!(row.lease_run_id, None);
     // The next successful run clears it.
     clock.advance(45 * MINUTE_MS);
-    assert_eq!(rastrod::service::meta::sync::run(&b, accounts[0]).await.unwrap(), Outcome::Synced(Kind::Live));
+    assert_eq!(rastrod::service::meta::sync::run(&b.cx, accounts[0]).await.unwrap(), Outcome::Synced(Kind::Live));
     let account = accounts[0].to_string();
-    let row = b.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let row = b.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     assert_eq!(row.last_error, None);
-    a.db.close();
-    b.db.close();
+    a.cx.db.close();
+    b.cx.db.close();
 }

@@ -294,7 +294,7 @@ async fn linked(app: &TestApp, site_id: &str, currency: &str, timezone: &str, ac
 }
 
 async fn run_due(app: &TestApp) -> BTreeMap<String, Vec<Outcome>> {
-    app.state.sync.get().expect("the supervisor runs").send(RunDue).await.unwrap().unwrap()
+    app.state.actors.sync.get().expect("the supervisor runs").send(RunDue).await.unwrap().unwrap()
 }
 
 /// Runs what is due until nothing is (a run in flight finishes first).
@@ -304,12 +304,12 @@ async fn settle(app: &TestApp) {
 }
 
 async fn children(app: &TestApp) -> usize {
-    app.state.sync.get().unwrap().send(Children).await.unwrap()
+    app.state.actors.sync.get().unwrap().send(Children).await.unwrap()
 }
 
 async fn sync_row(app: &TestApp, act: &str) -> SyncRow {
     let act = act.to_string();
-    app.state.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &act)?)).await.unwrap().expect("a sync row")
+    app.state.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &act)?)).await.unwrap().expect("a sync row")
 }
 
 /// The spend rows of `act` straight from `ad_spend`.
@@ -317,6 +317,7 @@ async fn spend_rows(app: &TestApp, act: &str) -> Spend {
     let act = act.to_string();
     let rows: Vec<SpendRow> = app
         .state
+        .cx
         .db
         .run(move |c| {
             use diesel::prelude::*;
@@ -755,7 +756,7 @@ sync_test!(a_refused_token_stops_every_account_it_fed_until_a_new_one_unless_pas
     fault(app, json!({"match": path, "kind": "slow", "delayMs": 1500, "times": 1})).await;
     fault(app, json!({"match": path, "kind": "token_refused", "times": 1})).await;
     let st = app.state.clone();
-    let in_flight = actix_web::rt::spawn(async move { meta_sync::run(&st, LOJA_X).await });
+    let in_flight = actix_web::rt::spawn(async move { meta_sync::run(&st.cx, LOJA_X).await });
     insights_seen(app, LOJA_X, 1).await;
     connect(app, OWNER, TOKEN).await;
     let outcome = in_flight.await.unwrap().unwrap();
@@ -775,8 +776,8 @@ sync_test!(a_missing_secrets_key_only_delays_the_sync, |app| {
     settle(app).await;
     app.clock.advance(46 * MINUTE);
     let mut keyless = app.state.clone();
-    keyless.secrets = None;
-    let outcome = meta_sync::run(&keyless, LOJA_X).await.unwrap();
+    keyless.cx.secrets = None;
+    let outcome = meta_sync::run(&keyless.cx, LOJA_X).await.unwrap();
     assert!(matches!(&outcome, Outcome::Failed(why) if why.starts_with("SECRETS_KEY_MISSING")), "{outcome:?}");
     let a = account_status(app, "s", LOJA_X).await;
     assert!(last_error(&a).starts_with("SECRETS_KEY_MISSING"), "{a}");
@@ -853,19 +854,19 @@ sync_test!(
         fault(app, json!({"match": "/insights", "kind": "slow", "delayMs": 4000, "times": 1})).await;
         let before = insights_ranges(&graph_log(app).await, LOJA_X).len();
         let st = app.state.clone();
-        let slow = actix_web::rt::spawn(async move { meta_sync::run(&st, LOJA_X).await });
+        let slow = actix_web::rt::spawn(async move { meta_sync::run(&st.cx, LOJA_X).await });
         insights_seen(app, LOJA_X, before + 1).await;
         let row = sync_row(app, LOJA_X).await;
         assert!(row.lease_run_id.is_some());
         assert_eq!(row.lease_until, Some(app.state.now() + MINUTE));
 
         // A second run meanwhile is Busy.
-        assert_eq!(meta_sync::run(&app.state, LOJA_X).await.unwrap(), Outcome::Busy);
+        assert_eq!(meta_sync::run(&app.state.cx, LOJA_X).await.unwrap(), Outcome::Busy);
 
         // Past the lease another run takes over.
         app.clock.advance(2 * MINUTE);
         let replaced_at = app.state.now();
-        assert_eq!(meta_sync::run(&app.state, LOJA_X).await.unwrap(), Outcome::Synced(Kind::Live));
+        assert_eq!(meta_sync::run(&app.state.cx, LOJA_X).await.unwrap(), Outcome::Synced(Kind::Live));
         let a = account_status(app, "s", LOJA_X).await;
         assert!(last_error(&a).starts_with("RUN_TIMEOUT"), "{a}");
         // A marker the late run would overwrite if it wrote anything.
@@ -873,6 +874,7 @@ sync_test!(
         let marker_day = ms(d("2026-11-29"));
         let ad2 = ad.clone();
         app.state
+            .cx
             .db
             .write(move |c| {
                 use diesel::prelude::*;
@@ -1311,16 +1313,17 @@ sync_test!(
         // the rows go in batches of 10.
         let pet_rows = synced(PET_MANIA).len();
         assert!(pet_rows > 20);
-        app.state.db.write(|c| rastrod::service::meta::links::unlink(c, "p", PET_MANIA, None)).await.unwrap();
+        app.state.cx.db.write(|c| rastrod::service::meta::links::unlink(c, "p", PET_MANIA, None)).await.unwrap();
         let r = report(app, &["p"], d("2026-11-01"), d("2026-11-29")).await;
         assert_eq!(r["totals"]["spendCents"], Value::Null);
         assert_eq!(spend_rows(app, PET_MANIA).await.len(), pet_rows, "the rows are still there");
-        let batch = app.state.db.write(|c| Ok(rastrod::store::meta::sync::delete_orphan_spend(c, 10)?)).await.unwrap();
+        let batch =
+            app.state.cx.db.write(|c| Ok(rastrod::store::meta::sync::delete_orphan_spend(c, 10)?)).await.unwrap();
         assert_eq!(batch, 10);
         assert_eq!(spend_rows(app, PET_MANIA).await.len(), pet_rows - 10);
         assert_eq!(spend_rows(app, LOJA_X).await, all, "a linked account's rows are no orphans");
         // One sweep deletes every batch.
-        app.state.sync.get().unwrap().send(Reconcile).await.unwrap();
+        app.state.actors.sync.get().unwrap().send(Reconcile).await.unwrap();
         eventually(
             "the janitor to empty Pet Mania's spend",
             || async move { spend_rows(app, PET_MANIA).await.is_empty() },
@@ -1334,7 +1337,7 @@ sync_test!(
         fault(app, json!({"match": "/insights", "kind": "slow", "delayMs": 1500, "times": 1})).await;
         let before = graph_log(app).await.iter().filter(|r| is_insights(r, LOJA_X)).count();
         let st = app.state.clone();
-        let in_flight = actix_web::rt::spawn(async move { meta_sync::run(&st, LOJA_X).await });
+        let in_flight = actix_web::rt::spawn(async move { meta_sync::run(&st.cx, LOJA_X).await });
         insights_seen(app, LOJA_X, before + 1).await;
         assert_eq!(unlink(app, "s", LOJA_X).await["removed"], true);
         let r = report(app, &["s"], d("2026-11-01"), d("2026-11-29")).await;
@@ -1357,7 +1360,7 @@ sync_test!(
 sync_test!(the_demo_agency_shows_spend_and_leads_for_its_last_30_days, |app| {
     let app = &app;
     let now = app.state.now();
-    let leads = rastrod::demo::seed(&app.state.db, now).await.unwrap();
+    let leads = rastrod::demo::seed(&app.state.cx, now).await.unwrap();
     assert!(leads > 0);
     rastrod::demo::connect_agency(&app.state, now).await.unwrap();
     // The sample's last day is yesterday (the clock's), its dates canonical.

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
+use crate::service::effects::Written;
 use crate::service::leads::sites;
 use crate::service::meta::connection;
 use crate::service::validate;
@@ -143,7 +144,7 @@ pub fn provision(
 
 /// `revokeConnection`: sets `revokedAt` (kept if already set) and, in the same
 /// transaction, forgets the Meta owner the connection acted as.
-pub fn revoke(conn: &mut AnyConnection, now: i64, connection_id: &str) -> Result<RevokedGrant> {
+pub fn revoke(conn: &mut AnyConnection, now: i64, connection_id: &str) -> Result<Written<RevokedGrant>> {
     check_connection_id(connection_id)?;
     let mut row = store::find(conn, connection_id)?.ok_or_else(|| Error::not_found("no grant for this connection"))?;
     if row.revoked_at.is_none() {
@@ -152,7 +153,8 @@ pub fn revoke(conn: &mut AnyConnection, now: i64, connection_id: &str) -> Result
         row.updated_at = now;
     }
     let removed = connection::remove(conn, &connection::federated_owner(connection_id))?;
-    Ok(RevokedGrant { grant: row.view()?, meta_removed: removed.removed })
+    let revoked = RevokedGrant { grant: row.view()?, meta_removed: removed.value.removed };
+    Ok(Written::new(revoked, removed.effects))
 }
 
 pub fn get(conn: &mut AnyConnection, connection_id: &str) -> Result<Grant> {

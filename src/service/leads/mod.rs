@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::effects::{Effects, Written};
 use crate::service::meta::conversions::{self, contact_hashes};
 use crate::service::validate;
 use crate::store::leads::board as pipeline;
@@ -269,7 +270,7 @@ fn record_repeat(
     site_id: &str,
     input: &RecordLead,
     hashes: Option<&contact_hashes::ContactHashes>,
-) -> Result<RecordLeadAnswer> {
+) -> Result<Written<RecordLeadAnswer>> {
     // Locks the row (PostgreSQL) before reading it: no change from a stale read.
     let Some(mut row) = store::lock_by_key(conn, site_id, &input.lead_key)? else {
         return Err(Error::unavailable("the lead was removed while it was recorded; retry"));
@@ -305,11 +306,17 @@ fn record_repeat(
         store::save(conn, &row)?;
         remember_names(conn, &row, now)?;
     }
-    leaves_meta_status_alone_unless(queued);
-    Ok(RecordLeadAnswer { lead_id: row.id, created: false })
+    Ok(Written::new(RecordLeadAnswer { lead_id: row.id, created: false }, Effects::lead_write(site_id, queued)))
 }
 
-pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLead) -> Result<RecordLeadAnswer> {
+/// `recordLead`; its effects say whether it queued a conversion (then the
+/// pixel's sender wakes and meta.status's cached answers go).
+pub fn record(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    input: RecordLead,
+) -> Result<Written<RecordLeadAnswer>> {
     check_record(&input)?;
     let site = sites::require(conn, site_id)?;
     let hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
@@ -376,16 +383,7 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, input: RecordLe
             queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, col, input.occurred_at, h)?;
         }
     }
-    leaves_meta_status_alone_unless(queued);
-    Ok(RecordLeadAnswer { lead_id: row.id, created: true })
-}
-
-/// A lead write that queued no conversion changed nothing meta.status shows:
-/// its commit keeps the dashboards' cached answers (see `db::leaves_cached_reads_alone`).
-fn leaves_meta_status_alone_unless(queued: bool) {
-    if !queued {
-        crate::db::leaves_cached_reads_alone();
-    }
+    Ok(Written::new(RecordLeadAnswer { lead_id: row.id, created: true }, Effects::lead_write(site_id, queued)))
 }
 
 fn remember_names(conn: &mut AnyConnection, row: &LeadRow, now: i64) -> Result<()> {
@@ -408,14 +406,14 @@ pub fn set_stage(
     site_id: &str,
     lead_key: &str,
     input: SetLeadStage,
-) -> Result<SetLeadStageAnswer> {
+) -> Result<Written<SetLeadStageAnswer>> {
     check_stage(&input)?;
     validate::text("leadKey", lead_key, 1, 128)?;
     sites::require(conn, site_id)?;
     let hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
     let mut row = store::lock_by_key(conn, site_id, lead_key)?.ok_or_else(|| Error::not_found("unknown lead"))?;
     if store::event_seen(conn, &row.id, &input.event_id)? {
-        return Ok(SetLeadStageAnswer { lead_id: row.id, accepted: false });
+        return Ok(Written::plain(SetLeadStageAnswer { lead_id: row.id, accepted: false }));
     }
     let at = input.occurred_at;
     let mut delta = Delta::default();
@@ -445,7 +443,7 @@ pub fn set_stage(
     }
     let column = apply_column(conn, &mut row, input.column.as_deref(), at)?;
     if input.stage.is_none() && column.is_none() {
-        return Ok(SetLeadStageAnswer { lead_id: row.id, accepted: false });
+        return Ok(Written::plain(SetLeadStageAnswer { lead_id: row.id, accepted: false }));
     }
     store::insert_event(
         conn,
@@ -480,8 +478,7 @@ pub fn set_stage(
             queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, col, at, h)?;
         }
     }
-    leaves_meta_status_alone_unless(queued);
-    Ok(SetLeadStageAnswer { lead_id: row.id, accepted: true })
+    Ok(Written::new(SetLeadStageAnswer { lead_id: row.id, accepted: true }, Effects::lead_write(site_id, queued)))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -489,7 +486,8 @@ pub struct RemoveLeadAnswer {
     pub removed: bool,
 }
 
-pub fn remove(conn: &mut AnyConnection, site_id: &str, lead_key: &str) -> Result<RemoveLeadAnswer> {
+/// `removeLead`; its conversions' hashes go with it (the WAL is scrubbed soon).
+pub fn remove(conn: &mut AnyConnection, site_id: &str, lead_key: &str) -> Result<Written<RemoveLeadAnswer>> {
     validate::text("leadKey", lead_key, 1, 128)?;
     sites::require(conn, site_id)?;
     let row = store::lock_by_key(conn, site_id, lead_key)?.ok_or_else(|| Error::not_found("unknown lead"))?;
@@ -502,7 +500,7 @@ pub fn remove(conn: &mut AnyConnection, site_id: &str, lead_key: &str) -> Result
     rollups::bump(conn, &key_of(&row), delta)?;
     conversions::remove_lead(conn, &row.id)?;
     store::delete(conn, &row.id)?;
-    Ok(RemoveLeadAnswer { removed: true })
+    Ok(Written::new(RemoveLeadAnswer { removed: true }, Effects { hashes_erased: true, ..Effects::default() }))
 }
 
 #[derive(Debug, Deserialize, ToSchema, utoipa::IntoParams)]

@@ -16,9 +16,10 @@ use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::{ErrorClass, GraphClient};
+use crate::service::context::Context;
+use crate::service::effects::{Effects, Written};
 use crate::service::meta::errors::from_graph;
 use crate::service::validate;
-use crate::state::AppState;
 use crate::store::meta::{self as store, ConnectionRow, ListedAccountRow, ListedPixelRow};
 
 /// Pixels are listed for at most this many accounts (the seed's first 100).
@@ -268,39 +269,39 @@ struct NewToken {
 }
 
 /// Stores a validated token sealed, with its listing, in one transaction.
-async fn store_token(st: &AppState, owner: &str, new: NewToken, fetched: Fetched) -> Result<Listing> {
+async fn store_token(st: &Context, owner: &str, new: NewToken, fetched: Fetched) -> Result<Listing> {
     let key = st.secrets()?.clone();
     let now = st.now();
     let owner = owner.to_string();
     let soon = st.config.meta_expiring_soon.as_millis() as i64;
-    st.db
-        .write(move |conn| {
-            let previous = store::connection(conn, &owner)?;
-            let row = ConnectionRow {
-                owner_key: owner.clone(),
-                sealed_token: key.seal(&new.token, Identity::Connection(&owner))?,
-                token_version: previous.as_ref().map_or(1, |p| p.token_version + 1),
-                source: new.source.to_string(),
-                authorized_by_id: new.authorized_by.as_ref().map(|(id, _)| id.clone()),
-                authorized_by_name: new.authorized_by.as_ref().map(|(_, name)| name.clone()),
-                authorized_at: now,
-                expires_at: new.expires_at,
-                expiring_soon: new.expires_at.is_some_and(|at| at - now < soon),
-                invalid_since: None,
-                last_error: new.last_error.map(str::to_string),
-                created_at: previous.as_ref().map_or(now, |p| p.created_at),
-                updated_at: now,
-            };
-            store::put_connection(conn, &row)?;
-            store::replace_listing(conn, &owner, &fetched.accounts, &fetched.pixels)?;
-            realign(conn, &owner, now)?;
-            listing(conn, &owner)
-        })
-        .await
+    st.write(move |conn| {
+        let previous = store::connection(conn, &owner)?;
+        let row = ConnectionRow {
+            owner_key: owner.clone(),
+            sealed_token: key.seal(&new.token, Identity::Connection(&owner))?,
+            token_version: previous.as_ref().map_or(1, |p| p.token_version + 1),
+            source: new.source.to_string(),
+            authorized_by_id: new.authorized_by.as_ref().map(|(id, _)| id.clone()),
+            authorized_by_name: new.authorized_by.as_ref().map(|(_, name)| name.clone()),
+            authorized_at: now,
+            expires_at: new.expires_at,
+            expiring_soon: new.expires_at.is_some_and(|at| at - now < soon),
+            invalid_since: None,
+            last_error: new.last_error.map(str::to_string),
+            created_at: previous.as_ref().map_or(now, |p| p.created_at),
+            updated_at: now,
+        };
+        store::put_connection(conn, &row)?;
+        store::replace_listing(conn, &owner, &fetched.accounts, &fetched.pixels)?;
+        realign(conn, &owner, now)?;
+        // A new token: the accounts it feeds sync again.
+        Ok(Written::new(listing(conn, &owner)?, Effects::sync_changed()))
+    })
+    .await
 }
 
 /// `setMetaConnection`: validates a pasted token with Meta and stores it sealed.
-pub async fn set_connection(st: &AppState, owner: &str, input: SetMetaConnection) -> Result<Listing> {
+pub async fn set_connection(st: &Context, owner: &str, input: SetMetaConnection) -> Result<Listing> {
     check_owner_key(owner)?;
     check_token("accessToken", &input.access_token.0)?;
     st.secrets()?;
@@ -311,28 +312,25 @@ pub async fn set_connection(st: &AppState, owner: &str, input: SetMetaConnection
     store_token(st, owner, new, fetched).await
 }
 
-async fn known_pixels(st: &AppState, owner: &str) -> Result<Vec<ListedPixelRow>> {
+async fn known_pixels(st: &Context, owner: &str) -> Result<Vec<ListedPixelRow>> {
     let owner = owner.to_string();
     st.db.run(move |c| Ok(store::listed_pixels(c, &owner)?)).await
 }
 
-/// The app behind the login; under the fake Graph any code logs in without it.
-fn app_credentials(st: &AppState) -> Result<(String, Secret)> {
-    match (&st.config.meta_app_id, &st.config.meta_app_secret) {
-        (Some(id), Some(secret)) => Ok((id.clone(), secret.clone())),
-        _ if st.config.meta_fake => {
-            Ok((crate::meta::fake::login::FAKE_APP_ID.into(), Secret::new("rastro-fake-app-secret")))
-        }
-        _ => Err(Error::new(
+/// The app behind the login (the start-up wires in the fake Graph's own app
+/// when it runs one).
+fn app_credentials(st: &Context) -> Result<(String, Secret)> {
+    st.meta_app.as_ref().map(|app| (app.id.clone(), app.secret.clone())).ok_or_else(|| {
+        Error::new(
             Code::MetaLoginUnavailable,
             "the Meta login needs RASTRO_META_APP_ID and RASTRO_META_APP_SECRET; a pasted token still connects",
-        )),
-    }
+        )
+    })
 }
 
 /// `connectMetaWithCode`: trades the login code for a token, trades a
 /// short-lived one for a long-lived one, then stores it like a pasted token.
-pub async fn connect_with_code(st: &AppState, owner: &str, input: ConnectWithCode) -> Result<Listing> {
+pub async fn connect_with_code(st: &Context, owner: &str, input: ConnectWithCode) -> Result<Listing> {
     check_owner_key(owner)?;
     check_token("code", &input.code.0)?;
     check_redirect(&input.redirect_uri)?;
@@ -377,7 +375,7 @@ pub async fn connect_with_code(st: &AppState, owner: &str, input: ConnectWithCod
 }
 
 /// Opens the owner's stored token.
-pub fn open_token(st: &AppState, row: &ConnectionRow) -> Result<Secret> {
+pub fn open_token(st: &Context, row: &ConnectionRow) -> Result<Secret> {
     let key = st.secrets()?;
     key.open(&row.sealed_token, Identity::Connection(&row.owner_key)).map_err(|e| match e {
         CryptoError::KeyMismatch => {
@@ -414,7 +412,7 @@ pub fn mark_refused(conn: &mut AnyConnection, owner: &str, token_version: i64, n
 }
 
 /// `listMetaAdAccounts`: reads the listing from Meta again with the stored token.
-pub async fn refresh(st: &AppState, owner: &str) -> Result<Listing> {
+pub async fn refresh(st: &Context, owner: &str) -> Result<Listing> {
     check_owner_key(owner)?;
     let owner_s = owner.to_string();
     let row = st
@@ -427,27 +425,28 @@ pub async fn refresh(st: &AppState, owner: &str) -> Result<Listing> {
     match fetch_listing(&st.graph, &token, owner, &known).await {
         Ok(fetched) => {
             let (owner, now) = (owner.to_string(), st.now());
-            st.db
-                .write(move |conn| {
-                    let Some(current) = store::connection(conn, &owner)? else {
-                        return Err(Error::not_found("no Meta connection for this owner"));
-                    };
-                    if current.token_version == row.token_version {
-                        if current.invalid_since.is_some() {
-                            // Meta took the stored token again: it is no longer refused, and
-                            // realign resumes what the refusal stopped.
-                            store::set_connection_error(conn, &owner, current.token_version, None, None, now)?;
-                        }
-                        store::replace_listing(conn, &owner, &fetched.accounts, &fetched.pixels)?;
-                        realign(conn, &owner, now)?;
+            st.write(move |conn| {
+                let Some(current) = store::connection(conn, &owner)? else {
+                    return Err(Error::not_found("no Meta connection for this owner"));
+                };
+                if current.token_version == row.token_version {
+                    if current.invalid_since.is_some() {
+                        // Meta took the stored token again: it is no longer refused, and
+                        // realign resumes what the refusal stopped.
+                        store::set_connection_error(conn, &owner, current.token_version, None, None, now)?;
                     }
-                    listing(conn, &owner)
-                })
-                .await
+                    store::replace_listing(conn, &owner, &fetched.accounts, &fetched.pixels)?;
+                    realign(conn, &owner, now)?;
+                }
+                Ok(Written::new(listing(conn, &owner)?, Effects::sync_changed()))
+            })
+            .await
         }
         Err(e) if e.code == Code::MetaTokenInvalid => {
             let (owner, now, version) = (owner.to_string(), st.now(), row.token_version);
-            st.db.write(move |conn| mark_refused(conn, &owner, version, now)).await?;
+            // The refusal stops the accounts the token fed.
+            st.write(move |conn| Ok(Written::new(mark_refused(conn, &owner, version, now)?, Effects::sync_changed())))
+                .await?;
             Err(e)
         }
         Err(e) => Err(e),
@@ -482,9 +481,14 @@ pub fn view(
     }))
 }
 
+/// `removeMetaConnection`; the accounts it fed stop syncing.
+pub fn remove(conn: &mut AnyConnection, owner: &str) -> Result<Written<Removed>> {
+    Ok(Written::new(remove_rows(conn, owner)?, Effects::sync_changed()))
+}
+
 /// `removeMetaConnection`: forgets the owner's token, every link it fed and
 /// every pixel it set (its own-token pixels included).
-pub fn remove(conn: &mut AnyConnection, owner: &str) -> Result<Removed> {
+fn remove_rows(conn: &mut AnyConnection, owner: &str) -> Result<Removed> {
     check_owner_key(owner)?;
     for link in store::links_of_owner(conn, owner)? {
         crate::store::meta::sync::delete(conn, &link.ad_account_id)?;

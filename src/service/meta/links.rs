@@ -8,11 +8,12 @@ use utoipa::ToSchema;
 use crate::crypto::Identity;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::context::Context;
+use crate::service::effects::{Effects, Written};
 use crate::service::leads::sites;
 use crate::service::meta::connection::{self, SecretString, check_owner_key};
 use crate::service::meta::errors::from_graph;
 use crate::service::validate;
-use crate::state::AppState;
 use crate::store::leads::sites as site_store;
 use crate::store::meta::{self as store, LinkRow, PixelRow};
 
@@ -78,8 +79,13 @@ pub fn check_link(input: &LinkAdAccount) -> Result<()> {
     check_ad_account_id(&input.ad_account_id)
 }
 
+/// `linkSiteAdAccount`; the sync supervisor starts the account's actor.
+pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAccount) -> Result<Written<Link>> {
+    Ok(Written::new(link_rows(conn, now, site_id, input)?, Effects::sync_changed()))
+}
+
 /// `linkSiteAdAccount`: the account must be in the owner's listing.
-pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAccount) -> Result<Link> {
+fn link_rows(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAccount) -> Result<Link> {
     check_link(&input)?;
     sites::require(conn, site_id)?;
     let owner = &input.owner_key;
@@ -133,8 +139,18 @@ pub fn link(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcco
     Ok(row.into())
 }
 
+/// `unlinkSiteAdAccount`; the sync supervisor stops the account's actor.
+pub fn unlink(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    ad_account_id: &str,
+    owner: Option<&str>,
+) -> Result<Written<Removed>> {
+    Ok(Written::new(unlink_rows(conn, site_id, ad_account_id, owner)?, Effects::sync_changed()))
+}
+
 /// `unlinkSiteAdAccount`: with `ownerKey`, another owner's link is CONFLICT.
-pub fn unlink(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str, owner: Option<&str>) -> Result<Removed> {
+fn unlink_rows(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str, owner: Option<&str>) -> Result<Removed> {
     check_ad_account_id(ad_account_id)?;
     if let Some(o) = owner {
         check_owner_key(o)?;
@@ -215,7 +231,7 @@ pub fn check_pixel(input: &SetSitePixel) -> Result<()> {
 
 /// `setSitePixel`: checks the token reaches the pixel (its own token) or that
 /// the pixel is in the owner's listing, then stores it (sealed).
-pub async fn set_pixel(st: &AppState, site_id: &str, input: SetSitePixel) -> Result<Pixel> {
+pub async fn set_pixel(st: &Context, site_id: &str, input: SetSitePixel) -> Result<Pixel> {
     check_pixel(&input)?;
     validate::site_id(site_id)?;
     let mut name = None;

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::context::Context;
 use crate::service::leads::sites;
 use crate::service::meta::conversions::{self, ConversionCounters};
 use crate::service::validate;
@@ -177,7 +178,7 @@ impl Serialize for StatusAnswer {
 /// dashboards polling the same sites cost one query (concurrent misses of one
 /// key share one computation). `now` only matters by its UTC day, so the key
 /// rounds it.
-pub async fn status_cached(st: &crate::state::AppState, a: MetaStatusArgs) -> Result<std::sync::Arc<StatusAnswer>> {
+pub async fn status_cached(st: &Context, a: MetaStatusArgs) -> Result<std::sync::Arc<StatusAnswer>> {
     check(&a)?;
     let key =
         format!("meta.status|{}|{:?}|{:?}", a.site_ids.join(","), a.now.map(crate::clock::utc_day_start), a.owner_key);

@@ -14,8 +14,8 @@ use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::{CustomData, ErrorClass, GraphError, ServerEvent, UserData};
+use crate::service::context::Context;
 use crate::service::meta::connection::{self, META_TOKEN_INVALID};
-use crate::state::AppState;
 use crate::store::meta::conversions::{self as store, End, FAILED, SENT};
 use crate::store::meta::{self as meta_store, ConnectionRow};
 
@@ -199,7 +199,7 @@ fn retry_error(e: &GraphError) -> String {
     }
 }
 
-fn open_token(st: &AppState, site_id: &str, token: &TokenSource) -> Result<Secret> {
+fn open_token(st: &Context, site_id: &str, token: &TokenSource) -> Result<Secret> {
     match token {
         TokenSource::Own { sealed, .. } => st.secrets()?.open(sealed, Identity::Pixel(site_id)).map_err(|e| match e {
             CryptoError::KeyMismatch => {
@@ -288,7 +288,7 @@ fn record_refused(
 
 /// Sends a held batch; a batch Meta rejects is split in halves until the bad
 /// event stands alone and fails by itself. Each outcome is one transaction.
-async fn send_batch(st: &AppState, site_id: &str, batch: Batch, owner: &str, s: &SendSettings) -> Result<Round> {
+async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &SendSettings) -> Result<Round> {
     let mut round = Round::default();
     let rows: Vec<(String, i64)> = batch.rows.iter().map(|r| (r.event_id.clone(), r.attempts)).collect();
     let token = match open_token(st, site_id, &batch.token) {
@@ -359,7 +359,7 @@ async fn send_batch(st: &AppState, site_id: &str, batch: Batch, owner: &str, s: 
 /// batch, until nothing due is left. Answers what happened and when the queue
 /// next needs a look. Runs of one site must not overlap in one process (the
 /// actor serializes them); other processes are kept apart by the leases.
-pub async fn send_due(st: &AppState, site_id: &str) -> Result<Round> {
+pub async fn send_due(st: &Context, site_id: &str) -> Result<Round> {
     let s = SendSettings::from_config(&st.config);
     let mut round = Round::default();
     loop {
@@ -388,7 +388,7 @@ pub async fn send_due(st: &AppState, site_id: &str) -> Result<Round> {
 
 /// The sites whose queue holds a pending event (the sweeper's and the
 /// supervisor's start-up reconcile).
-pub async fn sites_with_pending(st: &AppState) -> Result<Vec<String>> {
+pub async fn sites_with_pending(st: &Context) -> Result<Vec<String>> {
     st.db.run(|c| Ok(store::sites_with_pending(c)?)).await
 }
 
@@ -397,7 +397,7 @@ pub async fn sites_with_pending(st: &AppState) -> Result<Vec<String>> {
 /// TRUNCATE checkpoint through the writer copies the newest pages back and
 /// empties the WAL, where older copies of those pages lived. PostgreSQL:
 /// nothing to do here (see the README: dead row versions stay until VACUUM).
-pub async fn scrub(st: &AppState) -> Result<()> {
+pub async fn scrub(st: &Context) -> Result<()> {
     st.db.truncate_wal().await
 }
 
@@ -550,21 +550,38 @@ mod tests {
         }
     }
 
+    /// Records what the writes' effects ask the actors to do.
+    #[derive(Default)]
+    struct Recorded(std::sync::Mutex<Vec<crate::service::effects::Effects>>);
+
+    impl crate::service::effects::Dispatch for Recorded {
+        fn dispatch(&self, effects: &crate::service::effects::Effects) {
+            self.0.lock().unwrap().push(effects.clone());
+        }
+    }
+
     /// meta.status's cached answers outlive lead writes that queue nothing (the
     /// hot path), and are let go by one that queues a conversion, and by any
-    /// other write.
+    /// other write; only the write that queued wakes the pixel's sender. A
+    /// service context alone runs this: no actors, no HTTP.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn only_writes_that_may_change_meta_status_invalidate_its_cache() {
         use crate::service::leads::{self, SetLeadStage, Stage};
         let (db, dir) = temp_db("cache");
+        let config = std::sync::Arc::new(Config::load_from(None, &Default::default()).unwrap());
+        let recorded = std::sync::Arc::new(Recorded::default());
+        let cx = Context::new(db.clone(), crate::clock::ManualClock::new(1_000), config, "http://127.0.0.1:9")
+            .unwrap()
+            .with_dispatch(recorded.clone());
         db.write(seed).await.unwrap();
         let ph = serde_json::json!({"ph": ["a".repeat(64)]});
         let g0 = db.generation();
-        db.write(|c| leads::record(c, 2_000, "s1", lead_input("k1", None))).await.unwrap();
+        cx.write(|c| leads::record(c, 2_000, "s1", lead_input("k1", None))).await.unwrap();
         // The site does not send Lead events: hashes alone queue nothing.
         let with_hashes = lead_input("k2", Some(ph.clone()));
-        db.write(move |c| leads::record(c, 2_000, "s1", with_hashes)).await.unwrap();
+        cx.write(move |c| leads::record(c, 2_000, "s1", with_hashes)).await.unwrap();
         assert_eq!(db.generation(), g0, "lead writes that queued nothing keep the cache");
+        assert!(recorded.0.lock().unwrap().iter().all(|e| e.conversions_queued.is_empty()));
 
         let sale = SetLeadStage {
             stage: Some(Stage::Won),
@@ -574,13 +591,15 @@ mod tests {
             occurred_at: 3_000,
             meta: Some(ph),
         };
-        db.write(move |c| leads::set_stage(c, 3_000, "s1", "k2", sale)).await.unwrap();
+        cx.write(move |c| leads::set_stage(c, 3_000, "s1", "k2", sale)).await.unwrap();
         let g1 = db.generation();
         assert!(g1 > g0, "a queued Purchase lets the cache go");
+        let last = recorded.0.lock().unwrap().last().cloned().unwrap();
+        assert_eq!(last.conversions_queued.into_iter().collect::<Vec<_>>(), vec!["s1".to_string()], "the sender wakes");
         let pending = db.run(|c| Ok(store::status_counts(c, &["s1".to_string()])?)).await.unwrap();
         assert!(pending.iter().any(|p| p.status == PENDING && p.n == 2), "{pending:?}");
 
-        db.write(|_| Ok(())).await.unwrap();
+        cx.write_plain(|_| Ok(())).await.unwrap();
         assert!(db.generation() > g1, "any other write lets it go too");
         db.close();
         let _ = std::fs::remove_dir_all(dir);

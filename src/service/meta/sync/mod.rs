@@ -18,8 +18,9 @@ use crate::config::Secret;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::meta::graph::{ErrorClass, GraphError, INSIGHTS_PAGE_LIMIT, Usage};
+use crate::service::context::Context;
+use crate::service::effects::{Effects, Written};
 use crate::service::meta::connection::{self as meta_connection, META_TOKEN_INVALID};
-use crate::state::AppState;
 use crate::store::meta as meta_store;
 use crate::store::meta::sync::{self as store, CatalogRow, SpendRow, SyncRow};
 use schedule::{Catalog, Kind, Run, Settings};
@@ -87,7 +88,7 @@ struct Lease {
     replaced: bool,
 }
 
-async fn take_lease(st: &AppState, ad_account_id: &str) -> Result<Option<Lease>> {
+async fn take_lease(st: &Context, ad_account_id: &str) -> Result<Option<Lease>> {
     let (id, run_id, now) =
         (ad_account_id.to_string(), crate::ids::run_id(crate::ids::RunKind::AccountSync)?, st.now());
     let lease_ms = st.config.sync_lease.as_millis() as i64;
@@ -117,7 +118,7 @@ async fn take_lease(st: &AppState, ad_account_id: &str) -> Result<Option<Lease>>
 
 /// Runs the account's due work, if any. Safe to call at any time and from
 /// several processes: the lease lets one run at a time.
-pub async fn run(st: &AppState, ad_account_id: &str) -> Result<Outcome> {
+pub async fn run(st: &Context, ad_account_id: &str) -> Result<Outcome> {
     let Some(lease) = take_lease(st, ad_account_id).await? else { return Ok(Outcome::Busy) };
     let cfg = Settings::from_config(&st.config);
     let now = st.now();
@@ -165,14 +166,14 @@ pub async fn run(st: &AppState, ad_account_id: &str) -> Result<Outcome> {
     }
 }
 
-fn open(st: &AppState, lease: &Lease) -> std::result::Result<Secret, String> {
+fn open(st: &Context, lease: &Lease) -> std::result::Result<Secret, String> {
     let key = st.secrets.as_ref().ok_or_else(|| format!("{SECRETS_KEY_MISSING}: RASTRO_SECRETS_KEY is not set"))?;
     let (sealed, _) = lease.sealed.as_ref().ok_or_else(|| format!("{META_TOKEN_INVALID}: no Meta connection"))?;
     key.open(sealed, crate::crypto::Identity::Connection(&lease.owner))
         .map_err(|_| format!("{SECRETS_KEY_MISSING}: the token was sealed under another RASTRO_SECRETS_KEY"))
 }
 
-fn throttle_wait(st: &AppState, usage: &Usage) -> Duration {
+fn throttle_wait(st: &Context, usage: &Usage) -> Duration {
     let least = st.config.sync_rate_limit_wait;
     usage.regain_after.map_or(least, |r| r.max(least))
 }
@@ -185,7 +186,7 @@ enum Backoff {
     Stop,
 }
 
-async fn fail(st: &AppState, lease: &Lease, state: schedule::State, why: String, backoff: Backoff) -> Result<Outcome> {
+async fn fail(st: &Context, lease: &Lease, state: schedule::State, why: String, backoff: Backoff) -> Result<Outcome> {
     let now = st.now();
     let base = st.config.sync_retry_base.as_millis() as i64;
     let max = st.config.sync_retry_max.as_millis() as i64;
@@ -208,7 +209,7 @@ async fn fail(st: &AppState, lease: &Lease, state: schedule::State, why: String,
 
 /// Releases the lease and saves the state, if the lease is still this run's.
 async fn finish(
-    st: &AppState,
+    st: &Context,
     lease: &Lease,
     state: schedule::State,
     edit: impl FnOnce(&mut SyncRow) + Send + 'static,
@@ -243,7 +244,7 @@ struct Read {
     usage: Usage,
 }
 
-async fn read(st: &AppState, lease: &Lease, token: &Secret, plan: Run) -> std::result::Result<Read, GraphError> {
+async fn read(st: &Context, lease: &Lease, token: &Secret, plan: Run) -> std::result::Result<Read, GraphError> {
     let act = &lease.sync.ad_account_id;
     let site = &lease.sync.site_id;
     let mut spend = Vec::new();
@@ -359,7 +360,7 @@ async fn read(st: &AppState, lease: &Lease, token: &Secret, plan: Run) -> std::r
 }
 
 /// Copies a thumbnail into `<data dir>/thumbnails/<sha256>.<ext>` and answers its name.
-async fn store_thumbnail(st: &AppState, url: &str) -> Option<String> {
+async fn store_thumbnail(st: &Context, url: &str) -> Option<String> {
     let got = st.graph.download(url, THUMBNAIL_MAX_BYTES).await.ok()?;
     let ext = match got.content_type.as_str() {
         "image/png" => "png",
@@ -385,7 +386,7 @@ async fn store_thumbnail(st: &AppState, url: &str) -> Option<String> {
     Some(name)
 }
 
-async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: Run, read: Read) -> Result<Outcome> {
+async fn write(st: &Context, lease: &Lease, mut state: schedule::State, plan: Run, read: Read) -> Result<Outcome> {
     let cfg = Settings::from_config(&st.config);
     let now = st.now();
     match plan.kind {
@@ -480,8 +481,13 @@ async fn write(st: &AppState, lease: &Lease, mut state: schedule::State, plan: R
     Ok(if written { Outcome::Synced(plan.kind) } else { Outcome::Dropped })
 }
 
+/// `syncMetaNow`; the supervisor wakes the site's accounts.
+pub fn sync_now(conn: &mut AnyConnection, now: i64, site_id: &str) -> Result<Written<SyncNowAnswer>> {
+    Ok(Written::new(sync_now_rows(conn, now, site_id)?, Effects::sync_changed()))
+}
+
 /// syncMetaNow: the site's accounts sync at once (or right after the run in flight).
-pub fn sync_now(conn: &mut AnyConnection, now: i64, site_id: &str) -> Result<SyncNowAnswer> {
+fn sync_now_rows(conn: &mut AnyConnection, now: i64, site_id: &str) -> Result<SyncNowAnswer> {
     crate::service::leads::sites::require(conn, site_id)?;
     let accounts = store::request_sync(conn, site_id, now)?;
     Ok(SyncNowAnswer { accounts: accounts as i64 })

@@ -1,0 +1,112 @@
+//! What a service needs, and nothing more: the database, the clock, the
+//! configuration, the one Graph client, the secrets key, the Meta app behind
+//! the login, the cache of polled reads, and where its effects go. Services
+//! never see the actors, the HTTP layer or the process's state: they reach
+//! the actors only through [`Dispatch`], which the actors layer implements.
+
+use std::sync::Arc;
+
+use crate::clock::SharedClock;
+use crate::config::{Config, Secret};
+use crate::crypto::SecretsKey;
+use crate::db::{AnyConnection, Db};
+use crate::error::{Code, Error, Result};
+use crate::meta::graph::GraphClient;
+use crate::service::effects::{Dispatch, NoDispatch, Written};
+use crate::service::meta::status::StatusAnswer;
+use crate::service::read_cache::ReadCache;
+
+/// The Meta app the Login for Business trades codes with.
+#[derive(Clone)]
+pub struct MetaApp {
+    pub id: String,
+    pub secret: Secret,
+}
+
+#[derive(Clone)]
+pub struct Context {
+    pub db: Db,
+    pub clock: SharedClock,
+    pub config: Arc<Config>,
+    pub graph: Arc<GraphClient>,
+    /// None without `RASTRO_SECRETS_KEY`: connecting Meta is SECRETS_KEY_MISSING.
+    pub secrets: Option<SecretsKey>,
+    /// None without `RASTRO_META_APP_ID`/`_SECRET` (the start-up wires in the
+    /// fake Graph's app when it runs one): the login is META_LOGIN_UNAVAILABLE.
+    pub meta_app: Option<MetaApp>,
+    /// Answers of polled reads (meta.status), valid until the next write.
+    pub reads: Arc<ReadCache<StatusAnswer>>,
+    dispatch: Arc<dyn Dispatch>,
+}
+
+impl Context {
+    /// A context calling the Graph API at `graph_url`; effects go nowhere
+    /// until [`Context::with_dispatch`] names where.
+    pub fn new(db: Db, clock: SharedClock, config: Arc<Config>, graph_url: &str) -> Result<Context> {
+        let secrets = config
+            .secrets_key
+            .as_ref()
+            .map(SecretsKey::from_base64)
+            .transpose()
+            .map_err(|e| Error::new(Code::SecretsKeyMissing, e.to_string()))?;
+        let meta_app = match (&config.meta_app_id, &config.meta_app_secret) {
+            (Some(id), Some(secret)) => Some(MetaApp { id: id.clone(), secret: secret.clone() }),
+            _ => None,
+        };
+        let graph = Arc::new(GraphClient::new(graph_url, config.meta_request_timeout));
+        Ok(Context {
+            db,
+            clock,
+            config,
+            graph,
+            secrets,
+            meta_app,
+            reads: Arc::default(),
+            dispatch: Arc::new(NoDispatch),
+        })
+    }
+
+    pub fn with_dispatch(mut self, dispatch: Arc<dyn Dispatch>) -> Context {
+        self.dispatch = dispatch;
+        self
+    }
+
+    pub fn with_meta_app(mut self, app: Option<MetaApp>) -> Context {
+        self.meta_app = app;
+        self
+    }
+
+    pub fn now(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn secrets(&self) -> Result<&SecretsKey> {
+        self.secrets.as_ref().ok_or_else(|| {
+            Error::new(Code::SecretsKeyMissing, "RASTRO_SECRETS_KEY is not set: Meta tokens cannot be stored")
+        })
+    }
+
+    /// Commits `f` through the group-commit writer, then acts on what it
+    /// changed: the read cache's generation moves unless the write says it
+    /// left cached reads alone, and the wake-ups go to the actors. A failed
+    /// write sends no wake-up (it changed nothing) but still moves the
+    /// generation (the safe side).
+    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<Written<T>> + Send + 'static,
+    {
+        let written = self.db.write_tracked(f, |w: &Written<T>| w.effects.changes_cached_reads).await?;
+        self.dispatch.dispatch(&written.effects);
+        Ok(written.value)
+    }
+
+    /// [`Context::write`] for a write with no wake-up to send.
+    pub async fn write_plain<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
+        self.write(move |c| f(c).map(Written::plain)).await
+    }
+}
