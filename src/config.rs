@@ -165,6 +165,14 @@ settings! {
         "timeout of one Graph API call";
     removal_batch_size: usize = "meta.removal_batch_size", "RASTRO_META_REMOVAL_BATCH_SIZE", "500", parse_usize_nonzero,
         "rows deleted per scheduled batch when unlinking or removing a connection";
+    meta_login_config_id: Option<String> = "meta.login_config_id", "RASTRO_META_LOGIN_CONFIG_ID", "", parse_opt_string,
+        "the Facebook Login for Business configuration id the dashboard's login popup asks for";
+    dashboard_audience: String = "dashboard.audience", "RASTRO_DASHBOARD_AUDIENCE", "agency", parse_audience,
+        "agency (one Meta login for many clients) or business (one company connecting its own Meta)";
+    dashboard_product_name: String = "dashboard.product_name", "RASTRO_DASHBOARD_PRODUCT_NAME", "Rastro", parse_product_name,
+        "who reads the spend, as the business screens say it (\"o Rastro lê o gasto\")";
+    dashboard_partner: Option<String> = "dashboard.partner", "RASTRO_DASHBOARD_PARTNER", "", parse_opt_string,
+        "business audience: the partner who runs the company's ads (its card and the locks name it)";
 }
 
 impl Config {
@@ -252,6 +260,20 @@ fn parse_string(s: &str) -> Result<String, String> {
 
 fn parse_opt_string(s: &str) -> Result<Option<String>, String> {
     Ok((!s.is_empty()).then(|| s.to_string()))
+}
+
+fn parse_audience(s: &str) -> Result<String, String> {
+    match s {
+        "agency" | "business" => Ok(s.to_string()),
+        _ => Err(format!("expected agency or business, got `{s}`")),
+    }
+}
+
+fn parse_product_name(s: &str) -> Result<String, String> {
+    if s.is_empty() || s.chars().count() > 40 || s.chars().any(char::is_control) {
+        return Err("expected 1-40 printable characters".into());
+    }
+    Ok(s.to_string())
 }
 
 fn parse_opt_secret(s: &str) -> Result<Option<Secret>, String> {

@@ -218,6 +218,24 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
     Ok(written)
 }
 
+/// The demo's dashboard operator (may configure, acts for the demo agency).
+pub const DEMO_OPERATOR: &str = "demo";
+
+/// Creates the demo operator, or gives it a new password: answers the password,
+/// which `rastrod demo` prints with the address.
+pub async fn operator(db: &Db, now: i64) -> Result<crate::config::Secret> {
+    use crate::service::operators::{self, AddOperator};
+    let password = crate::config::Secret::new(crate::ids::demo_password()?);
+    let input = AddOperator {
+        name: DEMO_OPERATOR.into(),
+        password: password.clone(),
+        can_configure: true,
+        owner_key: DEMO_OWNER.into(),
+    };
+    operators::add(db, now, input).await?;
+    Ok(password)
+}
+
 /// The demo agency's owner key.
 pub const DEMO_OWNER: &str = "demo:agency";
 

@@ -12,6 +12,8 @@ pub enum Code {
     NotFound,
     Conflict,
     Unauthenticated,
+    /// Signed in, but not allowed: a read-only operator's write, a missing CSRF token.
+    Forbidden,
     PayloadTooLarge,
     RateLimited,
     Internal,
@@ -45,6 +47,7 @@ impl Code {
         Code::NotFound,
         Code::Conflict,
         Code::Unauthenticated,
+        Code::Forbidden,
         Code::PayloadTooLarge,
         Code::RateLimited,
         Code::Internal,
@@ -69,6 +72,7 @@ impl Code {
             Code::NotFound => "NOT_FOUND",
             Code::Conflict => "CONFLICT",
             Code::Unauthenticated => "UNAUTHENTICATED",
+            Code::Forbidden => "FORBIDDEN",
             Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
             Code::RateLimited => "RATE_LIMITED",
             Code::Internal => "INTERNAL",
@@ -95,7 +99,8 @@ impl Code {
             | Code::FederationUnauthenticated
             | Code::FederationIssuerMismatch
             | Code::FederationInvalidClaims => 401,
-            Code::FederationConnectionDenied
+            Code::Forbidden
+            | Code::FederationConnectionDenied
             | Code::FederationSiteDenied
             | Code::FederationConfigureForbidden
             | Code::FederationPublicForbidden => 403,

@@ -7,7 +7,8 @@
 //!   the random half keeps ids unguessable and unique across processes;
 //! - run ids (the owner of a lease: an account sync run `as_`, a pixel's send
 //!   run `cs_`): random, so two processes never hold the same lease;
-//! - keys: `RASTRO_SECRETS_KEY` (32 bytes, base64) and the demo's host key.
+//! - keys: `RASTRO_SECRETS_KEY` (32 bytes, base64) and the demo's host key;
+//! - the dashboard's operator ids, session ids and CSRF tokens.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -62,6 +63,21 @@ pub fn secrets_key() -> Result<String> {
 /// A fresh random token of 24 bytes in hex (the demo's host key).
 pub fn token() -> Result<String> {
     Ok(hex(&random_bytes::<24>()?))
+}
+
+/// A dashboard operator's id.
+pub fn operator_id() -> Result<String> {
+    Ok(format!("op_{}", hex(&random_bytes::<12>()?)))
+}
+
+/// A dashboard session id (the cookie's value) or CSRF token: 32 random bytes in hex.
+pub fn session_secret() -> Result<String> {
+    Ok(hex(&random_bytes::<32>()?))
+}
+
+/// A short random password (the demo operator's, printed at start).
+pub fn demo_password() -> Result<String> {
+    Ok(hex(&random_bytes::<8>()?))
 }
 
 #[cfg(test)]

@@ -37,11 +37,32 @@ enum Command {
     },
     /// Print a fresh RASTRO_SECRETS_KEY (32 random bytes, base64).
     Keygen,
+    /// Dashboard operators (who may sign in to the page under `/`).
+    Operator {
+        #[command(subcommand)]
+        command: OperatorCommand,
+    },
     /// Run the fake Meta Graph API alone (demos and tests only, never for a customer).
     FakeGraph {
         /// address:port to serve the fake on.
         #[arg(long, env = "RASTRO_FAKE_GRAPH_LISTEN", default_value = "127.0.0.1:8090")]
         listen: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum OperatorCommand {
+    /// Create an operator, or replace one's password, rights and owner. The
+    /// password is asked for (or read from the first line of stdin).
+    Add {
+        /// The sign-in name (letters, digits, . _ - @).
+        name: String,
+        /// May change things (connect Meta, link, map events); without it, read only.
+        #[arg(long)]
+        configure: bool,
+        /// The Meta owner key the operator acts for (the agency's).
+        #[arg(long, default_value = rastrod::service::operators::DEFAULT_OWNER_KEY)]
+        owner_key: String,
     },
 }
 
@@ -83,6 +104,22 @@ fn main() -> ExitCode {
                 server::run(state, listener).await
             }
             Command::Keygen => Ok(()),
+            Command::Operator { command: OperatorCommand::Add { name, configure, owner_key } } => {
+                let password = read_password()?;
+                let db = db::Db::open(&config.database_url, 1, 1, 1)?;
+                let input = rastrod::service::operators::AddOperator {
+                    name: name.clone(),
+                    password,
+                    can_configure: configure,
+                    owner_key,
+                };
+                let created = rastrod::service::operators::add(&db, SystemClock.now_ms(), input).await;
+                db.close();
+                let verb = if created? { "created" } else { "updated (its sessions were signed out)" };
+                let rights = if configure { "may configure" } else { "read only" };
+                println!("operator {name} {verb}; {rights}");
+                Ok(())
+            }
             Command::Demo { no_agency } => {
                 if config.host_api_keys.is_empty() {
                     let key = rastrod::ids::token()?;
@@ -99,6 +136,13 @@ fn main() -> ExitCode {
                 let now = SystemClock.now_ms();
                 let written = demo::seed(&state.cx, now).await?;
                 tracing::info!(leads = written, "demo seeded");
+                let password = demo::operator(&state.db, now).await?;
+                println!(
+                    "dashboard: http://{}/  operator: {}  password: {}",
+                    state.config.listen,
+                    demo::DEMO_OPERATOR,
+                    password.expose()
+                );
                 if !no_agency {
                     demo::connect_agency(&state, now).await?;
                     tracing::info!("demo agency connected, linked and synced");
@@ -132,4 +176,30 @@ async fn run_fake_graph(listen: &str) -> rastrod::error::Result<()> {
     tracing::info!("fake graph: stopping");
     graph.stop().await;
     Ok(())
+}
+
+/// The new operator's password: asked on the terminal without echo, or the
+/// first line of stdin when it is not a terminal (scripts, CI).
+fn read_password() -> rastrod::error::Result<Secret> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let stdin = std::io::stdin();
+    let tty = stdin.is_terminal();
+    let echo = |on: bool| {
+        let _ = std::process::Command::new("stty").arg(if on { "echo" } else { "-echo" }).status();
+    };
+    if tty {
+        eprint!("password: ");
+        let _ = std::io::stderr().flush();
+        echo(false);
+    }
+    let mut line = String::new();
+    let read = stdin.lock().read_line(&mut line);
+    if tty {
+        echo(true);
+        eprintln!();
+    }
+    read.map_err(|e| rastrod::error::Error::invalid(format!("reading the password: {e}")))?;
+    let password = Secret::new(line.trim_end_matches(['\r', '\n']));
+    rastrod::service::operators::password::check(&password)?;
+    Ok(password)
 }

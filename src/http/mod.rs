@@ -2,6 +2,7 @@
 //! the application is assembled, for `main` and for the tests alike.
 
 pub mod auth;
+pub mod dashboard;
 pub mod errors;
 pub mod federation;
 pub mod host;
@@ -53,5 +54,6 @@ pub fn build_app(
                 .configure(host_federation::routes),
         )
         .configure(federation::routes)
+        .configure(dashboard::routes)
         .default_service(web::to(errors::not_found))
 }

@@ -6,7 +6,8 @@
 //! - `leads`: sites, leads, the board and its event map, the lead reports;
 //! - `meta`: the connection (tokens, login), links and pixels, the account
 //!   sync and its spend, `meta.status`, the Conversions API;
-//! - `federation`: the local grants of dashboard connections.
+//! - `federation`: the local grants of dashboard connections;
+//! - `operators`: who signs in to the built-in dashboard, sessions, the sign-in limit.
 //!
 //! Shared by every context: what a service is given (`context::Context`: db,
 //! clock, config, Graph client, secrets key), what a write changed and the one
@@ -18,5 +19,6 @@ pub mod effects;
 pub mod federation;
 pub mod leads;
 pub mod meta;
+pub mod operators;
 pub mod read_cache;
 pub mod validate;

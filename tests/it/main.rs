@@ -4,7 +4,9 @@
 mod common;
 
 mod board;
+mod browser;
 mod conversions;
+mod dashboard;
 mod errors;
 mod fake_graph;
 mod federation;
@@ -19,3 +21,4 @@ mod scale_out;
 mod shutdown;
 mod status;
 mod sync;
+mod webdriver;

@@ -19,6 +19,7 @@
 //!
 //! Every Graph answer carries the usage headers (low values by default).
 
+pub mod dialog;
 pub mod faults;
 pub mod login;
 pub mod png;

@@ -38,7 +38,9 @@ const ACTION_SOURCES: [&str; 9] = [
 const HASHED_KEYS: [&str; 10] = ["em", "ph", "fn", "ln", "ct", "st", "zp", "country", "ge", "db"];
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/fake-media/thumbnails/{name}", web::get().to(thumbnail)).default_service(web::to(graph));
+    cfg.route("/fake-media/thumbnails/{name}", web::get().to(thumbnail))
+        .route("/{version}/dialog/oauth", web::get().to(super::dialog::dialog))
+        .default_service(web::to(graph));
 }
 
 fn usage(state: &Shared, path: &str) -> Usage {

@@ -1,0 +1,63 @@
+//! The page's static files, compiled into the binary: nothing to build with
+//! Node, nothing to install next to the daemon.
+
+use actix_web::http::header;
+use actix_web::{HttpResponse, web};
+
+use crate::error::{Error, Result};
+
+/// (name, content type, body). Names are the only paths served.
+const FILES: &[(&str, &str, &str)] = &[
+    ("app.js", "text/javascript; charset=utf-8", include_str!("../../../assets/dashboard/app.js")),
+    ("strings.pt-BR.js", "text/javascript; charset=utf-8", include_str!("../../../assets/dashboard/strings.pt-BR.js")),
+    ("app.css", "text/css; charset=utf-8", include_str!("../../../assets/dashboard/app.css")),
+    ("retorno.js", "text/javascript; charset=utf-8", include_str!("../../../assets/dashboard/retorno.js")),
+];
+
+const INDEX: &str = include_str!("../../../assets/dashboard/index.html");
+const CALLBACK: &str = include_str!("../../../assets/dashboard/retorno.html");
+
+/// Scripts and styles from this origin only, no inline code, no framing; the
+/// login popup is the only other window the page talks to (postMessage).
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                   connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+fn html(body: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((header::CONTENT_SECURITY_POLICY, CSP))
+        .insert_header((header::X_FRAME_OPTIONS, "DENY"))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        // The callback's URL holds the login code: never send it on as a referrer.
+        .insert_header((header::REFERRER_POLICY, "no-referrer"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .body(body)
+}
+
+/// The page (open: it signs in with its own form, and every read behind it
+/// needs a session).
+pub async fn index() -> HttpResponse {
+    html(INDEX)
+}
+
+/// `/meta/retorno`: the Facebook Login popup lands here and hands
+/// `{code, state}` to the page that opened it.
+pub async fn callback() -> HttpResponse {
+    html(CALLBACK)
+}
+
+pub async fn asset(name: web::Path<String>) -> Result<HttpResponse> {
+    let name = name.into_inner();
+    let (_, kind, body) =
+        FILES.iter().find(|(n, _, _)| *n == name).ok_or_else(|| Error::not_found("no such dashboard file"))?;
+    Ok(HttpResponse::Ok()
+        .insert_header((header::CONTENT_TYPE, *kind))
+        .insert_header((header::X_CONTENT_TYPE_OPTIONS, "nosniff"))
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        .body(*body))
+}
+
+/// Every file's size, for the page-weight test and the README.
+pub fn total_bytes() -> usize {
+    INDEX.len() + FILES.iter().map(|(_, _, b)| b.len()).sum::<usize>()
+}

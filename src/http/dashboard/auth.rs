@@ -1,0 +1,93 @@
+//! Sign-in, sign-out and "who am I" (with the page's settings).
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::session;
+use crate::error::Result;
+use crate::service::meta::connection::SecretString;
+use crate::service::operators::{self, Operator, SESSION_TTL_MS};
+use crate::state::AppState;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignIn {
+    name: String,
+    /// Never logged, never answered.
+    password: SecretString,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SignedIn<'a> {
+    operator: &'a Operator,
+    csrf_token: &'a str,
+}
+
+/// The address the sign-in limit counts by: the TCP peer. A forwarded-for
+/// header is not trusted (anyone can write one); behind a proxy the per-name
+/// limit still holds.
+fn client(req: &HttpRequest) -> String {
+    req.peer_addr().map_or_else(|| "unknown".to_string(), |a| a.ip().to_string())
+}
+
+pub async fn sign_in(st: web::Data<AppState>, req: HttpRequest, body: web::Json<SignIn>) -> Result<HttpResponse> {
+    let SignIn { name, password } = body.into_inner();
+    let (cookie, s) = operators::sign_in(&st.db, st.now(), &name, password.0, &client(&req)).await?;
+    tracing::info!(operator = %s.operator.name, "dashboard sign-in");
+    let set = session::set_cookie(&req, Some(cookie.expose()), SESSION_TTL_MS / 1000);
+    Ok(HttpResponse::Ok()
+        .insert_header((header::SET_COOKIE, set))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .json(SignedIn { operator: &s.operator, csrf_token: &s.csrf_token }))
+}
+
+pub async fn sign_out(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
+    // The session and the CSRF token were checked by `session::require`.
+    session::signed_in(&req)?;
+    if let Some(raw) = session::cookie_value(&req) {
+        operators::sign_out(&st.db, &raw).await?;
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header((header::SET_COOKIE, session::set_cookie(&req, None, 0)))
+        .json(json!({"signedOut": true})))
+}
+
+/// The Facebook Login for Business dialog the popup opens, or null when the
+/// login cannot run (no app id, and not the fake).
+fn login(st: &AppState) -> serde_json::Value {
+    if let Some(fake) = &st.fake {
+        return json!({
+            "dialogUrl": format!("{}/{}/dialog/oauth", fake.base_url, crate::meta::fake::GRAPH_VERSION),
+            "clientId": crate::meta::fake::login::FAKE_APP_ID,
+            "configId": "fake-config",
+        });
+    }
+    match (&st.config.meta_app_id, &st.config.meta_app_secret) {
+        (Some(app), Some(_)) => json!({
+            "dialogUrl": format!("https://www.facebook.com/{}/dialog/oauth", crate::meta::fake::GRAPH_VERSION),
+            "clientId": app,
+            "configId": st.config.meta_login_config_id,
+        }),
+        _ => serde_json::Value::Null,
+    }
+}
+
+/// Who is signed in, the CSRF token for writes, the server's clock (the page
+/// computes its ranges from it) and the page's settings.
+pub async fn whoami(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
+    let s = session::signed_in(&req)?;
+    let c = &st.config;
+    Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(json!({
+        "operator": s.operator,
+        "csrfToken": s.csrf_token,
+        "now": st.now(),
+        "audience": c.dashboard_audience,
+        "productName": c.dashboard_product_name,
+        "partner": c.dashboard_partner,
+        "fakeMeta": st.fake.is_some(),
+        "login": login(&st),
+    })))
+}
