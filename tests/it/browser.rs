@@ -21,7 +21,7 @@ fn int(n: i64) -> String {
     let digits = n.abs().to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push('.');
         }
         out.push(ch);
@@ -179,6 +179,18 @@ backend_test!(the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    // A message whose state is not the one the page drew is refused.
+    b.js(
+        "window.postMessage({type:'rastro-meta-login',code:'forged-code',state:'forged'}, location.origin);",
+        json!([]),
+    )
+    .await;
+    b.wait_until(
+        "the state mismatch",
+        "var e=document.querySelector('#int-msg [role=alert]');return !!e&&e.textContent.indexOf('não confere')>=0;",
+        json!([]),
+    )
+    .await;
     b.switch_to(&popup.expect("the login popup opened")).await;
     b.click("#continuar").await;
     b.switch_to(&main).await;
