@@ -406,7 +406,7 @@
       if (st.adAccounts.length) {
         st.adAccounts.forEach(function (a) {
           var line = h("div", {}, a.name + " (" + a.adAccountId + ")");
-          if (a.own === false) add(line, h("div", { class: "lock" }, "🔒 " + t("lockedBy", { owner: otherOwnerLabel() })));
+          if (a.own === false) add(line, h("div", { class: "lock" }, t("lockedBy", { owner: otherOwnerLabel() })));
           else add(line, " ", h("button", { class: "danger", "data-unlink": a.adAccountId, disabled: !write, onclick: function () { unlinkDialog(st.siteId, a, msg, reload); } }, t("unlink")));
           add(acc, line);
         });
@@ -425,7 +425,7 @@
       if (st.pixel.pixelId) {
         add(px, h("div", {}, (st.pixel.name || "") + " (" + st.pixel.pixelId + ")"));
         if (st.pixel.testMode) add(px, h("div", { class: "alert" }, t("testMode")));
-        if (st.pixel.own === false) add(px, h("div", { class: "lock" }, "🔒 " + t("lockedBy", { owner: otherOwnerLabel() })));
+        if (st.pixel.own === false) add(px, h("div", { class: "lock" }, t("lockedBy", { owner: otherOwnerLabel() })));
         else add(px, h("button", { "data-remove-pixel": st.siteId, disabled: !write, onclick: function () {
           api("DELETE", "/dashboard/api/sites/" + encodeURIComponent(st.siteId) + "/pixel").then(function () { reload(t("saved")); }).catch(fail);
         } }, t("removePixel")));
@@ -453,7 +453,7 @@
       var q = filter.value.trim().toLowerCase();
       Array.prototype.forEach.call(tbody.children, function (tr) { tr.hidden = q && tr.getAttribute("data-name").indexOf(q) < 0; });
     });
-    var heads = [t("client")].concat(business() ? [] : [t("currency")]).concat([t("adAccount"), t("pixel"), t("sync"), t("events")]);
+    var heads = [business() ? t("site") : t("client")].concat(business() ? [] : [t("currency")]).concat([t("adAccount"), t("pixel"), t("sync"), t("events")]);
     return h("section", { id: "clients", "aria-labelledby": "clients-h" },
       h("h3", { id: "clients-h" }, business() ? t("yourAccount") : t("clientsTitle")),
       business() ? h("p", { class: "muted" }, t("productReads", { product: state.me.productName }) + ". " + t("pixelWarning", { product: state.me.productName })) : h("label", { for: "client-filter" }, t("filter"), filter),
@@ -491,7 +491,7 @@
       var copy = h("input", { type: "checkbox", id: "copy-map", disabled: readOnly });
       var note = h("div", { "aria-live": "polite" });
       var content = h("div", { id: "events-sheet" },
-        locked ? h("p", { class: "lock" }, "🔒 " + t("eventsLocked")) : h("p", { class: "muted" }, t("eventsSheetHelp")),
+        locked ? h("p", { class: "lock" }, t("eventsLocked")) : h("p", { class: "muted" }, t("eventsSheetHelp")),
         map.columns.length ? h("table", {}, h("tbody", {}, rows)) : h("p", {}, t("noColumns")),
         h("label", { class: "inline", for: "send-lead" }, sendLead, t("sendLeadEvent")),
         !business() ? h("label", { class: "inline", for: "copy-map" }, copy, t("copyEventMap")) : null,
@@ -510,11 +510,12 @@
   function conversionsFeed(feed) {
     var sec = h("section", { id: "conversions", "aria-labelledby": "conv-h" }, h("h3", { id: "conv-h" }, t("conversionsTitle")));
     if (!feed.length) { add(sec, h("p", {}, t("noConversions"))); return sec; }
-    var heads = [t("event"), t("client"), t("leadLabel"), t("ad"), t("value"), t("status"), t("when")];
+    // Business copy never names clients: one company, one site.
+    var heads = [t("event")].concat(business() ? [] : [t("client")]).concat([t("leadLabel"), t("ad"), t("value"), t("status"), t("when")]);
     add(sec, h("table", {}, h("thead", {}, h("tr", {}, heads.map(function (x) { return h("th", { scope: "col" }, x); }))),
       h("tbody", {}, feed.map(function (c) {
         var sc = site(c.siteId) || { name: c.siteId };
-        return h("tr", { "data-event": c.eventId }, h("td", {}, t("event_" + c.eventName)), h("td", {}, sc.name), h("td", {}, c.leadLabel || S.unknown),
+        return h("tr", { "data-event": c.eventId }, h("td", {}, t("event_" + c.eventName)), business() ? null : h("td", {}, sc.name), h("td", {}, c.leadLabel || S.unknown),
           h("td", {}, c.adName || c.adId || S.unknown), h("td", { class: "n" }, c.valueFmt),
           h("td", {}, t("status_" + c.status)), h("td", {}, date(c.createdAt, true, sc.timezone)));
       }))));

@@ -89,6 +89,7 @@ window.RASTRO_STRINGS = {
   yourAccount: "Sua conta de anúncio",
   filter: "Filtrar clientes",
   client: "Cliente",
+  site: "Site",
   currency: "Moeda",
   adAccount: "Conta de anúncio",
   pixel: "Pixel",
