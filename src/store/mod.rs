@@ -1,6 +1,7 @@
 //! diesel queries grouped by bounded context (`leads`: sites, leads, the
 //! board, the lead rollups; `meta`: connections, links, pixels, the sync's
-//! state, spend and catalog, the conversions queue; `federation`: grants). Plain functions over `&mut AnyConnection`;
+//! state, spend and catalog, the conversions queue; `federation`: grants;
+//! `operators`: the dashboard's operators, sessions and failed sign-ins). Plain functions over `&mut AnyConnection`;
 //! callers run them through `Db::run` (reads) or `Db::write` (group commit).
 //!
 //! Single-row lookups end in `get_result`, never `first`: diesel binds
@@ -14,3 +15,4 @@
 pub mod federation;
 pub mod leads;
 pub mod meta;
+pub mod operators;

@@ -260,12 +260,19 @@ backend_test!(the_business_audience_names_the_company_and_its_partner, business_
     app.post("/v1/sites/loja-x/ad-accounts", json!({"ownerKey": "partner:gio", "adAccountId": "act_1029384756"}))
         .await
         .ok();
+    // The company's own login came with a short-lived token whose trade failed: it expires soon.
+    let fake = app.state.fake.as_ref().unwrap().base_url.clone();
+    let fault = json!({"match": "/oauth/access_token", "kind": "server_error", "skip": 1});
+    reqwest::Client::new().post(format!("{fake}/__fake/faults")).json(&fault).send().await.unwrap();
+    let login = json!({"code": "code-user-token-empresa", "redirectUri": "https://app.example.com/meta/retorno"});
+    app.post("/v1/meta/owners/business:loja-x/connection/code", login).await.ok();
     operator(&app, "empresa", true, "business:loja-x").await;
     sign_in(&b, &app.base, "empresa").await;
     b.click("[data-view=integrations]").await;
     b.wait_for("#partner").await;
     assert_eq!(b.text("#partner h3").await, "O parceiro Gio cuida dos seus anúncios na Meta");
     assert_eq!(b.text("#conn-h").await, "Conexão Meta");
+    assert!(b.text("#expiring").await.contains("vence em menos de 7 dias"));
     assert_eq!(b.text("#clients-h").await, "Sua conta de anúncio");
     let rows = b.js("return document.querySelectorAll('#clients tbody tr').length;", json!([])).await;
     assert_eq!(rows, json!(1), "business mode shows the first site alone");

@@ -7,7 +7,6 @@
 //! layer (and the CLI) pass what they have.
 
 pub mod password;
-pub mod store;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -16,7 +15,7 @@ use crate::clock::{HOUR_MS, MINUTE_MS};
 use crate::config::Secret;
 use crate::db::Db;
 use crate::error::{Code, Error, Result};
-use store::{OperatorRow, SessionRow};
+use crate::store::operators::{self as store, OperatorRow, SessionRow};
 
 /// How long a session lasts from sign-in.
 pub const SESSION_TTL_MS: i64 = 12 * HOUR_MS;

@@ -1,5 +1,5 @@
-//! The operators' tables (declared here, next to their only queries, so the
-//! dashboard's context stays in one folder).
+//! Queries on the dashboard's operators, their sessions and failed sign-ins.
+//! The tables are declared here, next to their only queries.
 
 use diesel::prelude::*;
 
@@ -37,6 +37,7 @@ diesel::table! {
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = operators)]
+#[diesel(treat_none_as_default_value = false)]
 pub struct OperatorRow {
     pub id: String,
     pub name: String,
