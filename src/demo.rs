@@ -223,7 +223,7 @@ pub const DEMO_OPERATOR: &str = "demo";
 
 /// Creates the demo operator, or gives it a new password: answers the password,
 /// which `rastrod demo` prints with the address.
-pub async fn operator(db: &Db, now: i64) -> Result<crate::config::Secret> {
+pub async fn operator(db: &crate::db::Db, now: i64) -> Result<crate::config::Secret> {
     use crate::service::operators::{self, AddOperator};
     let password = crate::config::Secret::new(crate::ids::demo_password()?);
     let input = AddOperator {

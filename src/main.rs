@@ -136,10 +136,10 @@ fn main() -> ExitCode {
                 let now = SystemClock.now_ms();
                 let written = demo::seed(&state.cx, now).await?;
                 tracing::info!(leads = written, "demo seeded");
-                let password = demo::operator(&state.db, now).await?;
+                let password = demo::operator(&state.cx.db, now).await?;
                 println!(
                     "dashboard: http://{}/  operator: {}  password: {}",
-                    state.config.listen,
+                    state.cx.config.listen,
                     demo::DEMO_OPERATOR,
                     password.expose()
                 );

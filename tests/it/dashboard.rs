@@ -19,7 +19,7 @@ pub async fn operator(app: &TestApp, name: &str, configure: bool, owner: &str) {
         can_configure: configure,
         owner_key: owner.into(),
     };
-    operators::add(&app.state.db, app.state.now(), input).await.unwrap();
+    operators::add(&app.state.cx.db, app.state.now(), input).await.unwrap();
 }
 
 /// A signed-in browser without the browser: the cookie and the CSRF token.
@@ -88,7 +88,7 @@ impl Dash {
 
 /// The demo: two sites with leads, the sample agency connected, linked and synced.
 pub async fn demo(app: &TestApp) {
-    rastrod::demo::seed(&app.state.db, T0).await.unwrap();
+    rastrod::demo::seed(&app.state.cx, T0).await.unwrap();
     rastrod::demo::connect_agency(&app.state, T0).await.unwrap();
 }
 

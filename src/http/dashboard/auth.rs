@@ -35,7 +35,7 @@ fn client(req: &HttpRequest) -> String {
 
 pub async fn sign_in(st: web::Data<AppState>, req: HttpRequest, body: web::Json<SignIn>) -> Result<HttpResponse> {
     let SignIn { name, password } = body.into_inner();
-    let (cookie, s) = operators::sign_in(&st.db, st.now(), &name, password.0, &client(&req)).await?;
+    let (cookie, s) = operators::sign_in(&st.cx.db, st.now(), &name, password.0, &client(&req)).await?;
     tracing::info!(operator = %s.operator.name, "dashboard sign-in");
     let set = session::set_cookie(&req, Some(cookie.expose()), SESSION_TTL_MS / 1000);
     Ok(HttpResponse::Ok()
@@ -48,7 +48,7 @@ pub async fn sign_out(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
     // The session and the CSRF token were checked by `session::require`.
     session::signed_in(&req)?;
     if let Some(raw) = session::cookie_value(&req) {
-        operators::sign_out(&st.db, &raw).await?;
+        operators::sign_out(&st.cx.db, &raw).await?;
     }
     Ok(HttpResponse::Ok()
         .insert_header((header::SET_COOKIE, session::set_cookie(&req, None, 0)))
@@ -65,11 +65,11 @@ fn login(st: &AppState) -> serde_json::Value {
             "configId": "fake-config",
         });
     }
-    match (&st.config.meta_app_id, &st.config.meta_app_secret) {
+    match (&st.cx.config.meta_app_id, &st.cx.config.meta_app_secret) {
         (Some(app), Some(_)) => json!({
             "dialogUrl": format!("https://www.facebook.com/{}/dialog/oauth", crate::meta::fake::GRAPH_VERSION),
             "clientId": app,
-            "configId": st.config.meta_login_config_id,
+            "configId": st.cx.config.meta_login_config_id,
         }),
         _ => serde_json::Value::Null,
     }
@@ -79,7 +79,7 @@ fn login(st: &AppState) -> serde_json::Value {
 /// computes its ranges from it) and the page's settings.
 pub async fn whoami(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
     let s = session::signed_in(&req)?;
-    let c = &st.config;
+    let c = &st.cx.config;
     Ok(HttpResponse::Ok().insert_header((header::CACHE_CONTROL, "no-store")).json(json!({
         "operator": s.operator,
         "csrfToken": s.csrf_token,

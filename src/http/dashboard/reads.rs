@@ -17,7 +17,7 @@ use crate::state::AppState;
 
 pub async fn list_sites(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
     signed_in(&req)?;
-    Ok(HttpResponse::Ok().json(st.db.run(sites::list).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(sites::list).await?))
 }
 
 fn count(v: &Value, k: &str) -> i64 {
@@ -98,9 +98,10 @@ pub async fn leads_report(
     signed_in(&req)?;
     let args = body.into_inner();
     reports::check_report(&args)?;
-    let caps = reports::Caps::from_config(&st.config);
+    let caps = reports::Caps::from_config(&st.cx.config);
     let ids = args.site_ids.clone();
     let (report, site_rows) = st
+        .cx
         .db
         .run(move |c| {
             let report = reports::leads_report(c, args, caps)?;
@@ -119,7 +120,7 @@ pub async fn leads_daily(
     signed_in(&req)?;
     let args = body.into_inner();
     reports::check_daily(&args)?;
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| reports::leads_daily(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_daily(c, args)).await?))
 }
 
 pub async fn list_leads(
@@ -129,7 +130,7 @@ pub async fn list_leads(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| leads::list(c, q)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| leads::list(c, q)).await?))
 }
 
 pub async fn lead_journey(
@@ -140,7 +141,7 @@ pub async fn lead_journey(
     signed_in(&req)?;
     let (site, lead) = path.into_inner();
     let (journey, currency) =
-        st.db.run(move |c| Ok((leads::journey(c, &site, &lead)?, sites::get(c, &site)?.currency))).await?;
+        st.cx.db.run(move |c| Ok((leads::journey(c, &site, &lead)?, sites::get(c, &site)?.currency))).await?;
     let mut v = serde_json::to_value(&journey).map_err(crate::error::Error::internal)?;
     for e in v["history"].as_array_mut().into_iter().flatten() {
         let cents = e["revenueCents"].as_i64();
@@ -151,8 +152,8 @@ pub async fn lead_journey(
 
 pub async fn meta_connection(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
     let s = signed_in(&req)?;
-    let (key, owner) = (st.secrets.clone(), s.operator.owner_key);
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| meta_connection::view(c, key.as_ref(), &owner)).await?))
+    let (key, owner) = (st.cx.secrets.clone(), s.operator.owner_key);
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| meta_connection::view(c, key.as_ref(), &owner)).await?))
 }
 
 #[derive(Deserialize)]
@@ -181,7 +182,7 @@ pub async fn meta_status(
             now: Some(now),
             owner_key: Some(s.operator.owner_key.clone()),
         };
-        let answer = meta_status::status_cached(&st, args).await?;
+        let answer = meta_status::status_cached(&st.cx, args).await?;
         let v = serde_json::to_value(&*answer).map_err(crate::error::Error::internal)?;
         out.extend(v.as_array().cloned().unwrap_or_default());
     }
@@ -192,7 +193,7 @@ pub async fn event_map(st: web::Data<AppState>, req: HttpRequest, path: web::Pat
     signed_in(&req)?;
     // The day's start, as the seed's dashboard passes it.
     let (site, now) = (path.into_inner(), utc_day_start(st.now()));
-    Ok(HttpResponse::Ok().json(st.db.run(move |c| pipeline::event_map(c, &site, Some(now))).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| pipeline::event_map(c, &site, Some(now))).await?))
 }
 
 #[derive(Deserialize)]
@@ -217,6 +218,7 @@ pub async fn conversions_feed(
     }
     let limit = q.limit.unwrap_or(30);
     let rows = st
+        .cx
         .db
         .run(move |c| {
             let mut all = Vec::new();
@@ -251,7 +253,7 @@ pub async fn unlink_preview(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let (site, account) = path.into_inner();
-    let p = st.db.run(move |c| meta_sync::unlink_preview(c, &site, &account)).await?;
+    let p = st.cx.db.run(move |c| meta_sync::unlink_preview(c, &site, &account)).await?;
     let mut v = serde_json::to_value(&p).map_err(crate::error::Error::internal)?;
     let cur = v["currency"].as_str().unwrap_or("BRL").to_string();
     v["spend"] = json!(format_money(v["spendCents"].as_i64(), &cur));

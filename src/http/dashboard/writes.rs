@@ -29,8 +29,7 @@ pub async fn set_connection(
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let input = SetMetaConnection { access_token: body.into_inner().access_token };
-    let listing = connection::set_connection(&st, &s.operator.owner_key, input).await?;
-    st.sync_changed();
+    let listing = connection::set_connection(&st.cx, &s.operator.owner_key, input).await?;
     Ok(HttpResponse::Ok().json(listing))
 }
 
@@ -40,23 +39,20 @@ pub async fn connect_with_code(
     body: web::Json<ConnectWithCode>,
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
-    let listing = connection::connect_with_code(&st, &s.operator.owner_key, body.into_inner()).await?;
-    st.sync_changed();
+    let listing = connection::connect_with_code(&st.cx, &s.operator.owner_key, body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(listing))
 }
 
 pub async fn refresh(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
     let s = may_write(&req)?;
-    let listing = connection::refresh(&st, &s.operator.owner_key).await;
-    st.sync_changed();
+    let listing = connection::refresh(&st.cx, &s.operator.owner_key).await;
     Ok(HttpResponse::Ok().json(listing?))
 }
 
 pub async fn disconnect(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let owner = s.operator.owner_key;
-    let removed = st.db.write(move |c| connection::remove(c, &owner)).await?;
-    st.sync_changed();
+    let removed = st.cx.write(move |c| connection::remove(c, &owner)).await?;
     Ok(HttpResponse::Ok().json(removed))
 }
 
@@ -80,8 +76,7 @@ pub async fn link(
         only_own: true,
     };
     links::check_link(&input)?;
-    let link = st.db.write(move |c| links::link(c, now, &site, input)).await?;
-    st.sync_changed();
+    let link = st.cx.write(move |c| links::link(c, now, &site, input)).await?;
     Ok(HttpResponse::Ok().json(link))
 }
 
@@ -92,8 +87,7 @@ pub async fn unlink(
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let ((site, account), owner) = (path.into_inner(), s.operator.owner_key);
-    let removed = st.db.write(move |c| links::unlink(c, &site, &account, Some(&owner))).await?;
-    st.sync_changed();
+    let removed = st.cx.write(move |c| links::unlink(c, &site, &account, Some(&owner))).await?;
     Ok(HttpResponse::Ok().json(removed))
 }
 
@@ -121,13 +115,13 @@ pub async fn set_pixel(
         send_lead_event: b.send_lead_event,
         only_own: true,
     };
-    Ok(HttpResponse::Ok().json(links::set_pixel(&st, &path.into_inner(), input).await?))
+    Ok(HttpResponse::Ok().json(links::set_pixel(&st.cx, &path.into_inner(), input).await?))
 }
 
 pub async fn remove_pixel(st: web::Data<AppState>, req: HttpRequest, path: web::Path<String>) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let (site, owner) = (path.into_inner(), s.operator.owner_key);
-    Ok(HttpResponse::Ok().json(st.db.write(move |c| links::remove_pixel(c, &site, Some(&owner))).await?))
+    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| links::remove_pixel(c, &site, Some(&owner))).await?))
 }
 
 #[derive(Deserialize)]
@@ -156,16 +150,17 @@ pub async fn set_event_map(
     let input =
         SetEventMap { columns: b.columns.clone(), send_lead_event: b.send_lead_event, owner_key: Some(owner.clone()) };
     let this = site.clone();
-    let map = st.db.write(move |c| pipeline::set_event_map(c, now, &this, input)).await?;
+    let map = st.cx.write_plain(move |c| pipeline::set_event_map(c, now, &this, input)).await?;
     let mut copied = Vec::new();
-    if b.copy_to_others && st.config.dashboard_audience == "agency" {
+    if b.copy_to_others && st.cx.config.dashboard_audience == "agency" {
         let keys: Vec<String> = map.columns.iter().map(|c| c.key.clone()).collect();
-        for other in st.db.run(sites::list).await? {
+        for other in st.cx.db.run(sites::list).await? {
             if other.site_id == site {
                 continue;
             }
             let (id, k) = (other.site_id.clone(), keys.clone());
             let same = st
+                .cx
                 .db
                 .run(move |c| Ok(pipeline::event_map(c, &id, None)?.columns.iter().map(|c| c.key.clone()).eq(k)))
                 .await?;
@@ -175,7 +170,7 @@ pub async fn set_event_map(
             let input =
                 SetEventMap { columns: b.columns.clone(), send_lead_event: None, owner_key: Some(owner.clone()) };
             let id = other.site_id.clone();
-            match st.db.write(move |c| pipeline::set_event_map(c, now, &id, input)).await {
+            match st.cx.write_plain(move |c| pipeline::set_event_map(c, now, &id, input)).await {
                 Ok(_) => copied.push(other.site_id),
                 // Another owner's pixel decides that client's events: not a target.
                 Err(e) if e.code == Code::Conflict => {}
@@ -189,7 +184,6 @@ pub async fn set_event_map(
 pub async fn sync_now(st: web::Data<AppState>, req: HttpRequest, path: web::Path<String>) -> Result<HttpResponse> {
     may_write(&req)?;
     let (site, now) = (path.into_inner(), st.now());
-    let answer = st.db.write(move |c| meta_sync::sync_now(c, now, &site)).await?;
-    st.sync_changed();
+    let answer = st.cx.write(move |c| meta_sync::sync_now(c, now, &site)).await?;
     Ok(HttpResponse::Ok().json(answer))
 }
