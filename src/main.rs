@@ -79,8 +79,7 @@ fn main() -> ExitCode {
             }
             Command::Serve => {
                 let listener = server::bind(&config)?;
-                let state = server::open_state(config, Arc::new(SystemClock)).await?;
-                server::run(state, listener).await
+                server::start(config, Arc::new(SystemClock), listener).await?.until_signal().await
             }
             Command::Keygen => Ok(()),
             Command::Demo { no_agency } => {
@@ -95,15 +94,18 @@ fn main() -> ExitCode {
                     config.secrets_key = Some(demo::secrets_key(&config.data_dir)?);
                 }
                 let listener = server::bind(&config)?;
-                let state = server::open_state(config, Arc::new(SystemClock)).await?;
-                let now = SystemClock.now_ms();
-                let written = demo::seed(&state.cx, now).await?;
-                tracing::info!(leads = written, "demo seeded");
-                if !no_agency {
-                    demo::connect_agency(&state, now).await?;
-                    tracing::info!("demo agency connected, linked and synced");
-                }
-                server::run(state, listener).await
+                // Seeded before the actors and the server start, as if the sample were there from a previous run.
+                let seed = async |state: &rastrod::state::AppState| {
+                    let now = SystemClock.now_ms();
+                    let written = demo::seed(&state.cx, now).await?;
+                    tracing::info!(leads = written, "demo seeded");
+                    if !no_agency {
+                        demo::connect_agency(state, now).await?;
+                        tracing::info!("demo agency connected, linked and synced");
+                    }
+                    Ok(())
+                };
+                server::start_with(config, Arc::new(SystemClock), listener, seed).await?.until_signal().await
             }
             Command::FakeGraph { listen } => run_fake_graph(&listen).await,
         }

@@ -145,6 +145,12 @@ impl Handler<Stop> for AccountSync {
     type Result = ();
 
     fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
-        ctx.stop();
+        // A drain in flight finishes first: stopping drops the actor's futures,
+        // and a run dropped mid-way leaves its lease held (the account blocked
+        // for RASTRO_SYNC_LEASE, here and in every other process). The lock is
+        // fair, so the stop comes before any drain woken after it; those are
+        // dropped while they still wait for it, before taking a lease.
+        let running = self.running.clone();
+        ctx.spawn(async move { drop(running.lock().await) }.into_actor(self).map(|(), _, ctx| ctx.stop()));
     }
 }
