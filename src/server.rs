@@ -62,7 +62,9 @@ pub async fn run(state: AppState, listener: TcpListener) -> Result<()> {
         .run();
     tracing::info!(%addr, workers, "rastrod listening");
     let outcome = server.await;
-    tracing::info!("HTTP server stopped; committing queued writes");
+    tracing::info!("HTTP server stopped; stopping the syncs and sends");
+    crate::actors::shutdown(&state.actors, state.cx.config.shutdown_grace).await;
+    tracing::info!("committing queued writes");
     state.cx.db.close();
     tracing::info!("shutdown complete");
     outcome.map_err(Error::internal)
