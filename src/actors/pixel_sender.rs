@@ -16,8 +16,8 @@
 //!   it is done: tests drive the schedule with the manual clock and never sleep.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use actix::prelude::*;

@@ -106,7 +106,12 @@ impl Federation {
         Manifest {
             protocol: PROTOCOL,
             capabilities: self.capabilities(),
-            functions: Function::ALL.iter().map(|f| f.spec()).filter(|f| self.serves(f.capability)).map(|f| f.name).collect(),
+            functions: Function::ALL
+                .iter()
+                .map(|f| f.spec())
+                .filter(|f| self.serves(f.capability))
+                .map(|f| f.name)
+                .collect(),
             limits: Limits {
                 max_sites: validate::MAX_SITES,
                 max_report_days: crate::service::leads::reports::REPORT_MAX_DAYS,

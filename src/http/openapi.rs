@@ -62,8 +62,8 @@ struct ErrorCodes;
 
 impl Modify for ErrorCodes {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
         use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
         use crate::error::Code;
         let Some(components) = openapi.components.as_mut() else { return };

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::clock::DAY_MS;
+use crate::codes::Fault;
 use crate::config::Secret;
 use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
@@ -19,7 +20,6 @@ use crate::meta::graph::{ErrorClass, GraphClient};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::meta::errors::from_graph;
-use crate::codes::Fault;
 use crate::service::validate;
 use crate::store::meta::{self as store, ConnectionRow, ListedAccountRow, ListedPixelRow, PixelSource};
 

@@ -12,8 +12,8 @@ use crate::service::context::Context;
 use crate::service::leads::sites;
 use crate::service::meta::conversions::{self, ConversionCounters};
 use crate::service::validate;
-use crate::store::meta::{self as meta_store, PixelSource};
 use crate::store::meta::sync as sync_store;
+use crate::store::meta::{self as meta_store, PixelSource};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -9,13 +9,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::*;
 use crate::clock::utc_day_start;
+use crate::codes::Fault;
 use crate::config::{Config, Secret};
 use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::{CustomData, ErrorClass, GraphError, ServerEvent, UserData};
 use crate::service::context::Context;
-use crate::codes::Fault;
 use crate::service::meta::connection;
 use crate::store::meta::conversions::{self as store, End, FAILED, SENT};
 use crate::store::meta::{self as meta_store, ConnectionRow, PixelSource};
@@ -270,9 +270,8 @@ fn record_refused(
     now: i64,
 ) -> Result<Round> {
     let still_stored = match token {
-        TokenSource::Own { version, .. } => {
-            meta_store::pixel(conn, site_id)?.is_some_and(|p| p.source == PixelSource::Token && p.token_version == *version)
-        }
+        TokenSource::Own { version, .. } => meta_store::pixel(conn, site_id)?
+            .is_some_and(|p| p.source == PixelSource::Token && p.token_version == *version),
         TokenSource::Connection(row) => {
             meta_store::connection(conn, &row.owner_key)?.is_some_and(|c| c.token_version == row.token_version)
         }
@@ -337,7 +336,8 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
                 Round { failed, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::Permission => {
-                let error = Fault::PermissionDenied.with(format_args!("the token cannot send to this pixel ({})", e.message));
+                let error =
+                    Fault::PermissionDenied.with(format_args!("the token cannot send to this pixel ({})", e.message));
                 let failed = st.db.write(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
                 Round { failed, ..Round::default() }
             }

@@ -14,13 +14,13 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::clock::DAY_MS;
+use crate::codes::Fault;
 use crate::config::Secret;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::meta::graph::{ErrorClass, GraphError, INSIGHTS_PAGE_LIMIT, Usage};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
-use crate::codes::Fault;
 use crate::service::meta::connection as meta_connection;
 use crate::store::meta as meta_store;
 use crate::store::meta::sync::{self as store, CatalogRow, SpendRow, SyncRow};
