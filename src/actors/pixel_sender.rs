@@ -100,13 +100,11 @@ impl PixelSenders {
         addr
     }
 
-    /// Wakes the sender of each site in `sites` (a snapshot of the queue), and
-    /// forgets the children that died.
+    /// Wakes the sender of each site in `sites` (a dead one is started again).
     fn wake(&mut self, ctx: &mut Context<Self>, sites: Vec<String>) {
         if self.stopping {
             return;
         }
-        self.children.retain(|_, addr| addr.connected());
         for site in sites {
             self.child(ctx, &site).do_send(Wake);
         }
@@ -152,7 +150,12 @@ impl Handler<Sweep> for PixelSenders {
         let st = self.st.clone();
         Box::pin(read.into_actor(self).then(move |sites, act, ctx| {
             match sites {
-                Ok(sites) => act.wake(ctx, sites),
+                Ok(sites) => {
+                    // The sweep, not each wake-up, forgets the children that died: a lead
+                    // write's wake-up stays one map lookup however many pixels there are.
+                    act.children.retain(|_, addr| addr.connected());
+                    act.wake(ctx, sites)
+                }
                 Err(e) => tracing::warn!(error = %e, "conversions sweep: reading the queue failed"),
             }
             async move {
