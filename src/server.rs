@@ -139,7 +139,9 @@ impl RunningServer {
     async fn shutdown(self, graceful: bool) -> Result<()> {
         self.handle.stop(graceful).await;
         let outcome = self.serving.await.map_err(Error::internal)?;
-        tracing::info!("HTTP server stopped; committing queued writes");
+        tracing::info!("HTTP server stopped; stopping the syncs and sends");
+        crate::actors::shutdown(&self.state.actors, self.state.cx.config.shutdown_grace).await;
+        tracing::info!("committing queued writes");
         self.state.cx.db.close();
         tracing::info!("shutdown complete");
         outcome.map_err(Error::internal)

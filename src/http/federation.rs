@@ -35,8 +35,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/federation/manifest", web::get().to(manifest));
     // Each function at its own static path first: matching it (here and for the
     // metrics label) compares a string instead of running the pattern's regex.
-    for spec in federation::functions::FUNCTIONS {
-        let name = spec.name;
+    for function in federation::Function::ALL {
+        let name = function.name();
         cfg.route(
             &format!("/federation/{name}"),
             web::post().to(move |st: web::Data<AppState>, req: HttpRequest, body: web::Payload| {

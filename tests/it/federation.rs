@@ -15,7 +15,7 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rastrod::federation::functions::{FUNCTIONS, spec};
+use rastrod::federation::Function;
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, CASA_LISBOA, LOJA_X, PET_MANIA};
 use serde_json::{Value, json};
 
@@ -284,7 +284,7 @@ impl Fed {
 
     /// The Convex call of the function's own kind.
     pub async fn convex(&self, token: Option<&str>, name: &str, args: Value) -> Answer {
-        let kind = spec(name).map_or("query", |s| s.kind.as_str());
+        let kind = Function::parse(name).map_or("query", |f| f.spec().kind.as_str());
         self.convex_as(token, kind, name, args).await
     }
 
@@ -454,7 +454,7 @@ backend_test!(the_manifest_needs_no_token_and_names_what_is_on, fed_builder, |fe
     let manifest = fed.both(None, "manifest", json!({})).await.unwrap();
     assert_eq!(manifest["protocol"], "rastro-federation/1");
     assert_eq!(manifest["capabilities"], json!(["configure", "leads", "metaAds"]));
-    let names: Vec<&str> = FUNCTIONS.iter().map(|f| f.name).collect();
+    let names: Vec<&str> = Function::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(manifest["functions"], json!(names));
     for name in ["leadsReport", "leadsDaily", "metaConnection", "setMetaEventMap", "updateSite"] {
         assert!(names.contains(&name), "{name}");

@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::usage::Usage;
+use crate::codes::Fault;
 
 /// What the caller should do about a failed call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,17 +29,22 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// rastrod's failure code for this class.
+    pub fn fault(self) -> Fault {
+        match self {
+            ErrorClass::TokenRefused => Fault::MetaTokenInvalid,
+            ErrorClass::Throttled => Fault::RateLimited,
+            ErrorClass::Transient => Fault::MetaUnavailable,
+            ErrorClass::TooMuchData => Fault::MetaTruncated,
+            ErrorClass::Permission => Fault::PermissionDenied,
+            ErrorClass::AppRefused => Fault::MetaLoginUnavailable,
+            ErrorClass::Invalid => Fault::MetaInvalid,
+        }
+    }
+
     /// rastrod's error code for this class.
     pub fn code_str(self) -> &'static str {
-        match self {
-            ErrorClass::TokenRefused => "META_TOKEN_INVALID",
-            ErrorClass::Throttled => "RATE_LIMITED",
-            ErrorClass::Transient => "META_UNAVAILABLE",
-            ErrorClass::TooMuchData => "META_TRUNCATED",
-            ErrorClass::Permission => "PERMISSION_DENIED",
-            ErrorClass::AppRefused => "META_LOGIN_UNAVAILABLE",
-            ErrorClass::Invalid => "META_INVALID",
-        }
+        self.fault().as_str()
     }
 }
 
