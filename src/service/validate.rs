@@ -15,10 +15,11 @@ fn id_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')
 }
 
-/// `siteId`: 1–64 characters of `[A-Za-z0-9_.:-]`.
+/// `siteId`: 1–64 characters of `[A-Za-z0-9_.:-]`, but not `.` or `..`
+/// (a URL path would resolve them away, so such a site could never be reached).
 pub fn site_id(s: &str) -> Result<()> {
-    if s.is_empty() || s.len() > 64 || !s.chars().all(id_char) {
-        return Err(Error::invalid("siteId must be 1-64 characters of [A-Za-z0-9_.:-]"));
+    if s.is_empty() || s.len() > 64 || !s.chars().all(id_char) || s == "." || s == ".." {
+        return Err(Error::invalid("siteId must be 1-64 characters of [A-Za-z0-9_.:-], not . or .."));
     }
     Ok(())
 }

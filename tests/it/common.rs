@@ -143,20 +143,16 @@ impl TestAppBuilder {
         env.entry("RASTRO_HOST_API_KEY".into()).or_insert_with(|| HOST_KEY.into());
         env.entry("RASTRO_LISTEN".into()).or_insert_with(|| "127.0.0.1:0".into());
         env.entry("RASTRO_DATABASE_POOL_SIZE".into()).or_insert_with(|| "4".into());
+        env.entry("RASTRO_SHUTDOWN_GRACE".into()).or_insert_with(|| "1s".into());
         let config = Config::load_from(None, &env).expect("test config");
         let clock = ManualClock::new(T0);
         let listener = rastrod::server::bind(&config).unwrap();
         let addr = listener.local_addr().unwrap();
         let state = rastrod::server::open_state(config, clock.clone()).await.expect("opening the test database");
         rastrod::actors::start(&state.cx, &state.actors);
-        let app_state = state.clone();
-        let server = actix_web::HttpServer::new(move || rastrod::http::build_app(app_state.clone()))
-            .workers(1)
-            .disable_signals()
-            .shutdown_timeout(1)
-            .listen(listener)
-            .unwrap()
-            .run();
+        // The daemon's own server (connection caps, parse-error bodies), one worker, no signals.
+        let opts = rastrod::server::ServeOptions { workers: 1, signals: false };
+        let server = rastrod::server::http_server(&state, listener, opts).unwrap();
         let handle = server.handle();
         actix_web::rt::spawn(server);
         Some(TestApp {
