@@ -15,6 +15,7 @@ mod graph_client;
 mod hardening;
 mod leads;
 mod meta_connection;
+mod meta_login;
 mod ops;
 mod reports;
 mod scale_out;
