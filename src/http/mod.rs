@@ -12,6 +12,7 @@ pub mod host_federation;
 pub mod host_meta;
 pub mod metrics;
 pub mod openapi;
+pub mod openapi_contract;
 pub mod ops;
 pub mod routes;
 

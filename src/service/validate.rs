@@ -118,6 +118,11 @@ MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD 
 RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH \
 UGX USD UYU UZS VED VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG";
 
+/// The ISO 4217 codes `currency` takes (the OpenAPI document lists them).
+pub fn currencies() -> Vec<&'static str> {
+    CURRENCIES.split_whitespace().collect()
+}
+
 pub fn currency(c: &str) -> Result<()> {
     if c.len() == 3 && CURRENCIES.split_ascii_whitespace().any(|k| k == c) {
         Ok(())
