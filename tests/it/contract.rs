@@ -41,6 +41,8 @@ async fn the_openapi_document_holds_against_the_server() {
         .args(["--no-shrink", "-H", &format!("Authorization: Bearer {HOST_KEY}")])
         .arg("--report-dir")
         .arg(&report)
+        // Its cache folder goes there too, not into the repository.
+        .current_dir(&report)
         .stdout(std::fs::File::create(&log).unwrap())
         .stderr(std::process::Stdio::inherit())
         .spawn()
