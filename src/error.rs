@@ -16,6 +16,14 @@ pub enum Code {
     Conflict,
     Unauthenticated,
     PayloadTooLarge,
+    /// The request body did not arrive whole within `RASTRO_BODY_READ_TIMEOUT`.
+    RequestTimeout,
+    /// A body that is not JSON (`Content-Type` other than `application/json`).
+    UnsupportedMediaType,
+    /// The route exists, but not with this method.
+    MethodNotAllowed,
+    /// The request head is too large (too many or too long headers).
+    HeadersTooLarge,
     RateLimited,
     Internal,
     /// The daemon is shutting down or a dependency (the database) is unreachable.
@@ -49,6 +57,10 @@ impl Code {
         Code::Conflict,
         Code::Unauthenticated,
         Code::PayloadTooLarge,
+        Code::RequestTimeout,
+        Code::UnsupportedMediaType,
+        Code::MethodNotAllowed,
+        Code::HeadersTooLarge,
         Code::RateLimited,
         Code::Internal,
         Code::Unavailable,
@@ -73,6 +85,10 @@ impl Code {
             Code::Conflict => "CONFLICT",
             Code::Unauthenticated => "UNAUTHENTICATED",
             Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            Code::RequestTimeout => "REQUEST_TIMEOUT",
+            Code::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Code::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Code::HeadersTooLarge => "REQUEST_HEADERS_TOO_LARGE",
             Code::RateLimited => Fault::RateLimited.as_str(),
             Code::Internal => "INTERNAL",
             Code::Unavailable => "UNAVAILABLE",
@@ -103,6 +119,10 @@ impl Code {
             | Code::FederationConfigureForbidden
             | Code::FederationPublicForbidden => 403,
             Code::NotFound => 404,
+            Code::MethodNotAllowed => 405,
+            Code::RequestTimeout => 408,
+            Code::UnsupportedMediaType => 415,
+            Code::HeadersTooLarge => 431,
             Code::Conflict => 409,
             Code::PayloadTooLarge => 413,
             Code::RateLimited => 429,

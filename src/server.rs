@@ -7,15 +7,18 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use std::time::Duration;
 
-use actix_web::HttpServer;
+use actix_http::{HttpService, KeepAlive};
+use actix_service::{ServiceFactoryExt, map_config};
+use actix_web::dev::AppConfig;
 use actix_web::dev::ServerHandle;
 
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::{Error, Result};
-use crate::http::{AppState, build_app};
+use crate::http::AppState;
 use crate::service::context::Context;
 
 /// Opens the database named by the config (running migrations), starts the
@@ -48,6 +51,57 @@ pub fn bind(config: &Config) -> Result<TcpListener> {
         .map_err(|e| Error::unavailable(format!("cannot listen on {} (RASTRO_LISTEN): {e}", config.listen)))
 }
 
+/// How the HTTP server runs: `rastrod serve` with its signals, tests without.
+pub struct ServeOptions {
+    pub workers: usize,
+    /// Stop on SIGTERM/SIGINT (off in tests, which stop through the handle).
+    pub signals: bool,
+}
+
+/// The HTTP server over `listener`, not yet awaited. actix-web's `HttpServer`
+/// is not used: serving `HttpService` through `actix_server` directly lets
+/// every accepted socket be counted against its client address before the
+/// HTTP dispatcher sees it (`http::connections`).
+pub fn http_server(state: &AppState, listener: TcpListener, opts: ServeOptions) -> Result<actix_server::Server> {
+    crate::http::errors::register_parse_error_bodies();
+    let config = &state.cx.config;
+    let workers = opts.workers.max(1);
+    let per_worker = config.max_connections.div_ceil(workers).max(1);
+    let per_ip = crate::http::connections::PerIp::new(config.max_connections_per_ip);
+    let addr = listener.local_addr().map_err(Error::internal)?;
+    let mut builder = actix_server::Server::build()
+        .workers(workers)
+        .max_concurrent_connections(per_worker)
+        .shutdown_timeout(config.shutdown_grace.as_secs().max(1));
+    if !opts.signals {
+        builder = builder.disable_signals();
+    }
+    let shutdown = builder.graceful_shutdown_signal();
+    let app_state = state.clone();
+    let builder = builder
+        .listen("rastrod", listener, move || {
+            let shutdown = shutdown.clone();
+            let app = crate::http::build_app(app_state.clone());
+            let app = actix_service::IntoServiceFactory::into_factory(app)
+                .map_err(|err: actix_web::Error| err.error_response());
+            let http = HttpService::build()
+                // actix-web's defaults: headers within 5 s, idle keep-alive 5 s.
+                .keep_alive(KeepAlive::Timeout(Duration::from_secs(5)))
+                .client_request_timeout(Duration::from_secs(5))
+                .client_disconnect_timeout(Duration::from_secs(1))
+                .graceful_shutdown_signal(move || {
+                    let signal = shutdown.clone();
+                    async move { signal.notified().await }
+                })
+                .local_addr(addr)
+                .finish(map_config(app, |_| AppConfig::default()))
+                .tcp();
+            crate::http::connections::gate(http, per_ip.clone())
+        })
+        .map_err(Error::internal)?;
+    Ok(builder.run())
+}
+
 /// Starts the daemon on `listener`: opens the state, starts the pixel senders
 /// and the account-sync supervisor, and serves HTTP. Must run inside the actix
 /// System. Answers once the server accepts connections.
@@ -74,22 +128,14 @@ where
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     };
-    let grace = state.cx.config.shutdown_grace.as_secs().max(1);
     if state.cx.config.host_api_keys.is_empty() {
         tracing::warn!("no host key set (RASTRO_HOST_API_KEY): the host API refuses every call");
     }
     crate::actors::start(&state.cx, &state.actors);
-    let app_state = state.clone();
-    let server = HttpServer::new(move || build_app(app_state.clone()))
-        .workers(workers)
-        .shutdown_timeout(grace)
-        // Signals are ours (`RunningServer::until_signal`): the shutdown order
-        // is then written once, in `stop`, and a process running many servers
-        // (the tests) does not stop them all on one signal.
-        .disable_signals()
-        .listen(listener)
-        .map_err(Error::internal)?
-        .run();
+    // Signals are ours (`RunningServer::until_signal`): the shutdown order is
+    // then written once, in `stop`, and a process running many servers (the
+    // tests) does not stop them all on one signal.
+    let server = http_server(&state, listener, ServeOptions { workers, signals: false })?;
     let handle = server.handle();
     let serving = actix_web::rt::spawn(server);
     tracing::info!(%addr, workers, "rastrod listening");

@@ -192,11 +192,14 @@ pub async fn call(st: &AppState, token: Option<&str>, name: &str, via: Option<Ki
     functions::run(st, Some(&caller), function, args).await
 }
 
+/// A call without a token.
+pub fn unauthenticated() -> Error {
+    Error::new(Code::FederationUnauthenticated, "a Rastro token is required (Authorization: Bearer <JWT>)")
+}
+
 /// The gates of a call that needs a token, in the module's order.
 pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Result<Caller> {
-    let token = token.ok_or_else(|| {
-        Error::new(Code::FederationUnauthenticated, "a Rastro token is required (Authorization: Bearer <JWT>)")
-    })?;
+    let token = token.ok_or_else(unauthenticated)?;
     let fed = &st.federation;
     let identity = fed.verifier.verify(token, st.now()).await?;
     // Read by a query that starts after this call arrived (shared with the calls waiting beside it).

@@ -353,6 +353,29 @@ backend_test!(a_permission_error_fails_at_once, fake_meta_builder, |app| {
     assert!(r.ph.is_none());
 });
 
+/// The site's pixel as meta.status shows it.
+async fn pixel_status(app: &TestApp) -> Value {
+    app.post("/v1/meta/status", json!({"siteIds": [SITE]})).await.ok()[0]["pixel"].clone()
+}
+
+// rule: CAPI-07 (the pixel shows PERMISSION_DENIED until a send succeeds; it stays on)
+backend_test!(a_pixel_without_permission_says_so_until_a_send_succeeds, fake_meta_builder, |app| {
+    setup(&app, json!({})).await;
+    assert_eq!(pixel_status(&app).await["lastError"], Value::Null);
+    fault(&app, json!({"match": "/events", "kind": "permission", "times": 1})).await;
+    lead(&app, "c1", json!({})).await;
+    sale(&app, "c1", 500, "s1", meta(1)).await.ok();
+    drain(&app).await;
+    let shown = pixel_status(&app).await;
+    assert!(shown["lastError"].as_str().is_some_and(|e| e.starts_with("PERMISSION_DENIED")), "{shown}");
+    assert_eq!(shown["enabled"], true, "{shown}");
+    // The next send goes through: the error is over.
+    lead(&app, "c2", json!({})).await;
+    sale(&app, "c2", 700, "s2", meta(2)).await.ok();
+    drain(&app).await;
+    assert_eq!(pixel_status(&app).await["lastError"], Value::Null);
+});
+
 // rule: CAPI-07
 backend_test!(unexpected_failures_count_as_attempts_and_the_last_fails_unexpected, short_timeout_builder, |app| {
     setup(&app, json!({})).await;

@@ -974,7 +974,13 @@ backend_test!(the_convex_wire_format_is_convex_s, fed_builder, |fed| {
     assert_eq!(fed.app.get("/v1/sites/s1").await.ok()["name"], "Site s1", "the wrong kind changed nothing");
     // /api/function takes any kind, args as the object itself.
     let body = json!({"path": "rastroFederation:listSites", "format": "convex_encoded_json", "args": {}});
-    let req = fed.app.http.post(format!("{}/api/function", fed.app.base)).bearer_auth(&admin).body(body.to_string());
+    let req = fed
+        .app
+        .http
+        .post(format!("{}/api/function", fed.app.base))
+        .header("content-type", "application/json")
+        .bearer_auth(&admin)
+        .body(body.to_string());
     assert_eq!(answer(req).await.body["value"][0]["siteId"], "s1");
     // Convex-encoded integers are numbers.
     let limit = base64::engine::general_purpose::STANDARD.encode(1i64.to_le_bytes());
@@ -985,11 +991,22 @@ backend_test!(the_convex_wire_format_is_convex_s, fed_builder, |fed| {
     assert_eq!((a.status, a.body["errorData"]["code"].as_str()), (560, Some("NOT_FOUND")));
     fed.rest(t, "overview", json!({})).await.err(404, "NOT_FOUND");
     let body = json!({"path": "messages:list", "args": [{}]});
-    let req = fed.app.http.post(format!("{}/api/query", fed.app.base)).body(body.to_string());
+    let req = fed
+        .app
+        .http
+        .post(format!("{}/api/query", fed.app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string());
     assert_eq!(answer(req).await.body["errorData"]["code"], "NOT_FOUND");
     // A malformed envelope is a plain 400, which the client raises as an Error.
     for body in ["not json", "[]", r#"{"args": [{}]}"#, r#"{"path": "rastroFederation:listSites", "args": [{}, {}]}"#] {
-        let req = fed.app.http.post(format!("{}/api/query", fed.app.base)).bearer_auth(&admin).body(body);
+        let req = fed
+            .app
+            .http
+            .post(format!("{}/api/query", fed.app.base))
+            .header("content-type", "application/json")
+            .bearer_auth(&admin)
+            .body(body);
         let a = answer(req).await;
         assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{body}: {}", a.text);
     }
@@ -1004,13 +1021,27 @@ backend_test!(the_convex_wire_format_is_convex_s, fed_builder, |fed| {
     let res = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).send().await.unwrap();
     assert_eq!((res.status().as_u16(), res.headers()["access-control-allow-origin"].to_str().unwrap()), (401, "*"));
     let body = json!({"path": "rastroFederation:manifest", "args": [{}]});
-    let res = fed.app.http.post(format!("{}/api/query", fed.app.base)).body(body.to_string()).send().await.unwrap();
+    let res = fed
+        .app
+        .http
+        .post(format!("{}/api/query", fed.app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.headers()["access-control-allow-origin"], "*");
     // REST: an empty body is `{}`; a non-object is refused; the body limit holds.
     let req = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).bearer_auth(&admin);
     assert_eq!(answer(req).await.status, 200);
     fed.rest(t, "listSites", json!([1])).await.err(400, "INVALID_ARGUMENT");
     let huge = "x".repeat(300 * 1024);
-    let req = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).bearer_auth(&admin).body(huge);
+    let req = fed
+        .app
+        .http
+        .post(format!("{}/federation/listSites", fed.app.base))
+        .header("content-type", "application/json")
+        .bearer_auth(&admin)
+        .body(huge);
     assert_eq!(answer(req).await.code(), "PAYLOAD_TOO_LARGE");
 });

@@ -4,6 +4,7 @@
 mod common;
 
 mod board;
+mod contract;
 mod conversions;
 mod errors;
 mod fake_graph;
@@ -11,8 +12,10 @@ mod federation;
 mod federation_convex;
 mod federation_jwt;
 mod graph_client;
+mod hardening;
 mod leads;
 mod meta_connection;
+mod meta_login;
 mod ops;
 mod reports;
 mod scale_out;

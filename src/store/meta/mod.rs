@@ -315,6 +315,22 @@ pub fn set_pixel_stopped(conn: &mut AnyConnection, site_id: &str, reason: Option
         .map(|_| ())
 }
 
+/// The error of a pixel that still sends (its sends fail, e.g. a token without
+/// permission); None clears it. A stopped pixel keeps its stop reason.
+pub fn set_pixel_send_error(conn: &mut AnyConnection, site_id: &str, error: Option<&str>, now: i64) -> QueryResult<()> {
+    let target = site_pixels::table.find(site_id).filter(site_pixels::stopped_reason.is_null());
+    match error {
+        Some(e) => {
+            diesel::update(target).set((site_pixels::last_error.eq(e), site_pixels::updated_at.eq(now))).execute(conn)
+        }
+        // Only a row with an error is written: a success leaves the others alone.
+        None => diesel::update(target.filter(site_pixels::last_error.is_not_null()))
+            .set((site_pixels::last_error.eq(None::<String>), site_pixels::updated_at.eq(now)))
+            .execute(conn),
+    }
+    .map(|_| ())
+}
+
 pub fn delete_pixel(conn: &mut AnyConnection, site_id: &str) -> QueryResult<usize> {
     diesel::delete(site_pixels::table.find(site_id)).execute(conn)
 }

@@ -245,7 +245,9 @@ fn record_retry(
 }
 
 /// Meta accepted `ids`: sent, hashes erased, counted on today's counters.
-fn record_sent(conn: &mut AnyConnection, ids: &[String], now: i64) -> Result<u64> {
+fn record_sent(conn: &mut AnyConnection, site_id: &str, ids: &[String], now: i64) -> Result<u64> {
+    // A send went through: an error the pixel showed (PERMISSION_DENIED) is over.
+    meta_store::set_pixel_send_error(conn, site_id, None, now)?;
     let end = End { status: SENT, last_error: None, sent_at: Some(now), now };
     let ended = store::end(conn, ids, None, &end)?;
     let mut per: HashMap<(String, String), i64> = HashMap::new();
@@ -321,7 +323,8 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
         let owner_s = owner.to_string();
         let outcome = match result {
             Ok(_) => {
-                let sent = st.db.write(move |c| record_sent(c, &part_ids, now)).await?;
+                let site = site_id.to_string();
+                let sent = st.db.write(move |c| record_sent(c, &site, &part_ids, now)).await?;
                 Round { sent, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::Invalid && e.code.is_some() && range.len() > 1 => {
@@ -336,9 +339,19 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
                 Round { failed, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::Permission => {
+                // The pixel says why nothing arrives until a send succeeds (CAPI-07).
                 let error =
                     Fault::PermissionDenied.with(format_args!("the token cannot send to this pixel ({})", e.message));
-                let failed = st.db.write(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
+                let site = site_id.to_string();
+                let failed = st
+                    .db
+                    .write(move |c| {
+                        let failed = fail(c, &part_ids, Some(&owner_s), &error, now)?;
+                        let shown = Fault::PermissionDenied.with("the token cannot send to this pixel");
+                        meta_store::set_pixel_send_error(c, &site, Some(&shown), now)?;
+                        Ok(failed)
+                    })
+                    .await?;
                 Round { failed, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::TokenRefused => {
