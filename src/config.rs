@@ -75,6 +75,12 @@ settings! {
         "address:port to serve on";
     body_limit_bytes: usize = "server.body_limit_bytes", "RASTRO_BODY_LIMIT_BYTES", "262144", parse_size,
         "largest request body accepted; larger ones get 413 PAYLOAD_TOO_LARGE";
+    body_read_timeout: Duration = "server.body_read_timeout", "RASTRO_BODY_READ_TIMEOUT", "5s", parse_duration,
+        "longest a request body may take to arrive whole; slower ones get 408 REQUEST_TIMEOUT";
+    max_connections: usize = "server.max_connections", "RASTRO_MAX_CONNECTIONS", "10000", parse_usize_nonzero,
+        "most open connections in total; past it new ones wait in the listen backlog";
+    max_connections_per_ip: usize = "server.max_connections_per_ip", "RASTRO_MAX_CONNECTIONS_PER_IP", "1024", parse_usize,
+        "most open connections from one client address (0: no cap, e.g. behind a reverse proxy); past it a new one gets 503 UNAVAILABLE and is closed";
     workers: usize = "server.workers", "RASTRO_WORKERS", "0", parse_usize,
         "HTTP worker threads; 0 means one per core";
     shutdown_grace: Duration = "server.shutdown_grace", "RASTRO_SHUTDOWN_GRACE", "30s", parse_duration,

@@ -5,6 +5,9 @@
 
 use std::fmt;
 
+// The codes both answered as errors and stored as a lastError are spelled once, there.
+use crate::codes::Fault;
+
 /// The closed set of failure codes (API.md "Status codes").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Code {
@@ -15,6 +18,14 @@ pub enum Code {
     /// Signed in, but not allowed: a read-only operator's write, a missing CSRF token.
     Forbidden,
     PayloadTooLarge,
+    /// The request body did not arrive whole within `RASTRO_BODY_READ_TIMEOUT`.
+    RequestTimeout,
+    /// A body that is not JSON (`Content-Type` other than `application/json`).
+    UnsupportedMediaType,
+    /// The route exists, but not with this method.
+    MethodNotAllowed,
+    /// The request head is too large (too many or too long headers).
+    HeadersTooLarge,
     RateLimited,
     Internal,
     /// The daemon is shutting down or a dependency (the database) is unreachable.
@@ -49,6 +60,10 @@ impl Code {
         Code::Unauthenticated,
         Code::Forbidden,
         Code::PayloadTooLarge,
+        Code::RequestTimeout,
+        Code::UnsupportedMediaType,
+        Code::MethodNotAllowed,
+        Code::HeadersTooLarge,
         Code::RateLimited,
         Code::Internal,
         Code::Unavailable,
@@ -74,13 +89,17 @@ impl Code {
             Code::Unauthenticated => "UNAUTHENTICATED",
             Code::Forbidden => "FORBIDDEN",
             Code::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
-            Code::RateLimited => "RATE_LIMITED",
+            Code::RequestTimeout => "REQUEST_TIMEOUT",
+            Code::UnsupportedMediaType => "UNSUPPORTED_MEDIA_TYPE",
+            Code::MethodNotAllowed => "METHOD_NOT_ALLOWED",
+            Code::HeadersTooLarge => "REQUEST_HEADERS_TOO_LARGE",
+            Code::RateLimited => Fault::RateLimited.as_str(),
             Code::Internal => "INTERNAL",
             Code::Unavailable => "UNAVAILABLE",
-            Code::MetaTokenInvalid => "META_TOKEN_INVALID",
-            Code::SecretsKeyMissing => "SECRETS_KEY_MISSING",
-            Code::MetaLoginUnavailable => "META_LOGIN_UNAVAILABLE",
-            Code::MetaUnavailable => "META_UNAVAILABLE",
+            Code::MetaTokenInvalid => Fault::MetaTokenInvalid.as_str(),
+            Code::SecretsKeyMissing => Fault::SecretsKeyMissing.as_str(),
+            Code::MetaLoginUnavailable => Fault::MetaLoginUnavailable.as_str(),
+            Code::MetaUnavailable => Fault::MetaUnavailable.as_str(),
             Code::FederationUnauthenticated => "FEDERATION_UNAUTHENTICATED",
             Code::FederationIssuerMismatch => "FEDERATION_ISSUER_MISMATCH",
             Code::FederationInvalidClaims => "FEDERATION_INVALID_CLAIMS",
@@ -105,6 +124,10 @@ impl Code {
             | Code::FederationConfigureForbidden
             | Code::FederationPublicForbidden => 403,
             Code::NotFound => 404,
+            Code::MethodNotAllowed => 405,
+            Code::RequestTimeout => 408,
+            Code::UnsupportedMediaType => 415,
+            Code::HeadersTooLarge => 431,
             Code::Conflict => 409,
             Code::PayloadTooLarge => 413,
             Code::RateLimited => 429,
@@ -170,5 +193,58 @@ impl From<r2d2::Error> for Error {
     fn from(e: r2d2::Error) -> Self {
         tracing::error!(error = %e, "database pool");
         Error::unavailable("database unavailable")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    /// Every `.rs` file under `dir` but this one, concatenated.
+    fn sources(dir: &Path, out: &mut String) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("src/error.rs") {
+                out.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+
+    /// The constructor of this file that makes the code, for those that have one.
+    fn helper(code: Code) -> Option<&'static str> {
+        match code {
+            Code::InvalidArgument => Some("Error::invalid("),
+            Code::NotFound => Some("Error::not_found("),
+            Code::Conflict => Some("Error::conflict("),
+            Code::Internal => Some("Error::internal"),
+            Code::Unavailable => Some("Error::unavailable("),
+            _ => None,
+        }
+    }
+
+    // contract: API.md "Status codes" (a closed set: each produced somewhere, each in /openapi.json)
+    #[test]
+    fn every_code_is_produced_and_documented() {
+        use utoipa::OpenApi;
+        let doc = serde_json::to_value(crate::http::openapi::ApiDoc::openapi()).unwrap();
+        let schema = &doc["components"]["schemas"]["ErrorBody"]["properties"]["code"];
+        let listed: Vec<&str> = schema["enum"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+        let mut src = String::new();
+        sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut src);
+        for &code in Code::ALL {
+            assert!(listed.contains(&code.as_str()), "{} is not in the OpenAPI document", code.as_str());
+            let named = src.contains(&format!("Code::{code:?}"));
+            assert!(named || helper(code).is_some_and(|h| src.contains(h)), "nothing produces {}", code.as_str());
+        }
+        assert_eq!(listed.len(), Code::ALL.len(), "the document lists exactly Code::ALL");
+        // ALL holds every variant: in declaration order, the discriminants run 0..n.
+        for (i, code) in Code::ALL.iter().enumerate() {
+            assert_eq!(*code as usize, i, "{code:?}");
+        }
+        assert_eq!(Code::ALL.len(), Code::FederationPublicForbidden as usize + 1);
     }
 }

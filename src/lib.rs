@@ -2,6 +2,7 @@
 
 pub mod actors;
 pub mod clock;
+pub mod codes;
 pub mod config;
 pub mod crypto;
 pub mod db;

@@ -100,8 +100,7 @@ fn main() -> ExitCode {
             }
             Command::Serve => {
                 let listener = server::bind(&config)?;
-                let state = server::open_state(config, Arc::new(SystemClock)).await?;
-                server::run(state, listener).await
+                server::start(config, Arc::new(SystemClock), listener).await?.until_signal().await
             }
             Command::Keygen => Ok(()),
             Command::Operator { command: OperatorCommand::Add { name, configure, owner_key } } => {
@@ -132,22 +131,25 @@ fn main() -> ExitCode {
                     config.secrets_key = Some(demo::secrets_key(&config.data_dir)?);
                 }
                 let listener = server::bind(&config)?;
-                let state = server::open_state(config, Arc::new(SystemClock)).await?;
-                let now = SystemClock.now_ms();
-                let written = demo::seed(&state.cx, now).await?;
-                tracing::info!(leads = written, "demo seeded");
-                let password = demo::operator(&state.cx.db, now).await?;
-                println!(
-                    "dashboard: http://{}/  operator: {}  password: {}",
-                    state.cx.config.listen,
-                    demo::DEMO_OPERATOR,
-                    password.expose()
-                );
-                if !no_agency {
-                    demo::connect_agency(&state, now).await?;
-                    tracing::info!("demo agency connected, linked and synced");
-                }
-                server::run(state, listener).await
+                // Seeded before the actors and the server start, as if the sample were there from a previous run.
+                let listen = config.listen.clone();
+                let seed = async |state: &rastrod::state::AppState| {
+                    let now = SystemClock.now_ms();
+                    let written = demo::seed(&state.cx, now).await?;
+                    tracing::info!(leads = written, "demo seeded");
+                    let password = demo::operator(&state.cx.db, now).await?;
+                    println!(
+                        "dashboard: http://{listen}/  operator: {}  password: {}",
+                        demo::DEMO_OPERATOR,
+                        password.expose()
+                    );
+                    if !no_agency {
+                        demo::connect_agency(state, now).await?;
+                        tracing::info!("demo agency connected, linked and synced");
+                    }
+                    Ok(())
+                };
+                server::start_with(config, Arc::new(SystemClock), listener, seed).await?.until_signal().await
             }
             Command::FakeGraph { listen } => run_fake_graph(&listen).await,
         }

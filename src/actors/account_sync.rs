@@ -49,9 +49,10 @@ impl AccountSync {
         async move {
             let _one = running.lock().await;
             let outcomes = async {
-                let _permit = permits.acquire_owned().await.expect("the semaphore is never closed");
                 let mut outcomes = Vec::new();
-                while outcomes.len() < MAX_RUNS_IN_A_ROW {
+                // The supervisor closes the permits on shutdown: nothing more starts.
+                let Ok(_permit) = permits.clone().acquire_owned().await else { return Ok(outcomes) };
+                while outcomes.len() < MAX_RUNS_IN_A_ROW && !permits.is_closed() {
                     let outcome = meta_sync::run(&st, &id).await?;
                     let again = matches!(outcome, Outcome::Synced(_));
                     outcomes.push(outcome);
@@ -145,6 +146,36 @@ impl Handler<Stop> for AccountSync {
     type Result = ();
 
     fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
-        ctx.stop();
+        // A drain in flight finishes first: stopping drops the actor's futures,
+        // and a run dropped mid-way leaves its lease held (the account blocked
+        // for RASTRO_SYNC_LEASE, here and in every other process). The lock is
+        // fair, so the stop comes before any drain woken after it; those are
+        // dropped while they still wait for it, before taking a lease.
+        let running = self.running.clone();
+        ctx.spawn(async move { drop(running.lock().await) }.into_actor(self).map(|(), _, ctx| ctx.stop()));
+    }
+}
+
+/// Stop once the drain in flight (if any) has finished: its run releases the
+/// account's lease before the actor goes (shutdown).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopAfterRun;
+
+impl Handler<StopAfterRun> for AccountSync {
+    type Result = ResponseActFuture<Self, ()>;
+
+    fn handle(&mut self, _: StopAfterRun, ctx: &mut Context<Self>) -> Self::Result {
+        if let Some(t) = self.timer.take() {
+            ctx.cancel_future(t);
+        }
+        let running = self.running.clone();
+        Box::pin(
+            async move {
+                drop(running.lock().await);
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        )
     }
 }

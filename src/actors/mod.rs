@@ -9,6 +9,7 @@ pub mod pixel_sender;
 pub mod supervisor;
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use actix::{Actor, Addr};
 
@@ -47,4 +48,29 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
         let _ = actors.sync.set(supervisor::Supervisor::new(cx.clone()).start());
     }
     pixel_sender::start_pixel_senders(cx, actors);
+}
+
+/// On SIGTERM, before the writer's last commit: both supervisors stop their
+/// children, each once its run in flight has finished (a run releases its own
+/// lease). A run still going after `grace` is abandoned, its lease left to
+/// expire, so a stuck Graph call cannot hold the process.
+pub async fn shutdown(actors: &Actors, grace: Duration) {
+    let sync = actors.sync.get().cloned();
+    let pixels = actors.pixels.get().cloned();
+    let stop = async {
+        let sync = async {
+            if let Some(addr) = sync {
+                let _ = addr.send(supervisor::Shutdown).await;
+            }
+        };
+        let pixels = async {
+            if let Some(addr) = pixels {
+                let _ = addr.send(pixel_sender::Shutdown).await;
+            }
+        };
+        tokio::join!(sync, pixels);
+    };
+    if tokio::time::timeout(grace, stop).await.is_err() {
+        tracing::warn!(?grace, "a sync or send still ran after the shutdown grace; abandoned");
+    }
 }

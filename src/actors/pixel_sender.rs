@@ -16,8 +16,8 @@
 //!   it is done: tests drive the schedule with the manual clock and never sleep.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix::prelude::*;
@@ -43,7 +43,9 @@ pub fn start_pixel_senders(cx: &ServiceContext, actors: &Actors) -> Addr<PixelSe
         return addr.clone();
     }
     let permits = Arc::new(tokio::sync::Semaphore::new(cx.config.capi_max_concurrent.max(1)));
-    let addr = PixelSenders { st: cx.clone(), children: Arc::default(), permits, scrub_scheduled: false }.start();
+    let addr =
+        PixelSenders { st: cx.clone(), children: HashMap::new(), permits, scrub_scheduled: false, stopping: false }
+            .start();
     let _ = actors.pixels.set(addr.clone());
     actors.pixels.get().cloned().unwrap_or(addr)
 }
@@ -66,40 +68,47 @@ pub async fn drain(actors: &Actors) -> Result<Round> {
     addr.send(Drain).await.map_err(|e| Error::internal(format!("pixel senders: {e}")))?
 }
 
-/// The supervisor.
+/// The supervisor: it owns its children, as `supervisor::Supervisor` does.
 pub struct PixelSenders {
     st: ServiceContext,
-    children: Arc<Mutex<HashMap<String, Addr<PixelSender>>>>,
+    children: HashMap<String, Addr<PixelSender>>,
     /// Runs at once across all pixels (`capi_max_concurrent`): a burst over
     /// many pixels holds that many batches in memory, not one per pixel.
     permits: Arc<tokio::sync::Semaphore>,
     scrub_scheduled: bool,
+    /// Set by [`Shutdown`]: no sender is started or woken any more.
+    stopping: bool,
 }
 
-/// The live sender of `site_id`, started if it is not running (or died).
-fn child(
-    st: &ServiceContext,
-    children: &Mutex<HashMap<String, Addr<PixelSender>>>,
-    permits: &Arc<tokio::sync::Semaphore>,
-    supervisor: &Addr<PixelSenders>,
-    site_id: &str,
-) -> Addr<PixelSender> {
-    let mut map = children.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(addr) = map.get(site_id).filter(|a| a.connected()) {
-        return addr.clone();
+impl PixelSenders {
+    /// The live sender of `site_id`, started if it is not running (or died).
+    fn child(&mut self, ctx: &mut Context<Self>, site_id: &str) -> Addr<PixelSender> {
+        if let Some(addr) = self.children.get(site_id).filter(|a| a.connected()) {
+            return addr.clone();
+        }
+        let addr = PixelSender {
+            st: self.st.clone(),
+            site_id: site_id.to_string(),
+            runs: Arc::new(tokio::sync::Mutex::new(())),
+            permits: self.permits.clone(),
+            wake_waiting: Arc::new(AtomicBool::new(false)),
+            timer: None,
+            erased: ctx.address().recipient(),
+        }
+        .start();
+        self.children.insert(site_id.to_string(), addr.clone());
+        addr
     }
-    let addr = PixelSender {
-        st: st.clone(),
-        site_id: site_id.to_string(),
-        runs: Arc::new(tokio::sync::Mutex::new(())),
-        permits: permits.clone(),
-        wake_waiting: Arc::new(AtomicBool::new(false)),
-        timer: None,
-        erased: supervisor.clone().recipient(),
+
+    /// Wakes the sender of each site in `sites` (a dead one is started again).
+    fn wake(&mut self, ctx: &mut Context<Self>, sites: Vec<String>) {
+        if self.stopping {
+            return;
+        }
+        for site in sites {
+            self.child(ctx, &site).do_send(Wake);
+        }
     }
-    .start();
-    map.insert(site_id.to_string(), addr.clone());
-    addr
 }
 
 impl Actor for PixelSenders {
@@ -123,7 +132,7 @@ pub struct Queued {
 impl Handler<Queued> for PixelSenders {
     type Result = ();
     fn handle(&mut self, msg: Queued, ctx: &mut Self::Context) {
-        child(&self.st, &self.children, &self.permits, &ctx.address(), &msg.site_id).do_send(Wake);
+        self.wake(ctx, vec![msg.site_id]);
     }
 }
 
@@ -134,22 +143,41 @@ impl Handler<Queued> for PixelSenders {
 pub struct Sweep;
 
 impl Handler<Sweep> for PixelSenders {
-    type Result = ResponseFuture<()>;
-    fn handle(&mut self, _: Sweep, ctx: &mut Self::Context) -> Self::Result {
-        let (st, children, permits, me) = (self.st.clone(), self.children.clone(), self.permits.clone(), ctx.address());
-        Box::pin(async move {
-            match conversions::sites_with_pending(&st).await {
+    type Result = ResponseActFuture<Self, ()>;
+    fn handle(&mut self, _: Sweep, _: &mut Self::Context) -> Self::Result {
+        let st = self.st.clone();
+        let read = async move { conversions::sites_with_pending(&st).await };
+        let st = self.st.clone();
+        Box::pin(read.into_actor(self).then(move |sites, act, ctx| {
+            match sites {
                 Ok(sites) => {
-                    for site in sites {
-                        child(&st, &children, &permits, &me, &site).do_send(Wake);
-                    }
+                    // The sweep, not each wake-up, forgets the children that died: a lead
+                    // write's wake-up stays one map lookup however many pixels there are.
+                    act.children.retain(|_, addr| addr.connected());
+                    act.wake(ctx, sites)
                 }
                 Err(e) => tracing::warn!(error = %e, "conversions sweep: reading the queue failed"),
             }
-            if let Err(e) = conversions::scrub(&st).await {
-                tracing::warn!(error = %e, "conversions sweep: WAL checkpoint failed");
+            async move {
+                if let Err(e) = conversions::scrub(&st).await {
+                    tracing::warn!(error = %e, "conversions sweep: WAL checkpoint failed");
+                }
             }
-        })
+            .into_actor(act)
+        }))
+    }
+}
+
+/// The live senders of these sites, started if needed: how [`Drain`]'s pass,
+/// which runs outside the actor, reaches the children the actor owns.
+#[derive(Message)]
+#[rtype(result = "Vec<Addr<PixelSender>>")]
+struct Senders(Vec<String>);
+
+impl Handler<Senders> for PixelSenders {
+    type Result = Vec<Addr<PixelSender>>;
+    fn handle(&mut self, msg: Senders, ctx: &mut Self::Context) -> Self::Result {
+        msg.0.iter().map(|site| self.child(ctx, site)).collect()
     }
 }
 
@@ -161,14 +189,15 @@ pub struct Drain;
 impl Handler<Drain> for PixelSenders {
     type Result = ResponseFuture<Result<Round>>;
     fn handle(&mut self, _: Drain, ctx: &mut Self::Context) -> Self::Result {
-        let (st, children, permits, me) = (self.st.clone(), self.children.clone(), self.permits.clone(), ctx.address());
+        let (st, me) = (self.st.clone(), ctx.address());
+        let gone = |e: MailboxError| Error::internal(format!("pixel sender: {e}"));
         Box::pin(async move {
             let mut total = Round::default();
             for _ in 0..DRAIN_PASSES {
                 let mut pass = Round::default();
-                for site in conversions::sites_with_pending(&st).await? {
-                    let sender = child(&st, &children, &permits, &me, &site);
-                    let r = sender.send(RunNow).await.map_err(|e| Error::internal(format!("pixel sender: {e}")))??;
+                let sites = conversions::sites_with_pending(&st).await?;
+                for sender in me.send(Senders(sites)).await.map_err(gone)? {
+                    let r = sender.send(RunNow).await.map_err(gone)??;
                     pass.add(&r);
                 }
                 total.add(&pass);
@@ -178,6 +207,27 @@ impl Handler<Drain> for PixelSenders {
             }
             conversions::scrub(&st).await?;
             Ok(total)
+        })
+    }
+}
+
+/// Stops every sender once its run in flight (if any) has finished, so no
+/// event is left under a lease; answers when all have stopped.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+impl Handler<Shutdown> for PixelSenders {
+    type Result = ResponseFuture<()>;
+    fn handle(&mut self, _: Shutdown, _: &mut Self::Context) -> Self::Result {
+        self.stopping = true;
+        // Runs waiting for a permit give up at once; a run holding one finishes its batch.
+        self.permits.close();
+        let stops: Vec<_> = self.children.drain().map(|(_, addr)| addr.send(StopSender)).collect();
+        Box::pin(async move {
+            for stop in stops {
+                let _ = stop.await;
+            }
         })
     }
 }
@@ -298,5 +348,28 @@ impl Handler<RunNow> for PixelSender {
             act.after(&result, ctx);
             result
         }))
+    }
+}
+
+/// Stop after the run in flight, if any (sent by [`Shutdown`]).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopSender;
+
+impl Handler<StopSender> for PixelSender {
+    type Result = ResponseActFuture<Self, ()>;
+    fn handle(&mut self, _: StopSender, ctx: &mut Self::Context) -> Self::Result {
+        if let Some(h) = self.timer.take() {
+            ctx.cancel_future(h);
+        }
+        // Taking the run lock waits for the run in flight; it releases its own leases.
+        let runs = self.runs.clone();
+        Box::pin(
+            async move {
+                drop(runs.lock().await);
+            }
+            .into_actor(self)
+            .map(|_, _, ctx| ctx.stop()),
+        )
     }
 }

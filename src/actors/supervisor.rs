@@ -10,7 +10,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::Semaphore;
 
-use super::account_sync::{AccountSync, RunNow, Stop, Wake};
+use super::account_sync::{AccountSync, RunNow, Stop, StopAfterRun, Wake};
 use crate::error::Result;
 use crate::service::context::Context as ServiceContext;
 use crate::service::meta::sync::Outcome;
@@ -24,12 +24,14 @@ pub struct Supervisor {
     /// order, and an older one must not stop an actor a newer link started.
     snapshots: u64,
     applied: u64,
+    /// Set by [`Shutdown`]: no child is started or woken any more.
+    stopping: bool,
 }
 
 impl Supervisor {
     pub fn new(st: ServiceContext) -> Self {
         let permits = Arc::new(Semaphore::new(st.config.sync_max_concurrent));
-        Supervisor { st, children: HashMap::new(), permits, snapshots: 0, applied: 0 }
+        Supervisor { st, children: HashMap::new(), permits, snapshots: 0, applied: 0, stopping: false }
     }
 
     /// Starts a snapshot of the rows: its number, for `apply_snapshot`.
@@ -42,7 +44,7 @@ impl Supervisor {
 
     /// Applies snapshot `n` unless a newer one was applied already.
     fn apply_snapshot(&mut self, n: u64, wanted: BTreeMap<String, i64>, wake_due: bool) {
-        if n > self.applied {
+        if n > self.applied && !self.stopping {
             self.applied = n;
             self.apply(wanted, wake_due);
         }
@@ -89,6 +91,9 @@ impl Supervisor {
     }
 
     fn reconcile(&mut self, ctx: &mut Context<Self>) {
+        if self.stopping {
+            return;
+        }
         ctx.spawn(self.snapshot().into_actor(self).map(|(n, wanted), act, _| match wanted {
             Ok(w) => act.apply_snapshot(n, w, true),
             Err(e) => tracing::warn!(error = %e, "reconciling the account actors"),
@@ -176,5 +181,28 @@ impl Handler<Children> for Supervisor {
 
     fn handle(&mut self, _: Children, _ctx: &mut Context<Self>) -> usize {
         self.live_children()
+    }
+}
+
+/// Stops every child once its run in flight (if any) has finished and released
+/// its lease; answers when all have stopped. Sent on SIGTERM, before the
+/// writer's last commit.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+impl Handler<Shutdown> for Supervisor {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Shutdown, _ctx: &mut Context<Self>) -> Self::Result {
+        self.stopping = true;
+        // A drain waiting for a permit gives up; one holding a permit ends after its current run.
+        self.permits.close();
+        let stops: Vec<_> = self.children.drain().map(|(_, addr)| addr.send(StopAfterRun)).collect();
+        Box::pin(async move {
+            for stop in stops {
+                let _ = stop.await;
+            }
+        })
     }
 }

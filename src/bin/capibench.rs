@@ -1,7 +1,7 @@
 //! The Conversions API sender benchmark (issue 5, "Performance"; a benchmark, not a test).
 //!
 //! ```text
-//! cargo build --release --bin capibench
+//! cargo build --release --features bench --bin capibench
 //! target/release/capibench                      # 200 pixels × 500 leads = 100,000 conversions
 //! target/release/capibench --sites 200 --leads-per-site 500 --concurrency 64 --sim-workers 1
 //! ```

@@ -2,7 +2,7 @@
 //! release mode and run it from the target folder:
 //!
 //! ```text
-//! cargo build --release --bins
+//! cargo build --release --features bench --bins
 //! target/release/loadgen ingest                 # recordLead vs GET /v1/ping over HTTP
 //! target/release/loadgen report                 # leadsReport over 1,000,000 leads, SQLite
 //! target/release/loadgen report --database-url postgres://root@127.0.0.1:5432/test
@@ -349,7 +349,11 @@ struct Daemon {
 impl Daemon {
     fn start(binary: PathBuf, db: FreshDb, env: &[(&str, String)]) -> AnyResult<Daemon> {
         if !binary.exists() {
-            return Err(format!("{} not found: build it with `cargo build --release --bins`", binary.display()).into());
+            return Err(format!(
+                "{} not found: build it with `cargo build --release --features bench --bins`",
+                binary.display()
+            )
+            .into());
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let addr = format!("127.0.0.1:{port}");

@@ -1,7 +1,7 @@
 //! The account sync benchmark (issue 4, "Performance"; a benchmark, not a test).
 //!
 //! ```text
-//! cargo build --release --bin syncbench
+//! cargo build --release --features bench --bin syncbench
 //! target/release/syncbench                          # 500 accounts × 50 ads, concurrency 4 (the default)
 //! target/release/syncbench --concurrency 4,16,32    # one fresh process per value, then a summary
 //! target/release/syncbench --database-url postgres://root@127.0.0.1:5432/test

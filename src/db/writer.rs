@@ -255,6 +255,8 @@ fn writer_loop(
                 Ok(())
             })
         }));
+        // A panic is known from the unwind itself, not from the text answered for it.
+        let panicked = committed.is_err();
         let outcome = match committed {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(e),
@@ -266,7 +268,7 @@ fn writer_loop(
             counters.failed_batches.fetch_add(1, Ordering::Relaxed);
             // A broken connection (database restarted, a panic mid-transaction)
             // is replaced so the next batch starts clean.
-            if conn.batch_execute("SELECT 1").is_err() || committed_panicked(&outcome) {
+            if conn.batch_execute("SELECT 1").is_err() || panicked {
                 match r2d2::ManageConnection::connect(manager) {
                     Ok(fresh) => {
                         conn = fresh;
@@ -297,8 +299,4 @@ fn writer_loop(
     if let Some(c) = checkpointer {
         c.stop();
     }
-}
-
-fn committed_panicked(outcome: &Result<()>) -> bool {
-    matches!(outcome, Err(e) if e.message.contains("panicked"))
 }

@@ -57,6 +57,36 @@ pub enum Need {
     Configure,
 }
 
+/// Every federated function this host serves, in the manifest's order: the one
+/// place a seed name is written. Dispatch, the route table and the manifest all
+/// go through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Function {
+    Manifest,
+    ConnectionStatus,
+    ListSites,
+    SiteSettings,
+    UpdateSite,
+    LeadsReport,
+    ListLeads,
+    LeadJourney,
+    LeadsDaily,
+    MetaStatus,
+    MetaConversions,
+    MetaConnection,
+    MetaEventMap,
+    MetaUnlinkPreview,
+    ConnectMeta,
+    RefreshMetaAccounts,
+    SetMetaPixel,
+    DisconnectMeta,
+    LinkMetaAdAccount,
+    UnlinkMetaAdAccount,
+    RemoveMetaPixel,
+    SetMetaEventMap,
+    SyncMetaNow,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {
     pub name: &'static str,
@@ -75,35 +105,70 @@ use Capability::{Core, Leads, MetaAds};
 use Kind::{Action, Mutation, Query};
 use Need::{Configure, Nothing, Read};
 
-/// Every federated function this host serves, in the manifest's order.
-pub const FUNCTIONS: &[Spec] = &[
-    f("manifest", Query, Core, Nothing, true),
-    f("connectionStatus", Query, Core, Read, true),
-    f("listSites", Query, Core, Read, true),
-    f("siteSettings", Query, Core, Configure, false),
-    f("updateSite", Mutation, Core, Configure, false),
-    f("leadsReport", Query, Leads, Read, false),
-    f("listLeads", Query, Leads, Read, false),
-    f("leadJourney", Query, Leads, Read, false),
-    f("leadsDaily", Query, Leads, Read, false),
-    f("metaStatus", Query, MetaAds, Read, false),
-    f("metaConversions", Query, MetaAds, Read, false),
-    f("metaConnection", Query, MetaAds, Read, false),
-    f("metaEventMap", Query, MetaAds, Read, false),
-    f("metaUnlinkPreview", Query, MetaAds, Read, false),
-    f("connectMeta", Action, MetaAds, Configure, false),
-    f("refreshMetaAccounts", Action, MetaAds, Configure, false),
-    f("setMetaPixel", Action, MetaAds, Configure, false),
-    f("disconnectMeta", Mutation, MetaAds, Configure, false),
-    f("linkMetaAdAccount", Mutation, MetaAds, Configure, false),
-    f("unlinkMetaAdAccount", Mutation, MetaAds, Configure, false),
-    f("removeMetaPixel", Mutation, MetaAds, Configure, false),
-    f("setMetaEventMap", Mutation, MetaAds, Configure, false),
-    f("syncMetaNow", Mutation, MetaAds, Configure, false),
-];
+impl Function {
+    /// In the manifest's order.
+    pub const ALL: &'static [Function] = &[
+        Function::Manifest,
+        Function::ConnectionStatus,
+        Function::ListSites,
+        Function::SiteSettings,
+        Function::UpdateSite,
+        Function::LeadsReport,
+        Function::ListLeads,
+        Function::LeadJourney,
+        Function::LeadsDaily,
+        Function::MetaStatus,
+        Function::MetaConversions,
+        Function::MetaConnection,
+        Function::MetaEventMap,
+        Function::MetaUnlinkPreview,
+        Function::ConnectMeta,
+        Function::RefreshMetaAccounts,
+        Function::SetMetaPixel,
+        Function::DisconnectMeta,
+        Function::LinkMetaAdAccount,
+        Function::UnlinkMetaAdAccount,
+        Function::RemoveMetaPixel,
+        Function::SetMetaEventMap,
+        Function::SyncMetaNow,
+    ];
 
-pub fn spec(name: &str) -> Option<&'static Spec> {
-    FUNCTIONS.iter().find(|s| s.name == name)
+    pub const fn spec(self) -> Spec {
+        match self {
+            Function::Manifest => f("manifest", Query, Core, Nothing, true),
+            Function::ConnectionStatus => f("connectionStatus", Query, Core, Read, true),
+            Function::ListSites => f("listSites", Query, Core, Read, true),
+            Function::SiteSettings => f("siteSettings", Query, Core, Configure, false),
+            Function::UpdateSite => f("updateSite", Mutation, Core, Configure, false),
+            Function::LeadsReport => f("leadsReport", Query, Leads, Read, false),
+            Function::ListLeads => f("listLeads", Query, Leads, Read, false),
+            Function::LeadJourney => f("leadJourney", Query, Leads, Read, false),
+            Function::LeadsDaily => f("leadsDaily", Query, Leads, Read, false),
+            Function::MetaStatus => f("metaStatus", Query, MetaAds, Read, false),
+            Function::MetaConversions => f("metaConversions", Query, MetaAds, Read, false),
+            Function::MetaConnection => f("metaConnection", Query, MetaAds, Read, false),
+            Function::MetaEventMap => f("metaEventMap", Query, MetaAds, Read, false),
+            Function::MetaUnlinkPreview => f("metaUnlinkPreview", Query, MetaAds, Read, false),
+            Function::ConnectMeta => f("connectMeta", Action, MetaAds, Configure, false),
+            Function::RefreshMetaAccounts => f("refreshMetaAccounts", Action, MetaAds, Configure, false),
+            Function::SetMetaPixel => f("setMetaPixel", Action, MetaAds, Configure, false),
+            Function::DisconnectMeta => f("disconnectMeta", Mutation, MetaAds, Configure, false),
+            Function::LinkMetaAdAccount => f("linkMetaAdAccount", Mutation, MetaAds, Configure, false),
+            Function::UnlinkMetaAdAccount => f("unlinkMetaAdAccount", Mutation, MetaAds, Configure, false),
+            Function::RemoveMetaPixel => f("removeMetaPixel", Mutation, MetaAds, Configure, false),
+            Function::SetMetaEventMap => f("setMetaEventMap", Mutation, MetaAds, Configure, false),
+            Function::SyncMetaNow => f("syncMetaNow", Mutation, MetaAds, Configure, false),
+        }
+    }
+
+    /// The seed name (`rastroFederation:<name>`).
+    pub const fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    pub fn parse(name: &str) -> Option<Function> {
+        Function::ALL.iter().copied().find(|f| f.name() == name)
+    }
 }
 
 /// Decodes a function's arguments (an object; unknown fields refused).
@@ -323,10 +388,10 @@ impl Serialize for Reply {
 }
 
 /// Runs `spec` for `caller` (None only for `manifest`).
-pub async fn run(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Value) -> Result<Reply> {
-    match (spec.name, caller) {
-        ("metaStatus", Some(caller)) => meta_status_cached(st, caller, raw).await.map(Reply::Cached),
-        _ => run_owned(st, caller, spec, raw).await.map(Reply::Owned),
+pub async fn run(st: &AppState, caller: Option<&Caller>, function: Function, raw: Value) -> Result<Reply> {
+    match (function, caller) {
+        (Function::MetaStatus, Some(caller)) => meta_status_cached(st, caller, raw).await.map(Reply::Cached),
+        _ => run_owned(st, caller, function, raw).await.map(Reply::Owned),
     }
 }
 
@@ -340,14 +405,14 @@ async fn meta_status_cached(st: &AppState, caller: &Caller, raw: Value) -> Resul
 }
 
 /// Every function but `metaStatus`.
-async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Value) -> Result<Value> {
+async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, raw: Value) -> Result<Value> {
     let Some(caller) = caller else {
         args::<NoArgs>(raw)?;
         return json(st.federation.manifest());
     };
     let now = st.now();
-    match spec.name {
-        "connectionStatus" => {
+    match function {
+        Function::ConnectionStatus => {
             args::<NoArgs>(raw)?;
             json(ConnectionStatus {
                 status: "active",
@@ -357,7 +422,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 permissions: caller.permissions.clone(),
             })
         }
-        "listSites" => {
+        Function::ListSites => {
             args::<NoArgs>(raw)?;
             let ids = caller.sites.clone();
             let rows = st.cx.db.run(move |c| sites::require_many(c, &ids)).await?;
@@ -373,12 +438,12 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                     .collect::<Vec<_>>(),
             )
         }
-        "siteSettings" => {
+        Function::SiteSettings => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             json(SiteSettings::from(st.cx.db.run(move |c| sites::get(c, &a.site_id)).await?))
         }
-        "updateSite" => {
+        Function::UpdateSite => {
             let a: UpdateSiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             // Only name, domains, timezone and routePatterns: currency and cookieless stay outside.
@@ -393,14 +458,14 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
             let site = st.cx.write_plain(move |c| sites::update(c, now, &a.site_id, input)).await?;
             json(SiteSettings::from(site))
         }
-        "leadsReport" => {
+        Function::LeadsReport => {
             let a: LeadsReportArgs = args(raw)?;
             caller.check_sites(&a.site_ids)?;
             reports::check_report(&a)?;
             let cap = st.cx.config.report_row_cap;
             json(st.cx.db.run(move |c| reports::leads_report(c, a, cap)).await?)
         }
-        "listLeads" => {
+        Function::ListLeads => {
             let a: ListLeadsArgs = args(raw)?;
             caller.check_sites(&a.site_ids)?;
             let q = leads::ListLeads {
@@ -414,18 +479,18 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
             };
             json(st.cx.db.run(move |c| leads::list(c, q)).await?)
         }
-        "leadJourney" => {
+        Function::LeadJourney => {
             let a: JourneyArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             json(st.cx.db.run(move |c| leads::journey(c, &a.site_id, &a.lead_id)).await?)
         }
-        "leadsDaily" => {
+        Function::LeadsDaily => {
             let a: LeadsDailyArgs = args(raw)?;
             caller.check_sites(&a.site_ids)?;
             reports::check_daily(&a)?;
             json(st.cx.db.run(move |c| reports::leads_daily(c, a)).await?)
         }
-        "metaConversions" => {
+        Function::MetaConversions => {
             let a: ConversionsArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let rows = st
@@ -435,18 +500,18 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 .await?;
             json(rows)
         }
-        "metaUnlinkPreview" => {
+        Function::MetaUnlinkPreview => {
             let a: AccountArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             json(st.cx.db.run(move |c| meta_sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await?)
         }
-        "syncMetaNow" => {
+        Function::SyncMetaNow => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let answer = st.cx.write(move |c| meta_sync::sync_now(c, now, &a.site_id)).await?;
             json(answer)
         }
-        "metaConnection" => {
+        Function::MetaConnection => {
             args::<NoArgs>(raw)?;
             let (owner, key, scope) = (caller.owner.clone(), st.cx.secrets.clone(), caller.sites.clone());
             let view = st.cx.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?;
@@ -456,12 +521,12 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 v
             }))
         }
-        "metaEventMap" => {
+        Function::MetaEventMap => {
             let a: EventMapArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             json(st.cx.db.run(move |c| board::event_map(c, &a.site_id, a.now)).await?)
         }
-        "connectMeta" => {
+        Function::ConnectMeta => {
             let a: ConnectArgs = args(raw)?;
             check_owner_inside(st, caller).await?;
             let listing = match (a.code, a.redirect_uri, a.access_token) {
@@ -475,13 +540,13 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
             };
             json(scoped_listing(listing, &caller.sites))
         }
-        "refreshMetaAccounts" => {
+        Function::RefreshMetaAccounts => {
             args::<NoArgs>(raw)?;
             check_owner_inside(st, caller).await?;
             let listing = connection::refresh(&st.cx, &caller.owner).await;
             json(scoped_listing(listing?, &caller.sites))
         }
-        "setMetaPixel" => {
+        Function::SetMetaPixel => {
             let a: SetPixelArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             // FED-14: the connection's listing unless an accessToken is given; enabled unless told otherwise.
@@ -496,7 +561,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
             };
             json(links::set_pixel(&st.cx, &a.site_id, input).await?)
         }
-        "disconnectMeta" => {
+        Function::DisconnectMeta => {
             args::<NoArgs>(raw)?;
             let (owner, scope) = (caller.owner.clone(), caller.sites.clone());
             let removed = st
@@ -508,7 +573,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
                 .await?;
             json(removed)
         }
-        "linkMetaAdAccount" => {
+        Function::LinkMetaAdAccount => {
             let a: AccountArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let input =
@@ -517,20 +582,20 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
             let link = st.cx.write(move |c| links::link(c, now, &a.site_id, input)).await?;
             json(link)
         }
-        "unlinkMetaAdAccount" => {
+        Function::UnlinkMetaAdAccount => {
             let a: AccountArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let owner = caller.owner.clone();
             let removed = st.cx.write(move |c| links::unlink(c, &a.site_id, &a.ad_account_id, Some(&owner))).await?;
             json(removed)
         }
-        "removeMetaPixel" => {
+        Function::RemoveMetaPixel => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let owner = caller.owner.clone();
             json(st.cx.write_plain(move |c| links::remove_pixel(c, &a.site_id, Some(&owner))).await?)
         }
-        "setMetaEventMap" => {
+        Function::SetMetaEventMap => {
             let a: SetEventMapArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let input = SetEventMap {
@@ -540,7 +605,8 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, spec: &Spec, raw: Val
             };
             json(st.cx.write_plain(move |c| board::set_event_map(c, now, &a.site_id, input)).await?)
         }
-        _ => Err(Error::not_found("no such federated function")),
+        // `manifest` runs without a caller and `metaStatus` from the read cache, both in `run`.
+        Function::Manifest | Function::MetaStatus => Err(Error::not_found("no such federated function")),
     }
 }
 
@@ -564,5 +630,20 @@ fn scope_accounts(accounts: &mut [connection::ListedAccount], scope: &[String]) 
             account.linked_site_id = None;
         }
         account.linked_outside_scope = Some(outside);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_lists_every_function_once_in_declaration_order() {
+        // The discriminants run 0..n, so ALL in order is every variant exactly once.
+        for (i, f) in Function::ALL.iter().enumerate() {
+            assert_eq!(*f as usize, i, "{f:?}");
+            assert_eq!(Function::parse(f.name()), Some(*f));
+        }
+        assert_eq!(Function::ALL.len(), Function::SyncMetaNow as usize + 1);
     }
 }

@@ -27,7 +27,7 @@ use crate::error::{Code, Error, Result};
 use crate::service::federation::grant_reader::GrantReader;
 use crate::service::validate;
 use crate::state::AppState;
-pub use functions::{Capability, Kind, Need, Reply, Spec};
+pub use functions::{Capability, Function, Kind, Need, Reply, Spec};
 
 pub use crate::service::federation::grants::{PERM_CONFIGURE, PERM_PUBLIC, PERM_READ};
 /// The protocol the manifest and connectionStatus name.
@@ -106,7 +106,12 @@ impl Federation {
         Manifest {
             protocol: PROTOCOL,
             capabilities: self.capabilities(),
-            functions: functions::FUNCTIONS.iter().filter(|f| self.serves(f.capability)).map(|f| f.name).collect(),
+            functions: Function::ALL
+                .iter()
+                .map(|f| f.spec())
+                .filter(|f| self.serves(f.capability))
+                .map(|f| f.name)
+                .collect(),
             limits: Limits {
                 max_sites: validate::MAX_SITES,
                 max_report_days: crate::service::leads::reports::REPORT_MAX_DAYS,
@@ -168,7 +173,8 @@ impl Caller {
 /// Runs the federated function `name` for the holder of `token`; `via` is the
 /// kind the transport asked for (Convex's `/api/query|mutation|action`).
 pub async fn call(st: &AppState, token: Option<&str>, name: &str, via: Option<Kind>, args: Value) -> Result<Reply> {
-    let spec = functions::spec(name).ok_or_else(|| Error::not_found("no such federated function"))?;
+    let function = Function::parse(name).ok_or_else(|| Error::not_found("no such federated function"))?;
+    let spec = function.spec();
     if let Some(kind) = via
         && kind != spec.kind
     {
@@ -180,17 +186,20 @@ pub async fn call(st: &AppState, token: Option<&str>, name: &str, via: Option<Ki
         )));
     }
     if spec.need == Need::Nothing {
-        return functions::run(st, None, spec, args).await;
+        return functions::run(st, None, function, args).await;
     }
-    let caller = authorize(st, token, spec).await?;
-    functions::run(st, Some(&caller), spec, args).await
+    let caller = authorize(st, token, &spec).await?;
+    functions::run(st, Some(&caller), function, args).await
+}
+
+/// A call without a token.
+pub fn unauthenticated() -> Error {
+    Error::new(Code::FederationUnauthenticated, "a Rastro token is required (Authorization: Bearer <JWT>)")
 }
 
 /// The gates of a call that needs a token, in the module's order.
 pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Result<Caller> {
-    let token = token.ok_or_else(|| {
-        Error::new(Code::FederationUnauthenticated, "a Rastro token is required (Authorization: Bearer <JWT>)")
-    })?;
+    let token = token.ok_or_else(unauthenticated)?;
     let fed = &st.federation;
     let identity = fed.verifier.verify(token, st.now()).await?;
     // Read by a query that starts after this call arrived (shared with the calls waiting beside it).

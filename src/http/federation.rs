@@ -35,8 +35,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/federation/manifest", web::get().to(manifest));
     // Each function at its own static path first: matching it (here and for the
     // metrics label) compares a string instead of running the pattern's regex.
-    for spec in federation::functions::FUNCTIONS {
-        let name = spec.name;
+    for function in federation::Function::ALL {
+        let name = function.name();
         cfg.route(
             &format!("/federation/{name}"),
             web::post().to(move |st: web::Data<AppState>, req: HttpRequest, body: web::Payload| {
@@ -75,17 +75,29 @@ fn bearer(req: &HttpRequest) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-async fn read_json(st: &AppState, body: web::Payload) -> Result<Value> {
-    let bytes = body
-        .to_bytes_limited(st.cx.config.body_limit_bytes)
-        .await
-        .map_err(|_| Error::new(Code::PayloadTooLarge, "the request body is too large"))?
-        .map_err(|_| Error::invalid("unreadable request body"))?;
+/// Most bytes read from a caller without a token: an anonymous call can only
+/// be `manifest` (no arguments), so its envelope is small.
+const ANONYMOUS_BODY_LIMIT: usize = 4096;
+
+fn declared_length(req: &HttpRequest) -> Option<usize> {
+    req.headers().get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
+}
+
+/// The JSON arguments, read only after the credentials were checked: a JSON
+/// content type when there is a body (else 415), the whole body under the
+/// deadline and `limit`; an empty body is null.
+async fn read_json(req: &HttpRequest, body: web::Payload, limit: usize) -> Result<Value> {
+    let declared = req.headers().get(header::CONTENT_LENGTH).is_some_and(|v| v.as_bytes() != b"0")
+        || req.headers().contains_key(header::TRANSFER_ENCODING);
+    if declared && !super::body::is_json(req.headers()) {
+        return Err(super::body::unsupported_media_type());
+    }
+    let bytes = super::body::read(body, limit).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Null);
     }
     serde_json::from_slice(&bytes)
-        .map_err(|e| Error::invalid(format!("invalid JSON body: {}", super::errors::sanitize(&e.to_string()))))
+        .map_err(|e| Error::invalid(format!("invalid JSON body: {}", super::errors::json_detail(&e))))
 }
 
 /// manifest: protocol, capabilities, function names and limits. No auth.
@@ -113,14 +125,23 @@ pub async fn call(
 }
 
 async fn call_function(st: web::Data<AppState>, req: HttpRequest, name: &str, body: web::Payload) -> HttpResponse {
-    let outcome = match read_json(&st, body).await {
-        Ok(args) => federation::call(&st, bearer(&req), name, None, args).await,
-        Err(e) => Err(e),
-    };
-    cors(match outcome.and_then(json_body) {
+    cors(match rest_call(&st, &req, name, body).await.and_then(json_body) {
         Ok(json) => HttpResponse::Ok().content_type(ContentType::json()).body(json),
         Err(e) => e.error_response(),
     })
+}
+
+/// The gates in `federation`'s order, the body read last: a caller without
+/// valid credentials never makes the daemon wait for a body.
+async fn rest_call(st: &AppState, req: &HttpRequest, name: &str, body: web::Payload) -> Result<federation::Reply> {
+    let function = federation::Function::parse(name).ok_or_else(|| Error::not_found("no such federated function"))?;
+    let spec = function.spec();
+    let caller = match spec.need {
+        federation::Need::Nothing => None,
+        _ => Some(federation::authorize(st, bearer(req), &spec).await?),
+    };
+    let args = read_json(req, body, st.cx.config.body_limit_bytes).await?;
+    federation::functions::run(st, caller.as_ref(), function, args).await
 }
 
 /// A cached answer's JSON text, lent to the response body without a copy.
@@ -243,12 +264,34 @@ fn from_convex(v: Value) -> Result<Value> {
 }
 
 async fn convex(st: web::Data<AppState>, req: HttpRequest, body: web::Payload, kind: Option<Kind>) -> HttpResponse {
-    let decoded = match read_json(&st, body).await.and_then(|b| decode_envelope(b, kind.is_none())) {
+    // The credentials before the body: a token is verified now (the function's
+    // own gates follow once the envelope names it). Without a valid one only
+    // `manifest` can answer, so little is read, and anything but a
+    // well-formed manifest call is refused with the credentials' error.
+    let token = bearer(&req);
+    let refused = match token {
+        Some(t) => st.federation.verifier.verify(t, st.now()).await.err(),
+        None => Some(federation::unauthenticated()),
+    };
+    let refuse = |e: Error| cors(if token.is_some() { udf_error(&e) } else { e.error_response() });
+    let limit = match &refused {
+        None => st.cx.config.body_limit_bytes,
+        // A body larger than an anonymous call can be is not waited for.
+        Some(e) if declared_length(&req).is_some_and(|n| n > ANONYMOUS_BODY_LIMIT) => return refuse(e.clone()),
+        Some(_) => ANONYMOUS_BODY_LIMIT,
+    };
+    let decoded = match read_json(&req, body, limit).await.and_then(|b| decode_envelope(b, kind.is_none())) {
         Ok(c) => c,
         Err(e) if e.code == Code::NotFound => return cors(udf_error(&e)),
-        Err(e) => return cors(e.error_response()),
+        Err(e) if e.code == Code::RequestTimeout => return cors(e.error_response()),
+        Err(e) => return refused.map_or_else(|| cors(e.error_response()), refuse),
     };
-    cors(match federation::call(&st, bearer(&req), &decoded.name, kind, decoded.args).await {
+    if let Some(e) = refused
+        && decoded.name != "manifest"
+    {
+        return cors(udf_error(&e));
+    }
+    cors(match federation::call(&st, token, &decoded.name, kind, decoded.args).await {
         Ok(reply) => match reply.to_json() {
             // {"status": "success", "value", "logLines": []} around the value's JSON text.
             Ok(value) => HttpResponse::Ok()

@@ -163,7 +163,9 @@ pub async fn remove_federated_meta_connection(
     st: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse> {
-    let owner = connection::federated_owner(&path.into_inner());
+    let id = path.into_inner();
+    crate::service::federation::grants::check_connection_id(&id)?;
+    let owner = connection::federated_owner(&id);
     let removed = st.cx.write(move |c| connection::remove(c, &owner)).await?;
     Ok(HttpResponse::Ok().json(removed))
 }

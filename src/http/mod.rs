@@ -2,6 +2,8 @@
 //! the application is assembled, for `main` and for the tests alike.
 
 pub mod auth;
+pub mod body;
+pub mod connections;
 pub mod dashboard;
 pub mod errors;
 pub mod federation;
@@ -11,7 +13,9 @@ pub mod host_federation;
 pub mod host_meta;
 pub mod metrics;
 pub mod openapi;
+pub mod openapi_contract;
 pub mod ops;
+pub mod routes;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -35,11 +39,17 @@ pub fn build_app(
     App::new()
         .app_data(web::Data::new(state))
         .app_data(
-            web::JsonConfig::default().limit(limit).content_type_required(false).error_handler(errors::json_error),
+            web::JsonConfig::default()
+                .limit(limit)
+                .content_type_required(true)
+                .content_type(|m| body::json_mime(&m))
+                .error_handler(errors::json_error),
         )
         .app_data(web::PayloadConfig::default().limit(limit))
         .app_data(web::QueryConfig::default().error_handler(errors::query_error))
         .app_data(web::PathConfig::default().error_handler(errors::path_error))
+        // Reads nothing: puts the deadline on bodies read later (after the credentials).
+        .wrap(from_fn(body::deadline))
         .wrap(from_fn(metrics::track))
         .route("/health", web::get().to(ops::health))
         .route("/metrics", web::get().to(metrics::metrics_route))

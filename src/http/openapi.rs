@@ -51,10 +51,31 @@ use super::{federation, host, host_conversions, host_federation, host_meta, ops}
         federation::convex_action,
         federation::convex_function,
     ),
-    modifiers(&SecuritySchemes),
+    modifiers(&SecuritySchemes, &ErrorCodes),
     tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "meta", description = "The Meta connection, ad account links and pixels (host API)"), (name = "federation-host", description = "Local grants of dashboard connections (host API)"), (name = "federation", description = "The federated API, `Authorization: Bearer <JWT>`: REST and Convex's wire format"), (name = "ops"))
 )]
 pub struct ApiDoc;
+
+/// `ErrorBody.code` lists every code of `Code::ALL`, with its HTTP status: the
+/// document cannot drift from the enum.
+struct ErrorCodes;
+
+impl Modify for ErrorCodes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::RefOr;
+        use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+
+        use crate::error::Code;
+        let Some(components) = openapi.components.as_mut() else { return };
+        let Some(RefOr::T(Schema::Object(body))) = components.schemas.get_mut("ErrorBody") else { return };
+        let listed: Vec<String> = Code::ALL.iter().map(|c| format!("`{}` ({})", c.as_str(), c.http_status())).collect();
+        let code = ObjectBuilder::new()
+            .schema_type(Type::String)
+            .enum_values(Some(Code::ALL.iter().map(|c| c.as_str())))
+            .description(Some(format!("A stable machine code: {}.", listed.join(", "))));
+        body.properties.insert("code".to_string(), code.into());
+    }
+}
 
 struct SecuritySchemes;
 

@@ -4,7 +4,7 @@
 use actix_web::{HttpResponse, web};
 use diesel::connection::SimpleConnection;
 use serde::Serialize;
-use utoipa::{OpenApi, ToSchema};
+use utoipa::ToSchema;
 
 use super::AppState;
 use crate::error::{Error, Result};
@@ -23,7 +23,7 @@ pub async fn health(st: web::Data<AppState>) -> Result<HttpResponse> {
 }
 
 pub async fn openapi() -> HttpResponse {
-    HttpResponse::Ok().json(super::openapi::ApiDoc::openapi())
+    HttpResponse::Ok().content_type("application/json").body(super::openapi_contract::document())
 }
 
 /// A thumbnail copied from Meta by the catalog sync (content-addressed, public: the ads' creatives).

@@ -15,10 +15,11 @@ fn id_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')
 }
 
-/// `siteId`: 1–64 characters of `[A-Za-z0-9_.:-]`.
+/// `siteId`: 1–64 characters of `[A-Za-z0-9_.:-]`, but not `.` or `..`
+/// (a URL path would resolve them away, so such a site could never be reached).
 pub fn site_id(s: &str) -> Result<()> {
-    if s.is_empty() || s.len() > 64 || !s.chars().all(id_char) {
-        return Err(Error::invalid("siteId must be 1-64 characters of [A-Za-z0-9_.:-]"));
+    if s.is_empty() || s.len() > 64 || !s.chars().all(id_char) || s == "." || s == ".." {
+        return Err(Error::invalid("siteId must be 1-64 characters of [A-Za-z0-9_.:-], not . or .."));
     }
     Ok(())
 }
@@ -116,6 +117,11 @@ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW 
 MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR \
 RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH \
 UGX USD UYU UZS VED VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG";
+
+/// The ISO 4217 codes `currency` takes (the OpenAPI document lists them).
+pub fn currencies() -> Vec<&'static str> {
+    CURRENCIES.split_whitespace().collect()
+}
 
 pub fn currency(c: &str) -> Result<()> {
     if c.len() == 3 && CURRENCIES.split_ascii_whitespace().any(|k| k == c) {

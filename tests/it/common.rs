@@ -1,8 +1,10 @@
-//! The test harness: `TestApp` starts a real rastrod HTTP server on a loopback
-//! port over a fresh database (a new SQLite file, or a new PostgreSQL schema
-//! when `RASTRO_TEST_DATABASE_URL` is set), with a manual clock.
-//! `backend_test!` turns one async test body into a SQLite test and a
-//! PostgreSQL test.
+//! The test harness: `TestApp` starts the daemon through `server::start`, the
+//! function `rastrod serve` runs, on a loopback port over a fresh database (a
+//! new SQLite file, or a new PostgreSQL schema when `RASTRO_TEST_DATABASE_URL`
+//! is set), with a manual clock. `backend_test!` turns one async test body into
+//! a SQLite test and a PostgreSQL test, and ends each with `finish`: the
+//! actors settled, nothing may be left half-done (a write still queued in the
+//! group-commit writer, a lease still held), then the production shutdown.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use diesel::connection::SimpleConnection;
 use rastrod::clock::ManualClock;
 use rastrod::config::{Config, Secret};
 use rastrod::http::AppState;
+use rastrod::server::RunningServer;
 use serde_json::Value;
 
 pub const HOST_KEY: &str = "test-host-key-0123456789";
@@ -25,7 +28,15 @@ pub enum Backend {
     Postgres,
 }
 
-/// Runs `$body` (an async block using `app`) once per backend.
+/// Runs `$body` (an async block using `$app`) once per backend, over the app
+/// `$builder(backend).start()` makes (default: [`plain_builder`]), then calls
+/// `$app.finish()`, which fails the test if anything is left half-done.
+///
+/// `$builder` is any `fn(Backend) -> B` whose `B` has `async fn start(self) ->
+/// Option<A>` and `A` an `async fn finish(self)`: a [`TestAppBuilder`] (a
+/// `TestApp`), or a fixture around one (the federation tests' `Fed`). `start`
+/// answers None when the backend is not available (PostgreSQL without
+/// `RASTRO_TEST_DATABASE_URL`): the test then says it skipped.
 #[macro_export]
 macro_rules! backend_test {
     ($name:ident, |$app:ident| $body:block) => {
@@ -38,14 +49,16 @@ macro_rules! backend_test {
             #[actix_web::test]
             async fn sqlite() {
                 let $app = $builder($crate::common::Backend::Sqlite).start().await.expect("SQLite is always there");
-                $body
+                let () = $body;
+                $app.finish().await;
             }
             #[actix_web::test]
             async fn postgres() {
                 let Some($app) = $builder($crate::common::Backend::Postgres).start().await else {
                     return;
                 };
-                $body
+                let () = $body;
+                $app.finish().await;
             }
         }
     };
@@ -128,11 +141,20 @@ impl Drop for TestDb {
 pub struct TestAppBuilder {
     backend: Backend,
     env: BTreeMap<String, String>,
+    data_dir: Option<TempDir>,
 }
 
 impl TestAppBuilder {
     pub fn env(mut self, key: &str, value: &str) -> Self {
         self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// A `RASTRO_DATA_DIR` of the test's own (thumbnails land there), removed with the app.
+    pub fn own_data_dir(mut self) -> Self {
+        let dir = TempDir::new("rastrod_test_data");
+        self.env.insert("RASTRO_DATA_DIR".into(), dir.0.to_str().expect("a UTF-8 temp path").into());
+        self.data_dir = Some(dir);
         self
     }
 
@@ -143,31 +165,40 @@ impl TestAppBuilder {
         env.entry("RASTRO_HOST_API_KEY".into()).or_insert_with(|| HOST_KEY.into());
         env.entry("RASTRO_LISTEN".into()).or_insert_with(|| "127.0.0.1:0".into());
         env.entry("RASTRO_DATABASE_POOL_SIZE".into()).or_insert_with(|| "4".into());
+        // One HTTP worker and a short grace: many apps run side by side on two cores.
+        env.entry("RASTRO_WORKERS".into()).or_insert_with(|| "1".into());
+        env.entry("RASTRO_SHUTDOWN_GRACE".into()).or_insert_with(|| "1s".into());
         let config = Config::load_from(None, &env).expect("test config");
         let clock = ManualClock::new(T0);
         let listener = rastrod::server::bind(&config).unwrap();
-        let addr = listener.local_addr().unwrap();
-        let state = rastrod::server::open_state(config, clock.clone()).await.expect("opening the test database");
-        rastrod::actors::start(&state.cx, &state.actors);
-        let app_state = state.clone();
-        let server = actix_web::HttpServer::new(move || rastrod::http::build_app(app_state.clone()))
-            .workers(1)
-            .disable_signals()
-            .shutdown_timeout(1)
-            .listen(listener)
-            .unwrap()
-            .run();
-        let handle = server.handle();
-        actix_web::rt::spawn(server);
+        let server = rastrod::server::start(config, clock.clone(), listener).await.expect("starting the test server");
         Some(TestApp {
-            base: format!("http://{addr}"),
+            base: format!("http://{}", server.addr),
             http: reqwest::Client::new(),
             clock,
-            state,
-            handle,
+            state: server.state.clone(),
+            server: Some(server),
             db,
+            _data_dir: self.data_dir.map(Arc::new),
             key: Some(HOST_KEY.to_string()),
         })
+    }
+}
+
+/// A temporary folder, removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(prefix: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(unique(prefix));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -176,8 +207,10 @@ pub struct TestApp {
     pub http: reqwest::Client,
     pub clock: Arc<ManualClock>,
     pub state: AppState,
-    pub handle: actix_web::dev::ServerHandle,
+    /// The daemon; None in a `with_key` copy (the original finishes it) and once finished.
+    server: Option<RunningServer>,
     pub db: TestDb,
+    _data_dir: Option<Arc<TempDir>>,
     key: Option<String>,
 }
 
@@ -206,7 +239,7 @@ impl Answer {
 
 impl TestApp {
     pub fn builder(backend: Backend) -> TestAppBuilder {
-        TestAppBuilder { backend, env: BTreeMap::new() }
+        TestAppBuilder { backend, env: BTreeMap::new(), data_dir: None }
     }
 
     pub fn backend(&self) -> Backend {
@@ -220,8 +253,9 @@ impl TestApp {
             http: self.http.clone(),
             clock: self.clock.clone(),
             state: self.state.clone(),
-            handle: self.handle.clone(),
+            server: None,
             db: TestDb { url: self.db.url.clone(), dir: None, pg: None },
+            _data_dir: self._data_dir.clone(),
             key: key.map(str::to_string),
         }
     }
@@ -328,11 +362,85 @@ impl TestApp {
     }
 }
 
+impl TestApp {
+    /// Ends the test: lets the actors settle, asserts nothing is left
+    /// half-done (no write queued in the group-commit writer, no lease held on
+    /// an account sync or a conversion), then stops the daemon the way
+    /// SIGTERM does. `backend_test!` calls it after every body; a test that
+    /// starts its own apps calls it on each.
+    pub async fn finish(mut self) {
+        let server = self.server.take().expect("finish() on the app that started the server, once");
+        self.settle().await;
+        // Quiescence, not a schedule. The test's own writes were all answered
+        // before it got here, so a write still queued is background work (a
+        // WAL scrub, a batch of unlinked spend) or one that never completes;
+        // a lease still held is a run in flight (one the settle cannot wait
+        // for: an actor stopped by an unlink finishes its drain untracked) or
+        // one abandoned. The first kind ends in moments on the stopped clock,
+        // the second never: a bounded wait tells them apart.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let (mut pending, mut held) = self.half_done().await;
+        while (pending > 0 || !held.is_empty()) && std::time::Instant::now() < deadline {
+            actix_web::rt::time::sleep(std::time::Duration::from_millis(10)).await;
+            (pending, held) = self.half_done().await;
+        }
+        assert_eq!(pending, 0, "writes still queued in the group-commit writer at the end");
+        // No test leaves a lease on purpose: the crash tests run the real binary, not a TestApp.
+        assert!(held.is_empty(), "leases still held at the end of the test: {held:?}");
+        server.stop().await.expect("stopping the daemon");
+    }
+
+    /// Waits for the actors' runs in flight and runs what they have due now
+    /// (by the manual clock, which stands still here): a sync run or a send a
+    /// test set going in the background ends before the checks read the rows.
+    async fn settle(&self) {
+        if let Some(sync) = self.state.actors.sync.get() {
+            sync.send(rastrod::actors::supervisor::RunDue)
+                .await
+                .expect("the sync supervisor is alive")
+                .expect("settling the account syncs");
+        }
+        if self.state.actors.pixels.get().is_some() {
+            rastrod::actors::pixel_sender::drain(&self.state.actors).await.expect("settling the pixel senders");
+        }
+    }
+
+    /// Writes queued in the group-commit writer, and the rows whose lease is still held.
+    async fn half_done(&self) -> (u64, Vec<String>) {
+        (self.state.cx.db.writer_stats().pending, self.held_leases().await)
+    }
+
+    /// Rows whose lease is still held: `account_syncs:<account>` and `conversions:<event>`.
+    pub async fn held_leases(&self) -> Vec<String> {
+        #[derive(diesel::QueryableByName)]
+        struct Held {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            row: String,
+        }
+        self.state
+            .cx
+            .db
+            .run(|c| {
+                use diesel::RunQueryDsl;
+                let rows: Vec<Held> = diesel::sql_query(
+                    "SELECT 'account_syncs:' || ad_account_id AS row FROM account_syncs WHERE lease_run_id IS NOT NULL \
+                     UNION ALL SELECT 'conversions:' || event_id AS row FROM conversions WHERE lease_owner IS NOT NULL",
+                )
+                .load(c)?;
+                Ok(rows.into_iter().map(|h| h.row).collect())
+            })
+            .await
+            .expect("reading the leases")
+    }
+}
+
 impl Drop for TestApp {
     fn drop(&mut self) {
-        if self.key.as_deref() == Some(HOST_KEY) && self.db.dir.is_some() || self.db.pg.is_some() {
-            // The stop command is sent now; nothing here can await its completion.
-            drop(self.handle.stop(false));
+        let Some(server) = self.server.take() else { return };
+        // The stop command is sent now; nothing here can await its completion.
+        drop(server.handle().stop(false));
+        if !std::thread::panicking() {
+            panic!("a TestApp must end with `app.finish().await` (backend_test! calls it after the body)");
         }
     }
 }

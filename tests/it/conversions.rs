@@ -18,23 +18,13 @@ use rastrod::store::meta::conversions::{self as store, ConversionRow};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::backend_test;
 use crate::common::*;
 
 const OWNER: &str = "agency:1";
 const SITE: &str = "loja-x";
 const PIXEL: &str = "111222333444";
 const MINUTE: i64 = 60_000;
-
-/// A test on both backends over an app built by `$builder` (default: the fake
-/// Graph and a fresh secrets key).
-macro_rules! capi_test {
-    ($name:ident, |$app:ident| $body:block) => {
-        $crate::backend_test!($name, fake_meta_builder, |$app| $body);
-    };
-    ($name:ident, $builder:path, |$app:ident| $body:block) => {
-        $crate::backend_test!($name, $builder, |$app| $body);
-    };
-}
 
 /// Graph calls time out after 300 ms (the fake's `slow` fault outlasts that).
 fn short_timeout_builder(backend: Backend) -> TestAppBuilder {
@@ -150,7 +140,7 @@ async fn counters(app: &TestApp, now: Option<i64>) -> capi::ConversionCounters {
 }
 
 // rule: CAPI-02, CAPI-06, CAPI-12, FAKE-04, BOARD-10, STATUS-06
-capi_test!(a_sale_and_a_new_lead_are_sent_at_once_with_the_contracts_fields, |app| {
+backend_test!(a_sale_and_a_new_lead_are_sent_at_once_with_the_contracts_fields, fake_meta_builder, |app| {
     setup(&app, json!({"sendLeadEvent": true, "testEventCode": "TEST4242"})).await;
     let lead_id =
         lead(&app, "conv-1", json!({"meta": meta(1), "adId": "301", "adName": "Vídeo oferta", "label": "Ana"})).await;
@@ -212,7 +202,7 @@ capi_test!(a_sale_and_a_new_lead_are_sent_at_once_with_the_contracts_fields, |ap
 });
 
 // rule: CAPI-02, CAPI-04, BOARD-10
-capi_test!(column_events_go_once_per_lead_and_qualified_alone_sends_nothing, |app| {
+backend_test!(column_events_go_once_per_lead_and_qualified_alone_sends_nothing, fake_meta_builder, |app| {
     setup(&app, json!({})).await;
     app.put(
         &format!("/v1/sites/{SITE}/pipeline"),
@@ -262,7 +252,7 @@ capi_test!(column_events_go_once_per_lead_and_qualified_alone_sends_nothing, |ap
 });
 
 // rule: CAPI-01, CAPI-03, CONN-08
-capi_test!(nothing_is_queued_without_meta_a_pixel_or_an_able_pixel, |app| {
+backend_test!(nothing_is_queued_without_meta_a_pixel_or_an_able_pixel, fake_meta_builder, |app| {
     app.site(SITE).await;
     // No pixel yet: a sale with meta queues nothing.
     lead(&app, "c0", json!({})).await;
@@ -308,7 +298,7 @@ capi_test!(nothing_is_queued_without_meta_a_pixel_or_an_able_pixel, |app| {
 });
 
 // rule: CAPI-07
-capi_test!(a_failed_send_retries_after_one_then_ten_minutes_and_fails_on_the_third, |app| {
+backend_test!(a_failed_send_retries_after_one_then_ten_minutes_and_fails_on_the_third, fake_meta_builder, |app| {
     setup(&app, json!({})).await;
     fault(&app, json!({"match": "/events", "kind": "server_error", "times": 3})).await;
     let id = lead(&app, "c1", json!({})).await;
@@ -351,7 +341,7 @@ capi_test!(a_failed_send_retries_after_one_then_ten_minutes_and_fails_on_the_thi
 });
 
 // rule: CAPI-07
-capi_test!(a_permission_error_fails_at_once, |app| {
+backend_test!(a_permission_error_fails_at_once, fake_meta_builder, |app| {
     setup(&app, json!({})).await;
     fault(&app, json!({"match": "/events", "kind": "permission", "times": 1})).await;
     let id = lead(&app, "c1", json!({})).await;
@@ -363,8 +353,31 @@ capi_test!(a_permission_error_fails_at_once, |app| {
     assert!(r.ph.is_none());
 });
 
+/// The site's pixel as meta.status shows it.
+async fn pixel_status(app: &TestApp) -> Value {
+    app.post("/v1/meta/status", json!({"siteIds": [SITE]})).await.ok()[0]["pixel"].clone()
+}
+
+// rule: CAPI-07 (the pixel shows PERMISSION_DENIED until a send succeeds; it stays on)
+backend_test!(a_pixel_without_permission_says_so_until_a_send_succeeds, fake_meta_builder, |app| {
+    setup(&app, json!({})).await;
+    assert_eq!(pixel_status(&app).await["lastError"], Value::Null);
+    fault(&app, json!({"match": "/events", "kind": "permission", "times": 1})).await;
+    lead(&app, "c1", json!({})).await;
+    sale(&app, "c1", 500, "s1", meta(1)).await.ok();
+    drain(&app).await;
+    let shown = pixel_status(&app).await;
+    assert!(shown["lastError"].as_str().is_some_and(|e| e.starts_with("PERMISSION_DENIED")), "{shown}");
+    assert_eq!(shown["enabled"], true, "{shown}");
+    // The next send goes through: the error is over.
+    lead(&app, "c2", json!({})).await;
+    sale(&app, "c2", 700, "s2", meta(2)).await.ok();
+    drain(&app).await;
+    assert_eq!(pixel_status(&app).await["lastError"], Value::Null);
+});
+
 // rule: CAPI-07
-capi_test!(unexpected_failures_count_as_attempts_and_the_last_fails_unexpected, short_timeout_builder, |app| {
+backend_test!(unexpected_failures_count_as_attempts_and_the_last_fails_unexpected, short_timeout_builder, |app| {
     setup(&app, json!({})).await;
     // Every send times out (the fake answers after 1 s; the client gives up at 300 ms).
     fault(&app, json!({"match": "/events", "kind": "slow", "delayMs": 1000, "times": 3})).await;
@@ -385,7 +398,7 @@ capi_test!(unexpected_failures_count_as_attempts_and_the_last_fails_unexpected, 
 });
 
 // rule: CAPI-08
-capi_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, |app| {
+backend_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, fake_meta_builder, |app| {
     setup(&app, json!({})).await;
     let id = lead(&app, "c1", json!({})).await;
     fault(&app, json!({"match": "/events", "kind": "server_error", "times": 1})).await;
@@ -434,48 +447,52 @@ capi_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, |app| {
 });
 
 // rule: CAPI-09, LINK-07
-capi_test!(a_refused_connection_token_fails_the_event_and_stops_the_connection_and_its_pixels, |app| {
-    setup(&app, json!({})).await;
-    // Pet Mania's pixel with its own token keeps sending.
-    app.site("pet").await;
-    app.put("/v1/sites/pet/pixel", json!({"pixelId": "222333444555", "accessToken": "pet-own-token"})).await.ok();
-    fault(&app, json!({"match": format!("/{PIXEL}/events"), "kind": "token_refused", "times": 1})).await;
-    let id = lead(&app, "c1", json!({})).await;
-    sale(&app, "c1", 500, "s1", meta(1)).await.ok();
-    drain(&app).await;
-    let r = row(&app, &capi::event_id(&id, "Purchase")).await.unwrap();
-    assert_eq!(r.status, "failed");
-    assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
-    let conn = app.get(&format!("/v1/meta/owners/{OWNER}/connection")).await.ok();
-    assert_eq!(conn["status"], "invalid");
-    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
-    assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
-    // Nothing more is queued for the site until the connection is connected again.
-    lead(&app, "c2", json!({})).await;
-    sale(&app, "c2", 500, "s2", meta(2)).await.ok();
-    assert_eq!(app.count("conversions").await, 1);
-    // The token-sourced pixel keeps sending.
-    let a = app.lead("pet", "p1", T0, json!({})).await.ok();
-    app.stage(
-        "pet",
-        "p1",
-        json!({"stage": "won", "revenueCents": 100, "eventId": "x", "occurredAt": T0, "meta": meta(9)}),
-    )
-    .await
-    .ok();
-    drain(&app).await;
-    let pet_id = capi::event_id(a["leadId"].as_str().unwrap(), "Purchase");
-    assert_eq!(deliveries(&app).get(&pet_id), Some(&1));
-    // Connected again: the pixel resumes.
-    app.put(&format!("/v1/meta/owners/{OWNER}/connection"), json!({"accessToken": "tok-agency-2"})).await.ok();
-    let id3 = lead(&app, "c3", json!({})).await;
-    sale(&app, "c3", 500, "s3", meta(3)).await.ok();
-    drain(&app).await;
-    assert_eq!(deliveries(&app).get(&capi::event_id(&id3, "Purchase")), Some(&1));
-});
+backend_test!(
+    a_refused_connection_token_fails_the_event_and_stops_the_connection_and_its_pixels,
+    fake_meta_builder,
+    |app| {
+        setup(&app, json!({})).await;
+        // Pet Mania's pixel with its own token keeps sending.
+        app.site("pet").await;
+        app.put("/v1/sites/pet/pixel", json!({"pixelId": "222333444555", "accessToken": "pet-own-token"})).await.ok();
+        fault(&app, json!({"match": format!("/{PIXEL}/events"), "kind": "token_refused", "times": 1})).await;
+        let id = lead(&app, "c1", json!({})).await;
+        sale(&app, "c1", 500, "s1", meta(1)).await.ok();
+        drain(&app).await;
+        let r = row(&app, &capi::event_id(&id, "Purchase")).await.unwrap();
+        assert_eq!(r.status, "failed");
+        assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
+        let conn = app.get(&format!("/v1/meta/owners/{OWNER}/connection")).await.ok();
+        assert_eq!(conn["status"], "invalid");
+        let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+        assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
+        // Nothing more is queued for the site until the connection is connected again.
+        lead(&app, "c2", json!({})).await;
+        sale(&app, "c2", 500, "s2", meta(2)).await.ok();
+        assert_eq!(app.count("conversions").await, 1);
+        // The token-sourced pixel keeps sending.
+        let a = app.lead("pet", "p1", T0, json!({})).await.ok();
+        app.stage(
+            "pet",
+            "p1",
+            json!({"stage": "won", "revenueCents": 100, "eventId": "x", "occurredAt": T0, "meta": meta(9)}),
+        )
+        .await
+        .ok();
+        drain(&app).await;
+        let pet_id = capi::event_id(a["leadId"].as_str().unwrap(), "Purchase");
+        assert_eq!(deliveries(&app).get(&pet_id), Some(&1));
+        // Connected again: the pixel resumes.
+        app.put(&format!("/v1/meta/owners/{OWNER}/connection"), json!({"accessToken": "tok-agency-2"})).await.ok();
+        let id3 = lead(&app, "c3", json!({})).await;
+        sale(&app, "c3", 500, "s3", meta(3)).await.ok();
+        drain(&app).await;
+        assert_eq!(deliveries(&app).get(&capi::event_id(&id3, "Purchase")), Some(&1));
+    }
+);
 
 // rule: CAPI-09
-capi_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_token, |app| {
+backend_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_token, fake_meta_builder, |app| {
     app.site(SITE).await;
     app.put(&format!("/v1/sites/{SITE}/pixel"), json!({"pixelId": PIXEL, "accessToken": "own-token-1"})).await.ok();
     fault(&app, json!({"match": "/events", "kind": "token_refused", "times": 1})).await;
@@ -522,7 +539,7 @@ capi_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_new_t
 });
 
 // rule: CAPI-05
-capi_test!(a_failed_event_opens_again_with_new_hashes_when_meta_comes_again, |app| {
+backend_test!(a_failed_event_opens_again_with_new_hashes_when_meta_comes_again, fake_meta_builder, |app| {
     setup(&app, json!({})).await;
     fault(&app, json!({"match": "/events", "kind": "permission", "times": 1})).await;
     let id = lead(&app, "c1", json!({})).await;
@@ -545,7 +562,7 @@ capi_test!(a_failed_event_opens_again_with_new_hashes_when_meta_comes_again, |ap
 });
 
 // rule: CAPI-10
-capi_test!(too_old_events_and_unavailable_pixels_fail_with_their_codes, |app| {
+backend_test!(too_old_events_and_unavailable_pixels_fail_with_their_codes, fake_meta_builder, |app| {
     setup(&app, json!({})).await;
     // Older than 7 days when its turn comes: not sent.
     let id = lead(&app, "c1", json!({})).await;
@@ -593,7 +610,7 @@ capi_test!(too_old_events_and_unavailable_pixels_fail_with_their_codes, |app| {
 });
 
 // rule: CAPI-13
-capi_test!(batches_hold_at_most_the_limit_and_a_rejected_batch_isolates_its_bad_event, small_batch_builder, |app| {
+backend_test!(batches_hold_at_most_the_limit_and_a_rejected_batch_isolates_its_bad_event, small_batch_builder, |app| {
     setup(&app, json!({})).await;
     // Meta is down while 25 sales come in: they pile up.
     fault(&app, json!({"match": "/events", "kind": "server_error", "times": 1000})).await;
@@ -626,7 +643,7 @@ capi_test!(batches_hold_at_most_the_limit_and_a_rejected_batch_isolates_its_bad_
 });
 
 // rule: CAPI-11, SEC-04
-capi_test!(hashes_are_erased_when_an_event_ends_and_gone_from_sqlites_files, |app| {
+backend_test!(hashes_are_erased_when_an_event_ends_and_gone_from_sqlites_files, fake_meta_builder, |app| {
     setup(&app, json!({})).await;
     fault(&app, json!({"match": "/events", "kind": "server_error", "times": 1})).await;
     let id = lead(&app, "c1", json!({})).await;
@@ -662,7 +679,7 @@ capi_test!(hashes_are_erased_when_an_event_ends_and_gone_from_sqlites_files, |ap
 });
 
 // rule: STATUS-03, STATUS-05, STATUS-06, LEAD-07
-capi_test!(reads_page_newest_first_and_counters_follow_the_queue_and_removals, |app| {
+backend_test!(reads_page_newest_first_and_counters_follow_the_queue_and_removals, fake_meta_builder, |app| {
     setup(&app, json!({"sendLeadEvent": true})).await;
     let mut ids = Vec::new();
     for i in 0..5 {
@@ -970,10 +987,10 @@ async fn two_slow_pixels(app: &TestApp) -> u64 {
 }
 
 // A burst over many pixels holds RASTRO_CAPI_MAX_CONCURRENT batches in memory, not one per pixel.
-capi_test!(pixels_sending_at_once_are_capped, one_sender_builder, |app| {
+backend_test!(pixels_sending_at_once_are_capped, one_sender_builder, |app| {
     assert_eq!(two_slow_pixels(&app).await, 1, "the second pixel waited for the first");
 });
 
-capi_test!(pixels_send_side_by_side_under_the_cap, |app| {
+backend_test!(pixels_send_side_by_side_under_the_cap, fake_meta_builder, |app| {
     assert_eq!(two_slow_pixels(&app).await, 2, "both pixels sent at once");
 });

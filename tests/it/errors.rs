@@ -10,8 +10,19 @@ use crate::common::*;
 const D0: i64 = T0 - DAY / 2;
 
 /// The closed set of codes the host API may answer.
-const CODES: &[&str] =
-    &["INVALID_ARGUMENT", "NOT_FOUND", "CONFLICT", "UNAUTHENTICATED", "PAYLOAD_TOO_LARGE", "RATE_LIMITED", "INTERNAL"];
+const CODES: &[&str] = &[
+    "INVALID_ARGUMENT",
+    "NOT_FOUND",
+    "CONFLICT",
+    "UNAUTHENTICATED",
+    "PAYLOAD_TOO_LARGE",
+    "RATE_LIMITED",
+    "INTERNAL",
+    "METHOD_NOT_ALLOWED",
+    "REQUEST_TIMEOUT",
+    "UNSUPPORTED_MEDIA_TYPE",
+    "REQUEST_HEADERS_TOO_LARGE",
+];
 
 #[track_caller]
 fn assert_error_shape(a: &Answer, status: u16, code: &str) {
@@ -108,7 +119,8 @@ backend_test!(unknown_fields_are_refused, |app| {
         with_extra["unexpectedField"] = json!(1);
         let a = app.request(method, &path, Some(with_extra)).await;
         assert_error_shape(&a, 400, "INVALID_ARGUMENT");
-        assert!(a.body["message"].as_str().unwrap().contains("unexpectedField"), "{method} {path}: {}", a.text);
+        // rule: SEC-03 (the name the caller sent is not repeated)
+        assert!(!a.body["message"].as_str().unwrap().contains("unexpectedField"), "{method} {path}: {}", a.text);
         // A near-miss of a real field name, too.
         let mut typo = body;
         typo["siteld"] = json!("s1");

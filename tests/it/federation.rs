@@ -15,11 +15,11 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-
-use rastrod::federation::functions::{FUNCTIONS, spec};
+use rastrod::federation::Function;
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, CASA_LISBOA, LOJA_X, PET_MANIA};
 use serde_json::{Value, json};
 
+use crate::backend_test;
 use crate::common::*;
 
 pub const ISSUER: &str = "https://rastro.test/federation";
@@ -204,50 +204,52 @@ pub struct Fed {
     pub key: SigningKey,
 }
 
-pub async fn fed_start(backend: Backend, env: &[(&str, &str)]) -> Option<Fed> {
-    let key = SigningKey::ed25519("ed-1");
-    let jwks = JwksServer::start(&[&key]).await;
-    let mut builder = TestApp::builder(backend)
-        .env("RASTRO_FEDERATION_ISSUER", ISSUER)
-        .env("RASTRO_FEDERATION_AUDIENCE", AUDIENCE)
-        .env("RASTRO_FEDERATION_JWKS", &jwks.url)
-        .env("RASTRO_META_FAKE", "true")
-        .env("RASTRO_SECRETS_KEY", &rastrod::ids::secrets_key().unwrap());
-    for (k, v) in env {
-        builder = builder.env(k, v);
-    }
-    let app = builder.start().await?;
-    Some(Fed { app, jwks, key })
+/// Builds a [`Fed`]: the daemon with the federated API on (its JWKS server's
+/// keys), the fake Graph and a fresh secrets key, plus settings of the test's choosing.
+pub struct FedBuilder {
+    app: TestAppBuilder,
 }
 
-/// A federation test on both backends (optionally with extra settings).
-#[macro_export]
-macro_rules! fed_test {
-    ($name:ident, |$fed:ident| $body:block) => {
-        fed_test!($name, [], |$fed| $body);
-    };
-    ($name:ident, [$(($k:expr, $v:expr)),*], |$fed:ident| $body:block) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-            #[actix_web::test]
-            async fn sqlite() {
-                let $fed = $crate::federation::fed_start($crate::common::Backend::Sqlite, &[$(($k, $v)),*])
-                    .await
-                    .expect("SQLite is always there");
-                $body
-            }
-            #[actix_web::test]
-            async fn postgres() {
-                let Some($fed) =
-                    $crate::federation::fed_start($crate::common::Backend::Postgres, &[$(($k, $v)),*]).await
-                else {
-                    return;
-                };
-                $body
-            }
-        }
-    };
+/// The default federation app (`backend_test!(name, fed_builder, |fed| ...)`).
+pub fn fed_builder(backend: Backend) -> FedBuilder {
+    FedBuilder { app: fake_meta_builder(backend) }
+}
+
+impl FedBuilder {
+    pub fn env(self, key: &str, value: &str) -> Self {
+        FedBuilder { app: self.app.env(key, value) }
+    }
+
+    /// Starts the JWKS server with one Ed25519 key, then the daemon pointed at it.
+    pub async fn start(self) -> Option<Fed> {
+        let key = SigningKey::ed25519("ed-1");
+        let jwks = JwksServer::start(&[&key]).await;
+        let app = self
+            .app
+            .env("RASTRO_FEDERATION_ISSUER", ISSUER)
+            .env("RASTRO_FEDERATION_AUDIENCE", AUDIENCE)
+            .env("RASTRO_FEDERATION_JWKS", &jwks.url)
+            .start()
+            .await?;
+        Some(Fed { app, jwks, key })
+    }
+}
+
+impl Fed {
+    /// The daemon's end-of-test checks ([`TestApp::finish`]); the JWKS server stops on drop.
+    pub async fn finish(self) {
+        self.app.finish().await;
+    }
+}
+
+/// The Meta part of the federated API off.
+fn meta_ads_off_builder(backend: Backend) -> FedBuilder {
+    fed_builder(backend).env("RASTRO_FEDERATION_META_ADS", "false")
+}
+
+/// The Meta and the leads parts of the federated API off.
+fn leads_off_builder(backend: Backend) -> FedBuilder {
+    meta_ads_off_builder(backend).env("RASTRO_FEDERATION_LEADS", "false")
 }
 
 impl Fed {
@@ -282,7 +284,7 @@ impl Fed {
 
     /// The Convex call of the function's own kind.
     pub async fn convex(&self, token: Option<&str>, name: &str, args: Value) -> Answer {
-        let kind = spec(name).map_or("query", |s| s.kind.as_str());
+        let kind = Function::parse(name).map_or("query", |f| f.spec().kind.as_str());
         self.convex_as(token, kind, name, args).await
     }
 
@@ -356,7 +358,7 @@ pub async fn sites(fed: &Fed) {
 }
 
 // rule: FED-04
-fed_test!(grants_are_provisioned_checked_and_revoked, |fed| {
+backend_test!(grants_are_provisioned_checked_and_revoked, fed_builder, |fed| {
     sites(&fed).await;
     let put = |sites: Value, perms: Value| {
         let app = &fed.app;
@@ -413,7 +415,7 @@ fed_test!(grants_are_provisioned_checked_and_revoked, |fed| {
 });
 
 // rule: FED-03
-fed_test!(the_local_grant_is_the_authority, |fed| {
+backend_test!(the_local_grant_is_the_authority, fed_builder, |fed| {
     sites(&fed).await;
     let token = fed.token(&[READ]);
     Fed::expect_err(fed.both(Some(&token), "connectionStatus", json!({})).await, 403, "FEDERATION_CONNECTION_DENIED");
@@ -448,11 +450,11 @@ fed_test!(the_local_grant_is_the_authority, |fed| {
 });
 
 // rule: FED-06
-fed_test!(the_manifest_needs_no_token_and_names_what_is_on, |fed| {
+backend_test!(the_manifest_needs_no_token_and_names_what_is_on, fed_builder, |fed| {
     let manifest = fed.both(None, "manifest", json!({})).await.unwrap();
     assert_eq!(manifest["protocol"], "rastro-federation/1");
     assert_eq!(manifest["capabilities"], json!(["configure", "leads", "metaAds"]));
-    let names: Vec<&str> = FUNCTIONS.iter().map(|f| f.name).collect();
+    let names: Vec<&str> = Function::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(manifest["functions"], json!(names));
     for name in ["leadsReport", "leadsDaily", "metaConnection", "setMetaEventMap", "updateSite"] {
         assert!(names.contains(&name), "{name}");
@@ -466,7 +468,7 @@ fed_test!(the_manifest_needs_no_token_and_names_what_is_on, |fed| {
 });
 
 // rule: FED-06
-fed_test!(meta_ads_off_hides_and_refuses_the_meta_functions, [("RASTRO_FEDERATION_META_ADS", "false")], |fed| {
+backend_test!(meta_ads_off_hides_and_refuses_the_meta_functions, meta_ads_off_builder, |fed| {
     sites(&fed).await;
     fed.grant(&["s1"], &[CONFIGURE]).await;
     let manifest = fed.both(None, "manifest", json!({})).await.unwrap();
@@ -492,30 +494,26 @@ fed_test!(meta_ads_off_hides_and_refuses_the_meta_functions, [("RASTRO_FEDERATIO
 });
 
 // rule: FED-06
-fed_test!(
-    leads_off_hides_and_refuses_the_lead_functions,
-    [("RASTRO_FEDERATION_META_ADS", "false"), ("RASTRO_FEDERATION_LEADS", "false")],
-    |fed| {
-        sites(&fed).await;
-        fed.grant(&["s1"], &[]).await;
-        let manifest = fed.both(None, "manifest", json!({})).await.unwrap();
-        assert_eq!(manifest["capabilities"], json!(["configure"]));
-        assert_eq!(
-            manifest["functions"],
-            json!(["manifest", "connectionStatus", "listSites", "siteSettings", "updateSite"])
-        );
-        let token = fed.token(&[READ]);
-        let args = json!({"siteIds": ["s1"], "from": T0 - DAY, "to": T0});
-        Fed::expect_err(fed.both(Some(&token), "leadsReport", args).await, 400, "FEDERATION_INVALID_SCOPE");
-        // metaAds on without leads does not start.
-        let env: std::collections::BTreeMap<String, String> =
-            [("RASTRO_FEDERATION_LEADS".to_string(), "false".to_string())].into();
-        assert!(rastrod::config::Config::load_from(None, &env).is_err());
-    }
-);
+backend_test!(leads_off_hides_and_refuses_the_lead_functions, leads_off_builder, |fed| {
+    sites(&fed).await;
+    fed.grant(&["s1"], &[]).await;
+    let manifest = fed.both(None, "manifest", json!({})).await.unwrap();
+    assert_eq!(manifest["capabilities"], json!(["configure"]));
+    assert_eq!(
+        manifest["functions"],
+        json!(["manifest", "connectionStatus", "listSites", "siteSettings", "updateSite"])
+    );
+    let token = fed.token(&[READ]);
+    let args = json!({"siteIds": ["s1"], "from": T0 - DAY, "to": T0});
+    Fed::expect_err(fed.both(Some(&token), "leadsReport", args).await, 400, "FEDERATION_INVALID_SCOPE");
+    // metaAds on without leads does not start.
+    let env: std::collections::BTreeMap<String, String> =
+        [("RASTRO_FEDERATION_LEADS".to_string(), "false".to_string())].into();
+    assert!(rastrod::config::Config::load_from(None, &env).is_err());
+});
 
 // rule: FED-07
-fed_test!(connection_status_is_redacted_and_list_sites_shows_five_fields, |fed| {
+backend_test!(connection_status_is_redacted_and_list_sites_shows_five_fields, fed_builder, |fed| {
     sites(&fed).await;
     fed.app.patch("/v1/sites/s2", json!({"domains": ["loja.example.com"]})).await.ok();
     fed.grant(&["s2", "s1"], &[CONFIGURE]).await;
@@ -537,7 +535,7 @@ fed_test!(connection_status_is_redacted_and_list_sites_shows_five_fields, |fed| 
 });
 
 // rule: FED-05
-fed_test!(site_lists_are_bounded_and_inside_the_grant, |fed| {
+backend_test!(site_lists_are_bounded_and_inside_the_grant, fed_builder, |fed| {
     sites(&fed).await;
     fed.grant(&["s1", "s2"], &[]).await;
     let token = fed.token(&[READ]);
@@ -569,7 +567,7 @@ fed_test!(site_lists_are_bounded_and_inside_the_grant, |fed| {
 });
 
 // rule: LEAD-03
-fed_test!(lead_reads_match_the_host_api_and_never_carry_the_click_id, |fed| {
+backend_test!(lead_reads_match_the_host_api_and_never_carry_the_click_id, fed_builder, |fed| {
     sites(&fed).await;
     fed.grant(&["s1", "s2"], &[]).await;
     let click = "fbclid-SECRET-CLICK-42";
@@ -615,7 +613,7 @@ fed_test!(lead_reads_match_the_host_api_and_never_carry_the_click_id, |fed| {
 
 // rule: FED-08
 // rule: FED-17
-fed_test!(configure_needs_the_permission_on_token_and_grant, |fed| {
+backend_test!(configure_needs_the_permission_on_token_and_grant, fed_builder, |fed| {
     sites(&fed).await;
     fed.app.patch("/v1/sites/s1", json!({"domains": ["loja.example.com"]})).await.ok();
     let reader = fed.token(&[READ]);
@@ -675,7 +673,7 @@ fed_test!(configure_needs_the_permission_on_token_and_grant, |fed| {
 });
 
 // rule: FED-09
-fed_test!(public_links_see_only_their_surface, |fed| {
+backend_test!(public_links_see_only_their_surface, fed_builder, |fed| {
     sites(&fed).await;
     let public = fed.key.sign(&with(claims(&[PUBLIC]), json!({"rastro_site_ids": ["s2"]})));
     let t = Some(public.as_str());
@@ -735,7 +733,7 @@ fn pixel_of(account: &str) -> &'static str {
 // rule: FED-13
 // rule: FED-14
 // rule: FED-16
-fed_test!(every_function_on_both_transports_acting_as_the_connection, |fed| {
+backend_test!(every_function_on_both_transports_acting_as_the_connection, fed_builder, |fed| {
     sites(&fed).await;
     fed.grant(&["s1", "s2"], &[CONFIGURE]).await;
     let admin = fed.token(&[READ, CONFIGURE]);
@@ -895,7 +893,7 @@ fed_test!(every_function_on_both_transports_acting_as_the_connection, |fed| {
 });
 
 // rule: FED-12
-fed_test!(whole_owner_writes_are_refused_while_the_owner_feeds_a_site_outside, |fed| {
+backend_test!(whole_owner_writes_are_refused_while_the_owner_feeds_a_site_outside, fed_builder, |fed| {
     sites(&fed).await;
     fed.grant(&["s1", "s2"], &[CONFIGURE]).await;
     let admin = fed.token(&[READ, CONFIGURE]);
@@ -926,7 +924,7 @@ fed_test!(whole_owner_writes_are_refused_while_the_owner_feeds_a_site_outside, |
 });
 
 // rule: FED-15
-fed_test!(revoking_the_grant_forgets_the_meta_owner_in_the_same_transaction, |fed| {
+backend_test!(revoking_the_grant_forgets_the_meta_owner_in_the_same_transaction, fed_builder, |fed| {
     sites(&fed).await;
     fed.grant(&["s1", "s2"], &[CONFIGURE]).await;
     let admin = fed.token(&[READ, CONFIGURE]);
@@ -957,7 +955,7 @@ fed_test!(revoking_the_grant_forgets_the_meta_owner_in_the_same_transaction, |fe
 });
 
 // rule: FED-16
-fed_test!(the_convex_wire_format_is_convex_s, |fed| {
+backend_test!(the_convex_wire_format_is_convex_s, fed_builder, |fed| {
     sites(&fed).await;
     fed.grant(&["s1"], &[CONFIGURE]).await;
     let admin = fed.token(&[READ, CONFIGURE]);
@@ -976,7 +974,13 @@ fed_test!(the_convex_wire_format_is_convex_s, |fed| {
     assert_eq!(fed.app.get("/v1/sites/s1").await.ok()["name"], "Site s1", "the wrong kind changed nothing");
     // /api/function takes any kind, args as the object itself.
     let body = json!({"path": "rastroFederation:listSites", "format": "convex_encoded_json", "args": {}});
-    let req = fed.app.http.post(format!("{}/api/function", fed.app.base)).bearer_auth(&admin).body(body.to_string());
+    let req = fed
+        .app
+        .http
+        .post(format!("{}/api/function", fed.app.base))
+        .header("content-type", "application/json")
+        .bearer_auth(&admin)
+        .body(body.to_string());
     assert_eq!(answer(req).await.body["value"][0]["siteId"], "s1");
     // Convex-encoded integers are numbers.
     let limit = base64::engine::general_purpose::STANDARD.encode(1i64.to_le_bytes());
@@ -987,11 +991,22 @@ fed_test!(the_convex_wire_format_is_convex_s, |fed| {
     assert_eq!((a.status, a.body["errorData"]["code"].as_str()), (560, Some("NOT_FOUND")));
     fed.rest(t, "overview", json!({})).await.err(404, "NOT_FOUND");
     let body = json!({"path": "messages:list", "args": [{}]});
-    let req = fed.app.http.post(format!("{}/api/query", fed.app.base)).body(body.to_string());
+    let req = fed
+        .app
+        .http
+        .post(format!("{}/api/query", fed.app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string());
     assert_eq!(answer(req).await.body["errorData"]["code"], "NOT_FOUND");
     // A malformed envelope is a plain 400, which the client raises as an Error.
     for body in ["not json", "[]", r#"{"args": [{}]}"#, r#"{"path": "rastroFederation:listSites", "args": [{}, {}]}"#] {
-        let req = fed.app.http.post(format!("{}/api/query", fed.app.base)).bearer_auth(&admin).body(body);
+        let req = fed
+            .app
+            .http
+            .post(format!("{}/api/query", fed.app.base))
+            .header("content-type", "application/json")
+            .bearer_auth(&admin)
+            .body(body);
         let a = answer(req).await;
         assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{body}: {}", a.text);
     }
@@ -1006,13 +1021,27 @@ fed_test!(the_convex_wire_format_is_convex_s, |fed| {
     let res = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).send().await.unwrap();
     assert_eq!((res.status().as_u16(), res.headers()["access-control-allow-origin"].to_str().unwrap()), (401, "*"));
     let body = json!({"path": "rastroFederation:manifest", "args": [{}]});
-    let res = fed.app.http.post(format!("{}/api/query", fed.app.base)).body(body.to_string()).send().await.unwrap();
+    let res = fed
+        .app
+        .http
+        .post(format!("{}/api/query", fed.app.base))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.headers()["access-control-allow-origin"], "*");
     // REST: an empty body is `{}`; a non-object is refused; the body limit holds.
     let req = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).bearer_auth(&admin);
     assert_eq!(answer(req).await.status, 200);
     fed.rest(t, "listSites", json!([1])).await.err(400, "INVALID_ARGUMENT");
     let huge = "x".repeat(300 * 1024);
-    let req = fed.app.http.post(format!("{}/federation/listSites", fed.app.base)).bearer_auth(&admin).body(huge);
+    let req = fed
+        .app
+        .http
+        .post(format!("{}/federation/listSites", fed.app.base))
+        .header("content-type", "application/json")
+        .bearer_auth(&admin)
+        .body(huge);
     assert_eq!(answer(req).await.code(), "PAYLOAD_TOO_LARGE");
 });

@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use crate::common::*;
-use crate::federation::{CONFIGURE, READ, claims, fed_start, sites, with};
+use crate::federation::{CONFIGURE, READ, claims, fed_builder, sites, with};
 
 // rule: FED-16
 // rule: FED-02
@@ -24,7 +24,7 @@ async fn the_convex_npm_client_calls_the_federated_api() {
         eprintln!("skipped: node is not installed");
         return;
     }
-    let fed = fed_start(Backend::Sqlite, &[]).await.unwrap();
+    let fed = fed_builder(Backend::Sqlite).start().await.unwrap();
     sites(&fed).await;
     fed.grant(&["s1", "s2"], &[CONFIGURE]).await;
     fed.app.put("/v1/sites/s1/pipeline", json!({"columns": [{"key": "agendado", "name": "Agendado"}]})).await.ok();
@@ -64,4 +64,5 @@ async fn the_convex_npm_client_calls_the_federated_api() {
         assert_eq!(out[case]["convexError"], true, "{case}: {}", out[case]);
         assert_eq!(out[case]["code"], code, "{case}: {}", out[case]);
     }
+    fed.finish().await;
 }

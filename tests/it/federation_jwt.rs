@@ -6,10 +6,10 @@ use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
+use crate::backend_test;
 use crate::common::*;
-use crate::fed_test;
 use crate::federation::{
-    AUDIENCE, CONFIGURE, CONN, Fed, ISSUER, JwksServer, ORG, READ, SigningKey, answer, claims, sites, with,
+    AUDIENCE, CONFIGURE, CONN, Fed, ISSUER, JwksServer, ORG, READ, SigningKey, answer, claims, fed_builder, sites, with,
 };
 
 fn b64url(bytes: &[u8]) -> String {
@@ -46,7 +46,7 @@ fn refused(outcome: Result<Value, (u16, String)>, code: &str) {
 }
 
 // rule: FED-01
-fed_test!(asymmetric_keys_of_each_family_verify, |fed| {
+backend_test!(asymmetric_keys_of_each_family_verify, fed_builder, |fed| {
     ready(&fed).await;
     assert!(status(&fed, &fed.token(&[READ])).await.is_ok(), "EdDSA");
     let es = SigningKey::p256("es-1");
@@ -68,7 +68,7 @@ fed_test!(asymmetric_keys_of_each_family_verify, |fed| {
 });
 
 // rule: FED-01
-fed_test!(alg_none_hmac_with_the_public_key_and_foreign_signatures_are_refused, |fed| {
+backend_test!(alg_none_hmac_with_the_public_key_and_foreign_signatures_are_refused, fed_builder, |fed| {
     ready(&fed).await;
     let c = claims(&[READ, CONFIGURE]);
     // alg: none, with and without a signature, in every spelling.
@@ -117,7 +117,7 @@ fed_test!(alg_none_hmac_with_the_public_key_and_foreign_signatures_are_refused, 
 });
 
 // rule: FED-01
-fed_test!(jku_x5u_and_inline_jwk_headers_are_ignored, |fed| {
+backend_test!(jku_x5u_and_inline_jwk_headers_are_ignored, fed_builder, |fed| {
     ready(&fed).await;
     let attacker = SigningKey::ed25519("evil");
     let evil_jwks = JwksServer::start(&[&attacker]).await;
@@ -140,7 +140,7 @@ fed_test!(jku_x5u_and_inline_jwk_headers_are_ignored, |fed| {
 });
 
 // rule: FED-01
-fed_test!(an_unknown_kid_refetches_once_then_waits_out_the_cooldown, |fed| {
+backend_test!(an_unknown_kid_refetches_once_then_waits_out_the_cooldown, fed_builder, |fed| {
     ready(&fed).await;
     assert!(status(&fed, &fed.token(&[READ])).await.is_ok());
     assert_eq!(fed.jwks.hits(), 1, "the first call loads the keys");
@@ -178,7 +178,7 @@ fed_test!(an_unknown_kid_refetches_once_then_waits_out_the_cooldown, |fed| {
 });
 
 // rule: FED-01
-fed_test!(a_failed_refetch_keeps_the_cached_keys, |fed| {
+backend_test!(a_failed_refetch_keeps_the_cached_keys, fed_builder, |fed| {
     ready(&fed).await;
     assert!(status(&fed, &fed.token(&[READ])).await.is_ok());
     fed.jwks.fail(true);
@@ -196,7 +196,7 @@ fed_test!(a_failed_refetch_keeps_the_cached_keys, |fed| {
 });
 
 // rule: FED-01
-fed_test!(expiry_not_before_and_their_types, |fed| {
+backend_test!(expiry_not_before_and_their_types, fed_builder, |fed| {
     ready(&fed).await;
     let now = T0 / 1000;
     let sign = |extra: Value| fed.key.sign(&with(claims(&[READ]), extra));
@@ -227,7 +227,7 @@ fed_test!(expiry_not_before_and_their_types, |fed| {
 
 // rule: FED-01
 // rule: FED-02
-fed_test!(issuer_and_audience_are_exact, |fed| {
+backend_test!(issuer_and_audience_are_exact, fed_builder, |fed| {
     ready(&fed).await;
     let sign = |extra: Value| fed.key.sign(&with(claims(&[READ]), extra));
     refused(status(&fed, &sign(json!({"iss": null}))).await, "FEDERATION_UNAUTHENTICATED");
@@ -256,7 +256,7 @@ fed_test!(issuer_and_audience_are_exact, |fed| {
 });
 
 // rule: FED-02
-fed_test!(rastro_claims_are_required_and_bounded, |fed| {
+backend_test!(rastro_claims_are_required_and_bounded, fed_builder, |fed| {
     ready(&fed).await;
     let sign = |extra: Value| fed.key.sign(&with(claims(&[READ]), extra));
     let eleven: Vec<String> = (0..11).map(|i| format!("s{i}")).collect();
@@ -291,7 +291,7 @@ fed_test!(rastro_claims_are_required_and_bounded, |fed| {
 // rule: FED-05
 // rule: FED-08
 // rule: FED-09
-fed_test!(scope_and_permission_outcomes_of_a_valid_token, |fed| {
+backend_test!(scope_and_permission_outcomes_of_a_valid_token, fed_builder, |fed| {
     ready(&fed).await;
     let reader = fed.token(&[READ]);
     let t = Some(reader.as_str());
@@ -353,5 +353,7 @@ async fn keys_from_a_jwks_file_and_no_audience_means_no_federated_calls() {
     assert!(a.text.contains("RASTRO_FEDERATION_AUDIENCE"));
     let req = bare.http.post(format!("{}/federation/manifest", bare.base));
     assert_eq!(answer(req).await.status, 200, "the manifest needs no audience");
+    app.finish().await;
+    bare.finish().await;
     let _ = std::fs::remove_dir_all(dir);
 }

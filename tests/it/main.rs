@@ -5,6 +5,7 @@ mod common;
 
 mod board;
 mod browser;
+mod contract;
 mod conversions;
 mod dashboard;
 mod errors;
@@ -13,8 +14,10 @@ mod federation;
 mod federation_convex;
 mod federation_jwt;
 mod graph_client;
+mod hardening;
 mod leads;
 mod meta_connection;
+mod meta_login;
 mod ops;
 mod reports;
 mod scale_out;

@@ -17,23 +17,13 @@ use rastrod::service::meta::connection;
 use rastrod::store::meta::{self as store, ConnectionRow, LinkRow, PixelRow};
 use serde_json::{Value, json};
 
+use crate::backend_test;
 use crate::common::*;
 
 const OWNER: &str = "agency:1";
 const OWNER2: &str = "agency:2";
 const OWNER3: &str = "agency:3";
 const REDIRECT: &str = "https://app.example.com/meta/retorno";
-
-/// A test on both backends over an app built by `$builder` (default: the fake
-/// Graph and a fresh secrets key).
-macro_rules! meta_test {
-    ($name:ident, |$app:ident| $body:block) => {
-        $crate::backend_test!($name, fake_meta_builder, |$app| $body);
-    };
-    ($name:ident, $builder:path, |$app:ident| $body:block) => {
-        $crate::backend_test!($name, $builder, |$app| $body);
-    };
-}
 
 /// The fake Graph API, but no secrets key.
 fn keyless_builder(backend: Backend) -> TestAppBuilder {
@@ -194,7 +184,7 @@ async fn insert_fillers(app: &TestApp, site: &'static str, owner: &'static str, 
 }
 
 // rule: CONN-01, SEC-01
-meta_test!(set_meta_connection_lists_the_sample_and_seals_the_token, |app| {
+backend_test!(set_meta_connection_lists_the_sample_and_seals_the_token, fake_meta_builder, |app| {
     let token = "EAAB-conn01-pasted-5d1e";
     let listing = connect(&app, OWNER, token).await.ok();
     assert_eq!(listing["adAccounts"], expected_accounts(&all_accounts()));
@@ -225,7 +215,7 @@ meta_test!(set_meta_connection_lists_the_sample_and_seals_the_token, |app| {
 });
 
 // rule: CONN-02
-meta_test!(without_a_secrets_key_nothing_is_stored, keyless_builder, |app| {
+backend_test!(without_a_secrets_key_nothing_is_stored, keyless_builder, |app| {
     app.site("s1").await;
     let a = connect(&app, OWNER, "a-good-token-02").await;
     a.err(503, "SECRETS_KEY_MISSING");
@@ -241,7 +231,7 @@ meta_test!(without_a_secrets_key_nothing_is_stored, keyless_builder, |app| {
 });
 
 // rule: CONN-02
-meta_test!(a_token_meta_refuses_stores_nothing, |app| {
+backend_test!(a_token_meta_refuses_stores_nothing, fake_meta_builder, |app| {
     let refused = connect(&app, OWNER, "token-invalid-02").await;
     refused.err(400, "META_TOKEN_INVALID");
     assert!(!refused.text.contains("token-invalid-02"));
@@ -263,7 +253,7 @@ meta_test!(a_token_meta_refuses_stores_nothing, |app| {
 });
 
 // rule: CONN-03, LINK-07
-meta_test!(a_new_token_resumes_what_a_dead_one_stopped, |app| {
+backend_test!(a_new_token_resumes_what_a_dead_one_stopped, fake_meta_builder, |app| {
     for s in ["s1", "s2"] {
         app.site(s).await;
     }
@@ -323,7 +313,7 @@ meta_test!(a_new_token_resumes_what_a_dead_one_stopped, |app| {
 });
 
 // rule: CONN-03, LINK-07
-meta_test!(a_connection_never_reads_refused_while_its_links_feed, |app| {
+backend_test!(a_connection_never_reads_refused_while_its_links_feed, fake_meta_builder, |app| {
     app.site("s1").await;
     connect(&app, OWNER, "token-03b").await.ok();
     link(&app, "s1", OWNER, LOJA_X).await.ok();
@@ -350,7 +340,7 @@ meta_test!(a_connection_never_reads_refused_while_its_links_feed, |app| {
 });
 
 // rule: LINK-08, CONN-03
-meta_test!(a_link_taken_over_feeds_with_its_new_owners_connection, |app| {
+backend_test!(a_link_taken_over_feeds_with_its_new_owners_connection, fake_meta_builder, |app| {
     app.site("s1").await;
     connect(&app, OWNER, "token-08a").await.ok();
     connect(&app, OWNER2, "token-08b").await.ok();
@@ -371,7 +361,7 @@ meta_test!(a_link_taken_over_feeds_with_its_new_owners_connection, |app| {
 });
 
 // rule: CONN-04
-meta_test!(connect_with_code_checks_the_redirect_the_code_and_the_app, |app| {
+backend_test!(connect_with_code_checks_the_redirect_the_code_and_the_app, fake_meta_builder, |app| {
     for bad in ["http://app.example.com/meta/retorno", "http://localhost.evil.com/x", "ftp://app.example.com/x", "x"] {
         login(&app, OWNER, "code-04", bad).await.err(400, "INVALID_ARGUMENT");
     }
@@ -418,12 +408,13 @@ meta_test!(connect_with_code_checks_the_redirect_the_code_and_the_app, |app| {
     assert_eq!(exchanges.len(), 1, "{exchanges:?}");
     assert_eq!((exchanges[0]["method"].as_str(), exchanges[0]["query"].as_str()), (Some("POST"), Some("")));
     assert!(exchanges[0]["bodyBytes"].as_u64().unwrap() > 0);
-    drop((plain, refused_app));
+    plain.finish().await;
+    refused_app.finish().await;
     graph.stop().await;
 });
 
 // rule: CONN-05
-meta_test!(login_expiry_and_the_long_lived_trade, |app| {
+backend_test!(login_expiry_and_the_long_lived_trade, fake_meta_builder, |app| {
     // A user token (2 hours) is traded at once for a 60-day one.
     let now = app.clock.now_ms();
     let listing = login(&app, OWNER, "code-user-token-05", REDIRECT).await.ok();
@@ -463,7 +454,7 @@ meta_test!(login_expiry_and_the_long_lived_trade, |app| {
 });
 
 // rule: CONN-06
-meta_test!(a_login_records_who_and_when, |app| {
+backend_test!(a_login_records_who_and_when, fake_meta_builder, |app| {
     app.clock.advance(3 * DAY + 1234);
     let at = app.clock.now_ms();
     let code = "code-06-once";
@@ -489,7 +480,7 @@ meta_test!(a_login_records_who_and_when, |app| {
 });
 
 // rule: CONN-07
-meta_test!(a_refresh_keeps_known_pixels_when_meta_throttles, |app| {
+backend_test!(a_refresh_keeps_known_pixels_when_meta_throttles, fake_meta_builder, |app| {
     let first = connect(&app, OWNER, "token-07").await.ok();
     assert_eq!(refresh(&app, OWNER).await.ok(), first);
 
@@ -522,7 +513,7 @@ meta_test!(a_refresh_keeps_known_pixels_when_meta_throttles, |app| {
 });
 
 // rule: CONN-08
-meta_test!(a_token_listing_fewer_accounts_stops_what_it_lacks, |app| {
+backend_test!(a_token_listing_fewer_accounts_stops_what_it_lacks, fake_meta_builder, |app| {
     for s in ["s1", "s2"] {
         app.site(s).await;
     }
@@ -560,7 +551,7 @@ meta_test!(a_token_listing_fewer_accounts_stops_what_it_lacks, |app| {
 });
 
 // rule: CONN-09
-meta_test!(meta_connection_is_null_or_its_state_and_never_a_token, |app| {
+backend_test!(meta_connection_is_null_or_its_state_and_never_a_token, fake_meta_builder, |app| {
     let unknown = app.get("/v1/meta/owners/nobody/connection").await;
     assert_eq!((unknown.status, unknown.text.trim()), (200, "null"));
 
@@ -613,7 +604,7 @@ meta_test!(meta_connection_is_null_or_its_state_and_never_a_token, |app| {
 });
 
 // rule: CONN-10
-meta_test!(remove_meta_connection_forgets_the_owner, |app| {
+backend_test!(remove_meta_connection_forgets_the_owner, fake_meta_builder, |app| {
     for s in ["s1", "s2", "s3", "s4", "s5"] {
         app.site(s).await;
     }
@@ -665,7 +656,7 @@ meta_test!(remove_meta_connection_forgets_the_owner, |app| {
 });
 
 // rule: CONN-11, SEC-03
-meta_test!(graph_calls_carry_secrets_only_in_headers_and_bodies, login_app_builder, |app| {
+backend_test!(graph_calls_carry_secrets_only_in_headers_and_bodies, login_app_builder, |app| {
     let pasted = "conn11-pasted-token-1a2b";
     let code_system = "conn11-code-system-3c4d";
     let code_user = "conn11-code-user-token-5e6f";
@@ -724,7 +715,7 @@ meta_test!(graph_calls_carry_secrets_only_in_headers_and_bodies, login_app_build
 });
 
 // rule: LINK-01
-meta_test!(a_link_needs_the_listing_and_respects_the_caps, |app| {
+backend_test!(a_link_needs_the_listing_and_respects_the_caps, fake_meta_builder, |app| {
     for s in ["full", "bulk", "s2", "s3"] {
         app.site(s).await;
     }
@@ -764,7 +755,7 @@ meta_test!(a_link_needs_the_listing_and_respects_the_caps, |app| {
 });
 
 // rule: LINK-02
-meta_test!(an_ad_account_feeds_one_site, |app| {
+backend_test!(an_ad_account_feeds_one_site, fake_meta_builder, |app| {
     for s in ["s1", "s2"] {
         app.site(s).await;
     }
@@ -784,7 +775,7 @@ meta_test!(an_ad_account_feeds_one_site, |app| {
 });
 
 // rule: LINK-06
-meta_test!(set_site_pixel_from_the_listing_or_its_own_token, |app| {
+backend_test!(set_site_pixel_from_the_listing_or_its_own_token, fake_meta_builder, |app| {
     for s in ["s1", "s2"] {
         app.site(s).await;
     }
@@ -840,7 +831,7 @@ meta_test!(set_site_pixel_from_the_listing_or_its_own_token, |app| {
 });
 
 // rule: LINK-07, CONN-03
-meta_test!(a_refused_connection_stops_its_pixels_but_not_one_with_its_own_token, |app| {
+backend_test!(a_refused_connection_stops_its_pixels_but_not_one_with_its_own_token, fake_meta_builder, |app| {
     for s in ["s1", "s2", "s3"] {
         app.site(s).await;
     }
@@ -867,7 +858,7 @@ meta_test!(a_refused_connection_stops_its_pixels_but_not_one_with_its_own_token,
 });
 
 // rule: LINK-08
-meta_test!(only_own_and_owner_key_refuse_another_owners_work, |app| {
+backend_test!(only_own_and_owner_key_refuse_another_owners_work, fake_meta_builder, |app| {
     for s in ["s1", "s2"] {
         app.site(s).await;
     }
@@ -916,7 +907,7 @@ meta_test!(only_own_and_owner_key_refuse_another_owners_work, |app| {
 });
 
 // rule: BOARD-08
-meta_test!(an_owners_event_map_needs_its_own_pixel_or_none, |app| {
+backend_test!(an_owners_event_map_needs_its_own_pixel_or_none, fake_meta_builder, |app| {
     connect(&app, OWNER, "token-b08a").await.ok();
     connect(&app, OWNER2, "token-b08b").await.ok();
     for s in ["own", "other", "host", "bare"] {
@@ -948,7 +939,7 @@ meta_test!(an_owners_event_map_needs_its_own_pixel_or_none, |app| {
 });
 
 // rule: SEC-01, SEC-02
-meta_test!(another_key_cannot_read_the_tokens, |app| {
+backend_test!(another_key_cannot_read_the_tokens, fake_meta_builder, |app| {
     connect(&app, OWNER, "token-sec-a").await.ok();
     connect(&app, OWNER2, "token-sec-b").await.ok();
     assert_eq!(view(&app, OWNER).await["status"], "connected");

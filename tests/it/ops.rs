@@ -218,64 +218,46 @@ backend_test!(every_host_route_needs_the_host_key, |app| {
     assert_eq!(a.ok(), json!({"ok": true}));
 });
 
-// rule: SEC-05
-mod several_host_keys {
-    use super::*;
+/// Two host keys, comma-separated.
+const TWO_KEYS: (&str, &str) = ("first-host-key-0123456789", "second-host-key-0123456789");
 
-    async fn run(backend: Backend) {
-        let (k1, k2) = ("first-host-key-0123456789", "second-host-key-0123456789");
-        let Some(app) = TestApp::builder(backend).env("RASTRO_HOST_API_KEY", &format!("{k1},{k2}")).start().await
-        else {
-            return;
-        };
-        for k in [k1, k2] {
-            assert_eq!(app.with_key(Some(k)).get("/v1/ping").await.ok(), json!({"ok": true}));
-        }
-        let both = format!("{k1},{k2}");
-        for k in [HOST_KEY, both.as_str(), "first-host-key", ""] {
-            app.with_key(Some(k)).get("/v1/ping").await.err(401, "UNAUTHENTICATED");
-        }
-    }
-
-    #[actix_web::test]
-    async fn sqlite() {
-        run(Backend::Sqlite).await
-    }
-    #[actix_web::test]
-    async fn postgres() {
-        run(Backend::Postgres).await
-    }
+fn two_host_keys_builder(backend: Backend) -> TestAppBuilder {
+    let (k1, k2) = TWO_KEYS;
+    TestApp::builder(backend).env("RASTRO_HOST_API_KEY", &format!("{k1},{k2}"))
 }
 
 // rule: SEC-05
-mod no_host_key_configured {
-    use super::*;
+backend_test!(several_host_keys, two_host_keys_builder, |app| {
+    let (k1, k2) = TWO_KEYS;
+    for k in [k1, k2] {
+        assert_eq!(app.with_key(Some(k)).get("/v1/ping").await.ok(), json!({"ok": true}));
+    }
+    let both = format!("{k1},{k2}");
+    for k in [HOST_KEY, both.as_str(), "first-host-key", ""] {
+        app.with_key(Some(k)).get("/v1/ping").await.err(401, "UNAUTHENTICATED");
+    }
+});
 
-    async fn run(backend: Backend) {
-        let Some(app) = TestApp::builder(backend).env("RASTRO_HOST_API_KEY", "").start().await else { return };
-        for k in [Some(HOST_KEY), Some(""), None] {
-            let a = app
-                .with_key(k)
-                .post(
-                    "/v1/sites",
-                    json!({"siteId": "s1", "name": "N", "currency": "BRL", "timezone": "UTC", "ownerId": "o"}),
-                )
-                .await;
-            a.err(401, "UNAUTHENTICATED");
-        }
-        assert_eq!(app.count("sites").await, 0);
-        assert_eq!(app.with_key(None).get("/health").await.status, 200);
-    }
-
-    #[actix_web::test]
-    async fn sqlite() {
-        run(Backend::Sqlite).await
-    }
-    #[actix_web::test]
-    async fn postgres() {
-        run(Backend::Postgres).await
-    }
+/// No host key at all.
+fn no_host_key_builder(backend: Backend) -> TestAppBuilder {
+    TestApp::builder(backend).env("RASTRO_HOST_API_KEY", "")
 }
+
+// rule: SEC-05
+backend_test!(no_host_key_configured, no_host_key_builder, |app| {
+    for k in [Some(HOST_KEY), Some(""), None] {
+        let a = app
+            .with_key(k)
+            .post(
+                "/v1/sites",
+                json!({"siteId": "s1", "name": "N", "currency": "BRL", "timezone": "UTC", "ownerId": "o"}),
+            )
+            .await;
+        a.err(401, "UNAUTHENTICATED");
+    }
+    assert_eq!(app.count("sites").await, 0);
+    assert_eq!(app.with_key(None).get("/health").await.status, 200);
+});
 
 // contract: API.md "Operational routes" (/openapi.json documents every /v1 route)
 backend_test!(openapi_lists_every_host_route, |app| {

@@ -323,56 +323,47 @@ backend_test!(ranges_are_inclusive_to_the_millisecond, |app| {
     assert!(rows[0]["revenueCents"].is_i64() && rows[0]["firstAt"].as_i64() == Some(to));
 });
 
-// rule: REPORT-12
-mod report_cap_passed {
-    use super::*;
-
-    async fn run(backend: Backend) {
-        let Some(app) = TestApp::builder(backend).env("RASTRO_REPORT_LEAD_ROW_CAP", "2").start().await else { return };
-        app.site("s1").await;
-        // Three ads (three rows of the campaign tree) and an organic lead outside the tree.
-        lead(&app, "s1", "a", T0, ad("c1", "as1", "ad1"), Some(("won", 100))).await;
-        lead(&app, "s1", "b", T0 + 1, ad("c1", "as1", "ad2"), Some(("won", 200))).await;
-        lead(&app, "s1", "c", T0 + 2, ad("c2", "as2", "ad3"), Some(("won", 400))).await;
-        lead(&app, "s1", "d", T0 + 3, json!({"origin": "organic"}), Some(("won", 800))).await;
-        for (from, to) in [(D0, D0 + DAY - 1), (T0 - 1, T0 + 10)] {
-            let r = report(&app, json!({"siteIds": ["s1"], "from": from, "to": to})).await.ok();
-            assert_eq!(r["reportIncomplete"], true);
-            // The totals, origins and sites stay exact.
-            assert_eq!(c4(&r["totals"]), (4, 4, 4, 1_500));
-            assert_eq!(c4(&r["bySite"][0]), (4, 4, 4, 1_500));
-            assert_eq!(c4(&r["bySite"][0]["paid"]), (3, 3, 3, 700));
-            let ctwa = r["origins"].as_array().unwrap().iter().find(|o| o["origin"] == "ctwa_ad").unwrap().clone();
-            assert_eq!(c4(&ctwa), (3, 3, 3, 700));
-            // The tree lists no more than the cap.
-            let ads: usize = r["campaigns"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .flat_map(|c| c["adsets"].as_array().unwrap().iter())
-                .map(|s| s["ads"].as_array().unwrap().len())
-                .sum();
-            assert!(ads <= 2, "{ads} ads listed");
-        }
-        // leadsDaily is exact too.
-        let d = daily(&app, json!({"siteIds": ["s1"], "from": D0, "to": D0 + DAY - 1})).await.ok();
-        assert_eq!(c4(&d[0]), (4, 4, 4, 1_500));
-        // Removing one ad's lead brings the tree to the cap: complete again.
-        app.delete("/v1/sites/s1/leads/c").await.ok();
-        let r = report(&app, json!({"siteIds": ["s1"], "from": D0, "to": D0 + DAY - 1})).await.ok();
-        assert_eq!(r["reportIncomplete"], false);
-        assert_eq!(c4(&r["totals"]), (3, 3, 3, 1_100));
-    }
-
-    #[actix_web::test]
-    async fn sqlite() {
-        run(Backend::Sqlite).await
-    }
-    #[actix_web::test]
-    async fn postgres() {
-        run(Backend::Postgres).await
-    }
+/// Two rows of the campaign tree at most.
+fn lead_row_cap_2_builder(backend: Backend) -> TestAppBuilder {
+    TestApp::builder(backend).env("RASTRO_REPORT_LEAD_ROW_CAP", "2")
 }
+
+// rule: REPORT-12
+backend_test!(report_cap_passed, lead_row_cap_2_builder, |app| {
+    app.site("s1").await;
+    // Three ads (three rows of the campaign tree) and an organic lead outside the tree.
+    lead(&app, "s1", "a", T0, ad("c1", "as1", "ad1"), Some(("won", 100))).await;
+    lead(&app, "s1", "b", T0 + 1, ad("c1", "as1", "ad2"), Some(("won", 200))).await;
+    lead(&app, "s1", "c", T0 + 2, ad("c2", "as2", "ad3"), Some(("won", 400))).await;
+    lead(&app, "s1", "d", T0 + 3, json!({"origin": "organic"}), Some(("won", 800))).await;
+    for (from, to) in [(D0, D0 + DAY - 1), (T0 - 1, T0 + 10)] {
+        let r = report(&app, json!({"siteIds": ["s1"], "from": from, "to": to})).await.ok();
+        assert_eq!(r["reportIncomplete"], true);
+        // The totals, origins and sites stay exact.
+        assert_eq!(c4(&r["totals"]), (4, 4, 4, 1_500));
+        assert_eq!(c4(&r["bySite"][0]), (4, 4, 4, 1_500));
+        assert_eq!(c4(&r["bySite"][0]["paid"]), (3, 3, 3, 700));
+        let ctwa = r["origins"].as_array().unwrap().iter().find(|o| o["origin"] == "ctwa_ad").unwrap().clone();
+        assert_eq!(c4(&ctwa), (3, 3, 3, 700));
+        // The tree lists no more than the cap.
+        let ads: usize = r["campaigns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|c| c["adsets"].as_array().unwrap().iter())
+            .map(|s| s["ads"].as_array().unwrap().len())
+            .sum();
+        assert!(ads <= 2, "{ads} ads listed");
+    }
+    // leadsDaily is exact too.
+    let d = daily(&app, json!({"siteIds": ["s1"], "from": D0, "to": D0 + DAY - 1})).await.ok();
+    assert_eq!(c4(&d[0]), (4, 4, 4, 1_500));
+    // Removing one ad's lead brings the tree to the cap: complete again.
+    app.delete("/v1/sites/s1/leads/c").await.ok();
+    let r = report(&app, json!({"siteIds": ["s1"], "from": D0, "to": D0 + DAY - 1})).await.ok();
+    assert_eq!(r["reportIncomplete"], false);
+    assert_eq!(c4(&r["totals"]), (3, 3, 3, 1_100));
+});
 
 // rule: REPORT-12
 backend_test!(the_default_cap_is_not_passed, |app| {

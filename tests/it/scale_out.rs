@@ -8,30 +8,32 @@ use std::sync::Arc;
 use rastrod::actors::supervisor::RunDue;
 use rastrod::clock::{MINUTE_MS, ManualClock};
 use rastrod::config::Config;
+use rastrod::server::RunningServer;
 use rastrod::service::leads::sites::{self, CreateSite};
 use rastrod::service::meta::connection::{self as meta_connection, SecretString, SetMetaConnection};
 use rastrod::service::meta::links::{self as meta_links, LinkAdAccount};
 use rastrod::service::meta::sync::Outcome;
 use rastrod::service::meta::sync::schedule::Kind;
-use rastrod::state::AppState;
 
 use crate::common::{T0, TestDb};
 
-async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> AppState {
+/// One daemon as `rastrod serve` starts it, on a loopback port, over `url`.
+async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> RunningServer {
     let env: BTreeMap<String, String> = [
         ("RASTRO_DATABASE_URL", url),
         ("RASTRO_META_FAKE", "true"),
         ("RASTRO_SECRETS_KEY", key),
         ("RASTRO_SYNC_LEASE", "15m"),
         ("RASTRO_DATABASE_POOL_SIZE", "4"),
+        ("RASTRO_LISTEN", "127.0.0.1:0"),
+        ("RASTRO_WORKERS", "1"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
     let config = Config::load_from(None, &env).unwrap();
-    let st = rastrod::server::open_state(config, clock).await.unwrap();
-    rastrod::actors::start(&st.cx, &st.actors);
-    st
+    let listener = rastrod::server::bind(&config).unwrap();
+    rastrod::server::start(config, clock, listener).await.unwrap()
 }
 
 fn count(outcomes: &[BTreeMap<String, Vec<Outcome>>], account: &str, kind: Kind) -> usize {
@@ -44,8 +46,9 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     let Some(db) = TestDb::postgres() else { return };
     let key = rastrod::ids::secrets_key().unwrap();
     let clock = ManualClock::new(T0);
-    let a = process(&db.url, &key, clock.clone()).await;
-    let b = process(&db.url, &key, clock.clone()).await;
+    let (server_a, server_b) =
+        (process(&db.url, &key, clock.clone()).await, process(&db.url, &key, clock.clone()).await);
+    let (a, b) = (server_a.state.clone(), server_b.state.clone());
 
     let now = rastrod::clock::Clock::now_ms(&*clock);
     let site = CreateSite {
@@ -111,6 +114,6 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     let account = accounts[0].to_string();
     let row = b.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     assert_eq!(row.last_error, None);
-    a.cx.db.close();
-    b.cx.db.close();
+    server_a.stop().await.unwrap();
+    server_b.stop().await.unwrap();
 }

@@ -2,18 +2,15 @@
 
 use serde_json::json;
 
+use crate::backend_test;
 use crate::common::*;
-
-async fn meta_app(backend: Backend) -> Option<TestApp> {
-    fake_meta_builder(backend).start().await
-}
 
 async fn status(app: &TestApp, body: serde_json::Value) -> serde_json::Value {
     app.post("/v1/meta/status", body).await.ok()[0].clone()
 }
 
-async fn pixel_source_name_test_mode_and_own(backend: Backend) {
-    let Some(app) = meta_app(backend).await else { return };
+// rule: STATUS-04
+backend_test!(pixel_source_name_test_mode_and_own, fake_meta_builder, |app| {
     app.site("s1").await;
     app.put("/v1/meta/owners/agency/connection", json!({"accessToken": "rastro-fake-sample-token:0"})).await.ok();
     app.post("/v1/sites/s1/ad-accounts", json!({"ownerKey": "agency", "adAccountId": "act_1029384756"})).await.ok();
@@ -66,16 +63,4 @@ async fn pixel_source_name_test_mode_and_own(backend: Backend) {
     assert_eq!(own_token["pixel"]["testMode"], false);
     let body = app.post("/v1/meta/status", json!({"siteIds": ["s1"]})).await.text;
     assert!(!body.contains("own-pixel-token") && !body.contains("rastro-fake-sample-token"), "never a token");
-}
-
-// rule: STATUS-04
-#[actix_web::test]
-async fn pixel_source_name_test_mode_and_own_sqlite() {
-    pixel_source_name_test_mode_and_own(Backend::Sqlite).await;
-}
-
-// rule: STATUS-04
-#[actix_web::test]
-async fn pixel_source_name_test_mode_and_own_postgres() {
-    pixel_source_name_test_mode_and_own(Backend::Postgres).await;
-}
+});

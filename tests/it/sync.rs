@@ -23,6 +23,7 @@ use rastrod::service::meta::sync::{self as meta_sync, Outcome};
 use rastrod::store::meta::sync::{SpendRow, SyncRow};
 use serde_json::{Value, json};
 
+use crate::backend_test;
 use crate::common::*;
 
 const OWNER: &str = "agency:sync";
@@ -31,64 +32,38 @@ const TOKEN: &str = "rastro-fake-sample-token:0";
 const HOUR: i64 = DAY / 24;
 const MINUTE: i64 = HOUR / 60;
 
-/// A data folder of the test's own (the thumbnails land there), removed at the end.
-struct DataDir(std::path::PathBuf);
-
-impl DataDir {
-    fn new() -> DataDir {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "rastrod_sync_data_{}_{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        DataDir(dir)
-    }
-}
-
-impl Drop for DataDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The fake Graph inside the daemon, a fresh secrets key, a data folder of the
 /// test's own and no periodic sweep during the test (the test wakes the supervisor).
-fn sync_builder(backend: Backend, data: &DataDir) -> TestAppBuilder {
-    fake_meta_builder(backend)
-        .env("RASTRO_DATA_DIR", data.0.to_str().unwrap())
-        .env("RASTRO_SYNC_RECONCILE_INTERVAL", "1h")
+fn sync_builder(backend: Backend) -> TestAppBuilder {
+    fake_meta_builder(backend).own_data_dir().env("RASTRO_SYNC_RECONCILE_INTERVAL", "1h")
 }
 
-/// A test on both backends; `$custom` adds settings to the builder.
-macro_rules! sync_test {
-    ($name:ident, |$app:ident| $body:block) => {
-        sync_test!($name, |b| b, |$app| $body);
-    };
-    ($name:ident, $custom:expr, |$app:ident| $body:block) => {
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-            #[actix_web::test]
-            async fn sqlite() {
-                let data = DataDir::new();
-                let custom: fn(TestAppBuilder) -> TestAppBuilder = $custom;
-                let $app = custom(sync_builder(Backend::Sqlite, &data)).start().await.expect("SQLite is always there");
-                $body
-            }
-            #[actix_web::test]
-            async fn postgres() {
-                let data = DataDir::new();
-                let custom: fn(TestAppBuilder) -> TestAppBuilder = $custom;
-                let Some($app) = custom(sync_builder(Backend::Postgres, &data)).start().await else {
-                    return;
-                };
-                $body
-            }
-        }
-    };
+/// A one-minute sync lease.
+fn short_lease_builder(backend: Backend) -> TestAppBuilder {
+    sync_builder(backend).env("RASTRO_SYNC_LEASE", "1m")
+}
+
+/// One account run at a time.
+fn one_run_at_a_time_builder(backend: Backend) -> TestAppBuilder {
+    sync_builder(backend).env("RASTRO_SYNC_MAX_CONCURRENT", "1")
+}
+
+/// Three account runs at a time.
+fn three_runs_at_once_builder(backend: Backend) -> TestAppBuilder {
+    sync_builder(backend).env("RASTRO_SYNC_MAX_CONCURRENT", "3")
+}
+
+/// Spend row caps the November sample just reaches (see `november_caps`).
+fn november_caps_builder(backend: Backend) -> TestAppBuilder {
+    let (ads, days) = november_caps();
+    sync_builder(backend)
+        .env("RASTRO_REPORT_SPEND_AD_ROW_CAP", &ads.to_string())
+        .env("RASTRO_REPORT_SPEND_DAY_ROW_CAP", &days.to_string())
+}
+
+/// Unlinked spend leaves 10 rows a transaction.
+fn small_removal_batch_builder(backend: Backend) -> TestAppBuilder {
+    sync_builder(backend).env("RASTRO_META_REMOVAL_BATCH_SIZE", "10")
 }
 
 // ---------------------------------------------------------------- dates
@@ -407,7 +382,7 @@ fn synced_kinds(outcomes: &[Outcome]) -> Vec<Kind> {
 // ================================================================= SYNC
 
 // rule: SYNC-01, LINK-05
-sync_test!(one_actor_per_link_started_by_link_token_and_sync_now_stopped_by_unlink, |app| {
+backend_test!(one_actor_per_link_started_by_link_token_and_sync_now_stopped_by_unlink, sync_builder, |app| {
     let app = &app;
     connect(app, OWNER, TOKEN).await;
     site(app, "s1", "BRL", "America/Sao_Paulo").await;
@@ -465,7 +440,7 @@ sync_test!(one_actor_per_link_started_by_link_token_and_sync_now_stopped_by_unli
 });
 
 // rule: SYNC-02, SYNC-07, SYNC-04, REPORT-03, STATUS-01
-sync_test!(backfill_in_three_blocks_unknown_until_done_resumes_and_fills_a_gap, |app| {
+backend_test!(backfill_in_three_blocks_unknown_until_done_resumes_and_fills_a_gap, sync_builder, |app| {
     let app = &app;
     connect(app, OWNER, TOKEN).await;
     site(app, "s", "BRL", "America/Sao_Paulo").await;
@@ -537,114 +512,124 @@ sync_test!(backfill_in_three_blocks_unknown_until_done_resumes_and_fills_a_gap, 
 });
 
 // rule: SYNC-05, REPORT-11
-sync_test!(spend_per_ad_and_day_in_cents_and_a_resynced_range_replaces_what_meta_no_longer_lists, |app| {
-    let app = &app;
-    linked(app, "s", "BRL", "America/Sao_Paulo", LOJA_X).await;
-    settle(app).await;
-    let first = synced(LOJA_X);
-    assert_eq!(spend_rows(app, LOJA_X).await, first, "every ad and day, cents, impressions and clicks");
-    let log = graph_log(app).await;
-    let q = log.iter().find(|r| is_insights(r, LOJA_X)).unwrap()["query"].as_str().unwrap().to_string();
-    assert_eq!(query_param(&q, "level").as_deref(), Some("ad"));
-    assert_eq!(query_param(&q, "time_increment").as_deref(), Some("1"));
+backend_test!(
+    spend_per_ad_and_day_in_cents_and_a_resynced_range_replaces_what_meta_no_longer_lists,
+    sync_builder,
+    |app| {
+        let app = &app;
+        linked(app, "s", "BRL", "America/Sao_Paulo", LOJA_X).await;
+        settle(app).await;
+        let first = synced(LOJA_X);
+        assert_eq!(spend_rows(app, LOJA_X).await, first, "every ad and day, cents, impressions and clicks");
+        let log = graph_log(app).await;
+        let q = log.iter().find(|r| is_insights(r, LOJA_X)).unwrap()["query"].as_str().unwrap().to_string();
+        assert_eq!(query_param(&q, "level").as_deref(), Some("ad"));
+        assert_eq!(query_param(&q, "time_increment").as_deref(), Some("1"));
 
-    // The report adds up to the sample's own sums.
-    let r = report(app, &["s"], d("2026-11-01"), d("2026-11-29")).await;
-    let exp = within(&first, d("2026-11-01"), d("2026-11-29"));
-    assert_eq!(amount(&r["totals"]), Some(sum(&exp)));
-    let rows = ad_rows(&r);
-    for (ad, v) in by_ad(&exp) {
-        assert_eq!(amount(&rows[&ad]), Some(v), "ad {ad}");
+        // The report adds up to the sample's own sums.
+        let r = report(app, &["s"], d("2026-11-01"), d("2026-11-29")).await;
+        let exp = within(&first, d("2026-11-01"), d("2026-11-29"));
+        assert_eq!(amount(&r["totals"]), Some(sum(&exp)));
+        let rows = ad_rows(&r);
+        for (ad, v) in by_ad(&exp) {
+            assert_eq!(amount(&rows[&ad]), Some(v), "ad {ad}");
+        }
+
+        // Meta's numbers move (a token shifting the sample by a day): the weekly
+        // run re-reads 28 days and replaces them, rows Meta no longer lists included.
+        connect(app, OWNER, "rastro-fake-sample-token:1").await;
+        settle(app).await;
+        app.clock.advance(7 * DAY);
+        let out = run_due(app).await;
+        assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Weekly), "{out:?}");
+        settle(app).await;
+        let after = merge(
+            &within(&first, backfill_from(), d("2026-11-09")),
+            &expected(LOJA_X, d("2026-11-10"), d("2026-12-07"), 1),
+        );
+        let gone: Vec<_> = first.keys().filter(|k| k.0 >= d("2026-11-10") && !after.contains_key(*k)).collect();
+        assert!(!gone.is_empty(), "the sample has rows the shifted range no longer lists");
+        assert_eq!(spend_rows(app, LOJA_X).await, after, "the re-read range replaced, older days kept");
     }
-
-    // Meta's numbers move (a token shifting the sample by a day): the weekly
-    // run re-reads 28 days and replaces them, rows Meta no longer lists included.
-    connect(app, OWNER, "rastro-fake-sample-token:1").await;
-    settle(app).await;
-    app.clock.advance(7 * DAY);
-    let out = run_due(app).await;
-    assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Weekly), "{out:?}");
-    settle(app).await;
-    let after = merge(
-        &within(&first, backfill_from(), d("2026-11-09")),
-        &expected(LOJA_X, d("2026-11-10"), d("2026-12-07"), 1),
-    );
-    let gone: Vec<_> = first.keys().filter(|k| k.0 >= d("2026-11-10") && !after.contains_key(*k)).collect();
-    assert!(!gone.is_empty(), "the sample has rows the shifted range no longer lists");
-    assert_eq!(spend_rows(app, LOJA_X).await, after, "the re-read range replaced, older days kept");
-});
+);
 
 // rule: SYNC-06, REPORT-04, LEAD-09
-sync_test!(catalog_names_status_creative_and_thumbnails_copied_once_a_failed_thumbnail_never_fails, |app| {
-    let app = &app;
-    connect(app, OWNER, TOKEN).await;
-    site(app, "s", "BRL", "America/Sao_Paulo").await;
-    let plain = app.lead("s", "k1", at("2026-11-20", 12), json!({"adId": "120200000000000301"})).await.ok()["leadId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let journey = app.get(&format!("/v1/sites/s/leads/{plain}/journey")).await.ok();
-    assert_eq!(journey["ad"]["adName"], Value::Null, "nothing names the ad yet");
+backend_test!(
+    catalog_names_status_creative_and_thumbnails_copied_once_a_failed_thumbnail_never_fails,
+    sync_builder,
+    |app| {
+        let app = &app;
+        connect(app, OWNER, TOKEN).await;
+        site(app, "s", "BRL", "America/Sao_Paulo").await;
+        let plain =
+            app.lead("s", "k1", at("2026-11-20", 12), json!({"adId": "120200000000000301"})).await.ok()["leadId"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        let journey = app.get(&format!("/v1/sites/s/leads/{plain}/journey")).await.ok();
+        assert_eq!(journey["ad"]["adName"], Value::Null, "nothing names the ad yet");
 
-    // Every thumbnail fails: the runs still succeed.
-    fault(app, json!({"match": "/fake-media/thumbnails/", "kind": "server_error", "times": 1000})).await;
-    link(app, "s", LOJA_X).await;
-    settle(app).await;
-    let a = account_status(app, "s", LOJA_X).await;
-    assert_eq!((a["syncState"].as_str(), &a["lastError"]), (Some("live"), &Value::Null));
-    assert!(thumbnail_requests(&graph_log(app).await) >= 6);
-    let r = report(app, &["s"], d("2026-11-01"), d("2026-11-29")).await;
-    let rows = ad_rows(&r);
-    assert_eq!(rows.len(), 6, "every ad of Loja X spent in November");
-    for ad in ads_of(LOJA_X) {
-        let row = &rows[ad.id];
-        assert_eq!(row["name"], ad.name);
-        assert_eq!(row["adStatus"], ad.effective_status);
-        assert_eq!(row["siteId"], "s");
-        assert_eq!(row["thumbnailUrl"], Value::Null, "not copied yet");
-        match ad.object_type {
-            "VIDEO" => assert_eq!(row["creativeType"], "video"),
-            "PHOTO" => assert_eq!(row["creativeType"], "image"),
-            "SHARE" => assert_eq!(row["creativeType"], "carousel", "the sample's SHARE ads are carousels"),
-            _ => assert_eq!(row["creativeType"], "other"),
+        // Every thumbnail fails: the runs still succeed.
+        fault(app, json!({"match": "/fake-media/thumbnails/", "kind": "server_error", "times": 1000})).await;
+        link(app, "s", LOJA_X).await;
+        settle(app).await;
+        let a = account_status(app, "s", LOJA_X).await;
+        assert_eq!((a["syncState"].as_str(), &a["lastError"]), (Some("live"), &Value::Null));
+        assert!(thumbnail_requests(&graph_log(app).await) >= 6);
+        let r = report(app, &["s"], d("2026-11-01"), d("2026-11-29")).await;
+        let rows = ad_rows(&r);
+        assert_eq!(rows.len(), 6, "every ad of Loja X spent in November");
+        for ad in ads_of(LOJA_X) {
+            let row = &rows[ad.id];
+            assert_eq!(row["name"], ad.name);
+            assert_eq!(row["adStatus"], ad.effective_status);
+            assert_eq!(row["siteId"], "s");
+            assert_eq!(row["thumbnailUrl"], Value::Null, "not copied yet");
+            match ad.object_type {
+                "VIDEO" => assert_eq!(row["creativeType"], "video"),
+                "PHOTO" => assert_eq!(row["creativeType"], "image"),
+                "SHARE" => assert_eq!(row["creativeType"], "carousel", "the sample's SHARE ads are carousels"),
+                _ => assert_eq!(row["creativeType"], "other"),
+            }
         }
-    }
-    let campaign = r["campaigns"].as_array().unwrap().iter().find(|c| c["campaignId"] == "120200000000000101").unwrap();
-    assert_eq!(campaign["name"], "Black Friday");
-    assert_eq!(campaign["adsets"][0]["name"], "Mulheres 25-45");
+        let campaign =
+            r["campaigns"].as_array().unwrap().iter().find(|c| c["campaignId"] == "120200000000000101").unwrap();
+        assert_eq!(campaign["name"], "Black Friday");
+        assert_eq!(campaign["adsets"][0]["name"], "Mulheres 25-45");
 
-    // The lead's journey names its ad from the catalog.
-    let journey = app.get(&format!("/v1/sites/s/leads/{plain}/journey")).await.ok();
-    assert_eq!(journey["ad"]["adName"], "Vídeo oferta");
-    assert_eq!(journey["ad"]["adsetName"], "Mulheres 25-45");
-    assert_eq!(journey["ad"]["campaignName"], "Black Friday");
+        // The lead's journey names its ad from the catalog.
+        let journey = app.get(&format!("/v1/sites/s/leads/{plain}/journey")).await.ok();
+        assert_eq!(journey["ad"]["adName"], "Vídeo oferta");
+        assert_eq!(journey["ad"]["adsetName"], "Mulheres 25-45");
+        assert_eq!(journey["ad"]["campaignName"], "Black Friday");
 
-    // The next daily run (04:00 São Paulo) copies each thumbnail, which the daemon serves itself.
-    fake_reset(app).await;
-    app.clock.set(at("2026-12-01", 7) + 30 * MINUTE);
-    let out = run_due(app).await;
-    assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Daily), "{out:?}");
-    assert_eq!(thumbnail_requests(&graph_log(app).await), 6, "one copy per ad");
-    let r = report(app, &["s"], d("2026-11-01"), d("2026-11-29")).await;
-    let rows = ad_rows(&r);
-    let open = reqwest::Client::new();
-    for ad in ads_of(LOJA_X) {
-        let url = rows[ad.id]["thumbnailUrl"].as_str().expect("a thumbnail").to_string();
-        assert!(url.starts_with("/media/thumbnails/"), "{url}");
-        let res = open.get(format!("{}{url}", app.base)).send().await.unwrap();
-        assert_eq!(res.status(), 200, "served without a key");
-        assert_eq!(res.headers()["content-type"], "image/png");
-        assert_eq!(res.bytes().await.unwrap().to_vec(), rastrod::meta::fake::png::thumbnail(ad.id));
+        // The next daily run (04:00 São Paulo) copies each thumbnail, which the daemon serves itself.
+        fake_reset(app).await;
+        app.clock.set(at("2026-12-01", 7) + 30 * MINUTE);
+        let out = run_due(app).await;
+        assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Daily), "{out:?}");
+        assert_eq!(thumbnail_requests(&graph_log(app).await), 6, "one copy per ad");
+        let r = report(app, &["s"], d("2026-11-01"), d("2026-11-29")).await;
+        let rows = ad_rows(&r);
+        let open = reqwest::Client::new();
+        for ad in ads_of(LOJA_X) {
+            let url = rows[ad.id]["thumbnailUrl"].as_str().expect("a thumbnail").to_string();
+            assert!(url.starts_with("/media/thumbnails/"), "{url}");
+            let res = open.get(format!("{}{url}", app.base)).send().await.unwrap();
+            assert_eq!(res.status(), 200, "served without a key");
+            assert_eq!(res.headers()["content-type"], "image/png");
+            assert_eq!(res.bytes().await.unwrap().to_vec(), rastrod::meta::fake::png::thumbnail(ad.id));
+        }
+        // Copied once: the next day's catalog fetches none again.
+        app.clock.advance(DAY);
+        let out = run_due(app).await;
+        assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Daily), "{out:?}");
+        assert_eq!(thumbnail_requests(&graph_log(app).await), 6);
     }
-    // Copied once: the next day's catalog fetches none again.
-    app.clock.advance(DAY);
-    let out = run_due(app).await;
-    assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Daily), "{out:?}");
-    assert_eq!(thumbnail_requests(&graph_log(app).await), 6);
-});
+);
 
 // rule: SYNC-08, STATUS-02
-sync_test!(throttle_and_high_usage_wait_at_least_an_hour_or_what_meta_says, |app| {
+backend_test!(throttle_and_high_usage_wait_at_least_an_hour_or_what_meta_says, sync_builder, |app| {
     let app = &app;
     linked(app, "s", "BRL", "America/Sao_Paulo", LOJA_X).await;
     settle(app).await;
@@ -686,7 +671,7 @@ sync_test!(throttle_and_high_usage_wait_at_least_an_hour_or_what_meta_says, |app
 });
 
 // rule: SYNC-09, STATUS-01
-sync_test!(other_failures_retry_after_15_minutes_doubling_to_6_hours, |app| {
+backend_test!(other_failures_retry_after_15_minutes_doubling_to_6_hours, sync_builder, |app| {
     let app = &app;
     linked(app, "s", "BRL", "America/Sao_Paulo", LOJA_X).await;
     settle(app).await;
@@ -712,65 +697,69 @@ sync_test!(other_failures_retry_after_15_minutes_doubling_to_6_hours, |app| {
 });
 
 // rule: SYNC-10, STATUS-02, SYNC-01
-sync_test!(a_refused_token_stops_every_account_it_fed_until_a_new_one_unless_pasted_meanwhile, |app| {
-    let app = &app;
-    linked(app, "s1", "BRL", "America/Sao_Paulo", LOJA_X).await;
-    site(app, "s2", "BRL", "America/Manaus").await;
-    link(app, "s2", PET_MANIA).await;
-    settle(app).await;
+backend_test!(
+    a_refused_token_stops_every_account_it_fed_until_a_new_one_unless_pasted_meanwhile,
+    sync_builder,
+    |app| {
+        let app = &app;
+        linked(app, "s1", "BRL", "America/Sao_Paulo", LOJA_X).await;
+        site(app, "s2", "BRL", "America/Manaus").await;
+        link(app, "s2", PET_MANIA).await;
+        settle(app).await;
 
-    app.clock.advance(46 * MINUTE);
-    fault(app, json!({"match": "/insights", "kind": "token_refused", "times": 1})).await;
-    let out = run_due(app).await;
-    assert!(out.values().any(|o| failed_with(o, "META_TOKEN_INVALID")), "{out:?}");
-    for (s, act) in [("s1", LOJA_X), ("s2", PET_MANIA)] {
-        let a = account_status(app, s, act).await;
-        assert_eq!(a["syncState"], "error", "{act}");
-        assert!(last_error(&a).starts_with("META_TOKEN_INVALID"), "{act}: {a}");
+        app.clock.advance(46 * MINUTE);
+        fault(app, json!({"match": "/insights", "kind": "token_refused", "times": 1})).await;
+        let out = run_due(app).await;
+        assert!(out.values().any(|o| failed_with(o, "META_TOKEN_INVALID")), "{out:?}");
+        for (s, act) in [("s1", LOJA_X), ("s2", PET_MANIA)] {
+            let a = account_status(app, s, act).await;
+            assert_eq!(a["syncState"], "error", "{act}");
+            assert!(last_error(&a).starts_with("META_TOKEN_INVALID"), "{act}: {a}");
+        }
+        assert_eq!(connection(app, OWNER).await["status"], "invalid");
+        run_due(app).await;
+        assert_eq!(children(app).await, 0);
+        let calls = graph_log(app).await.len();
+        app.clock.advance(2 * HOUR);
+        assert!(run_due(app).await.is_empty(), "nothing runs");
+        assert_eq!(graph_log(app).await.len(), calls);
+
+        // A new token resumes both at once.
+        connect(app, OWNER, TOKEN).await;
+        settle(app).await;
+        let now = app.state.now();
+        for (s, act) in [("s1", LOJA_X), ("s2", PET_MANIA)] {
+            let a = account_status(app, s, act).await;
+            assert_eq!(
+                (a["syncState"].as_str(), &a["lastError"], &a["lastSyncAt"]),
+                (Some("live"), &Value::Null, &json!(now))
+            );
+        }
+
+        // Refused while a new token is pasted: the new one wins, the account is not stopped.
+        fake_reset(app).await;
+        app.clock.set(at("2026-12-01", 7) + 30 * MINUTE);
+        fake_config(app, json!({"insightsRowCap": 10})).await;
+        let path = format!("{LOJA_X}/insights");
+        fault(app, json!({"match": path, "kind": "slow", "delayMs": 1500, "times": 1})).await;
+        fault(app, json!({"match": path, "kind": "token_refused", "times": 1})).await;
+        let st = app.state.clone();
+        let in_flight = actix_web::rt::spawn(async move { meta_sync::run(&st.cx, LOJA_X).await });
+        insights_seen(app, LOJA_X, 1).await;
+        connect(app, OWNER, TOKEN).await;
+        let outcome = in_flight.await.unwrap().unwrap();
+        assert_eq!(outcome, Outcome::Dropped, "a newer token: nothing stops, nothing is written");
+        let a = account_status(app, "s1", LOJA_X).await;
+        assert!(!last_error(&a).starts_with("META_TOKEN_INVALID"), "{a}");
+        assert_eq!(connection(app, OWNER).await["status"], "connected");
+        let out = run_due(app).await;
+        assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Daily), "the new token syncs at once: {out:?}");
+        assert_eq!(account_status(app, "s1", LOJA_X).await["syncState"], "live");
     }
-    assert_eq!(connection(app, OWNER).await["status"], "invalid");
-    run_due(app).await;
-    assert_eq!(children(app).await, 0);
-    let calls = graph_log(app).await.len();
-    app.clock.advance(2 * HOUR);
-    assert!(run_due(app).await.is_empty(), "nothing runs");
-    assert_eq!(graph_log(app).await.len(), calls);
-
-    // A new token resumes both at once.
-    connect(app, OWNER, TOKEN).await;
-    settle(app).await;
-    let now = app.state.now();
-    for (s, act) in [("s1", LOJA_X), ("s2", PET_MANIA)] {
-        let a = account_status(app, s, act).await;
-        assert_eq!(
-            (a["syncState"].as_str(), &a["lastError"], &a["lastSyncAt"]),
-            (Some("live"), &Value::Null, &json!(now))
-        );
-    }
-
-    // Refused while a new token is pasted: the new one wins, the account is not stopped.
-    fake_reset(app).await;
-    app.clock.set(at("2026-12-01", 7) + 30 * MINUTE);
-    fake_config(app, json!({"insightsRowCap": 10})).await;
-    let path = format!("{LOJA_X}/insights");
-    fault(app, json!({"match": path, "kind": "slow", "delayMs": 1500, "times": 1})).await;
-    fault(app, json!({"match": path, "kind": "token_refused", "times": 1})).await;
-    let st = app.state.clone();
-    let in_flight = actix_web::rt::spawn(async move { meta_sync::run(&st.cx, LOJA_X).await });
-    insights_seen(app, LOJA_X, 1).await;
-    connect(app, OWNER, TOKEN).await;
-    let outcome = in_flight.await.unwrap().unwrap();
-    assert_eq!(outcome, Outcome::Dropped, "a newer token: nothing stops, nothing is written");
-    let a = account_status(app, "s1", LOJA_X).await;
-    assert!(!last_error(&a).starts_with("META_TOKEN_INVALID"), "{a}");
-    assert_eq!(connection(app, OWNER).await["status"], "connected");
-    let out = run_due(app).await;
-    assert!(synced_kinds(&out[LOJA_X]).contains(&Kind::Daily), "the new token syncs at once: {out:?}");
-    assert_eq!(account_status(app, "s1", LOJA_X).await["syncState"], "live");
-});
+);
 
 // rule: SYNC-11
-sync_test!(a_missing_secrets_key_only_delays_the_sync, |app| {
+backend_test!(a_missing_secrets_key_only_delays_the_sync, sync_builder, |app| {
     let app = &app;
     linked(app, "s", "BRL", "America/Sao_Paulo", LOJA_X).await;
     settle(app).await;
@@ -797,7 +786,7 @@ sync_test!(a_missing_secrets_key_only_delays_the_sync, |app| {
 });
 
 // rule: SYNC-12
-sync_test!(too_much_data_splits_down_to_single_days_then_truncates_keeping_what_came, |app| {
+backend_test!(too_much_data_splits_down_to_single_days_then_truncates_keeping_what_came, sync_builder, |app| {
     let app = &app;
     connect(app, OWNER, TOKEN).await;
     site(app, "s1", "BRL", "America/Sao_Paulo").await;
@@ -843,9 +832,9 @@ sync_test!(too_much_data_splits_down_to_single_days_then_truncates_keeping_what_
 });
 
 // rule: SYNC-13, STATUS-02
-sync_test!(
+backend_test!(
     a_run_holds_its_lease_a_run_past_it_is_replaced_and_its_late_writes_dropped,
-    |b| b.env("RASTRO_SYNC_LEASE", "1m"),
+    short_lease_builder,
     |app| {
         let app = &app;
         linked(app, "s", "BRL", "America/Sao_Paulo", LOJA_X).await;
@@ -903,7 +892,7 @@ sync_test!(
 );
 
 // rule: SYNC-14, SYNC-04, SYNC-03
-sync_test!(schedules_and_dates_follow_the_accounts_own_timezone, |app| {
+backend_test!(schedules_and_dates_follow_the_accounts_own_timezone, sync_builder, |app| {
     let app = &app;
     // 2026-12-01 02:00 UTC is still 2026-11-30 (21:00) in New York.
     app.clock.set(at("2026-12-01", 2));
@@ -968,25 +957,21 @@ fn turns(accounts: &[String]) -> Vec<String> {
 }
 
 // rule: SYNC-15
-sync_test!(
-    at_most_n_runs_at_once_and_backfill_blocks_back_to_back,
-    |b| b.env("RASTRO_SYNC_MAX_CONCURRENT", "1"),
-    |app| {
-        let accounts = three_accounts_due_together(&app).await;
-        let turns = turns(&accounts);
-        assert_eq!(turns.len(), 3, "one account's runs at a time, its blocks back to back: {turns:?}");
-        assert_eq!(turns.iter().collect::<BTreeSet<_>>().len(), 3);
-    }
-);
+backend_test!(at_most_n_runs_at_once_and_backfill_blocks_back_to_back, one_run_at_a_time_builder, |app| {
+    let accounts = three_accounts_due_together(&app).await;
+    let turns = turns(&accounts);
+    assert_eq!(turns.len(), 3, "one account's runs at a time, its blocks back to back: {turns:?}");
+    assert_eq!(turns.iter().collect::<BTreeSet<_>>().len(), 3);
+});
 
 // rule: SYNC-15
-sync_test!(the_measure_sees_overlap_when_runs_may_overlap, |b| b.env("RASTRO_SYNC_MAX_CONCURRENT", "3"), |app| {
+backend_test!(the_measure_sees_overlap_when_runs_may_overlap, three_runs_at_once_builder, |app| {
     let accounts = three_accounts_due_together(&app).await;
     assert!(turns(&accounts).len() > 3, "three at once interleave: {accounts:?}");
 });
 
 // rule: SYNC-16
-sync_test!(a_scheduled_run_keeps_expiring_soon_current, |app| {
+backend_test!(a_scheduled_run_keeps_expiring_soon_current, sync_builder, |app| {
     let app = &app;
     let login = app
         .post(
@@ -1015,7 +1000,7 @@ sync_test!(a_scheduled_run_keeps_expiring_soon_current, |app| {
 // ================================================================= REPORT
 
 // rule: REPORT-02, REPORT-03, REPORT-04, REPORT-05, REPORT-06, REPORT-08, REPORT-10, REPORT-11
-sync_test!(reports_carry_spend_that_adds_up_to_the_sample, |app| {
+backend_test!(reports_carry_spend_that_adds_up_to_the_sample, sync_builder, |app| {
     let app = &app;
     connect(app, OWNER, TOKEN).await;
     for (s, cur, tz) in [
@@ -1203,61 +1188,53 @@ fn november_caps() -> (usize, usize) {
 }
 
 // rule: REPORT-12, REPORT-07
-sync_test!(
-    spend_budgets_only_mark_spend_incomplete_when_really_passed,
-    |b| {
-        let (ads, days) = november_caps();
-        b.env("RASTRO_REPORT_SPEND_AD_ROW_CAP", &ads.to_string())
-            .env("RASTRO_REPORT_SPEND_DAY_ROW_CAP", &days.to_string())
-    },
-    |app| {
-        let app = &app;
-        let (ad_cap, day_cap) = november_caps();
-        connect(app, OWNER, TOKEN).await;
-        site(app, "loja", "BRL", "America/Sao_Paulo").await;
-        site(app, "pet", "BRL", "America/Manaus").await;
-        ad_lead(app, "loja", "k1", at("2026-11-20", 13), "120200000000000301").await;
-        ad_lead(app, "pet", "p1", at("2026-11-20", 13), "120200000000000304").await;
-        link(app, "loja", LOJA_X).await;
-        link(app, "pet", PET_MANIA).await;
-        settle(app).await;
+backend_test!(spend_budgets_only_mark_spend_incomplete_when_really_passed, november_caps_builder, |app| {
+    let app = &app;
+    let (ad_cap, day_cap) = november_caps();
+    connect(app, OWNER, TOKEN).await;
+    site(app, "loja", "BRL", "America/Sao_Paulo").await;
+    site(app, "pet", "BRL", "America/Manaus").await;
+    ad_lead(app, "loja", "k1", at("2026-11-20", 13), "120200000000000301").await;
+    ad_lead(app, "pet", "p1", at("2026-11-20", 13), "120200000000000304").await;
+    link(app, "loja", LOJA_X).await;
+    link(app, "pet", PET_MANIA).await;
+    settle(app).await;
 
-        // Exactly at the budgets: complete.
-        let (from, until) = (d("2026-11-01"), d("2026-11-29"));
-        let loja = within(&synced(LOJA_X), from, until);
-        let r = report(app, &["loja"], from, until).await;
-        assert_eq!(r["spendIncomplete"], false);
-        assert_eq!(amount(&r["totals"]), Some(sum(&loja)));
-        assert_eq!(amount(&ad_rows(&r)["120200000000000301"]), Some(by_ad(&loja)["120200000000000301"]));
+    // Exactly at the budgets: complete.
+    let (from, until) = (d("2026-11-01"), d("2026-11-29"));
+    let loja = within(&synced(LOJA_X), from, until);
+    let r = report(app, &["loja"], from, until).await;
+    assert_eq!(r["spendIncomplete"], false);
+    assert_eq!(amount(&r["totals"]), Some(sum(&loja)));
+    assert_eq!(amount(&ad_rows(&r)["120200000000000301"]), Some(by_ad(&loja)["120200000000000301"]));
 
-        // Past the per-ad budget only: the tree's spend is unknown, the totals exact.
-        let (from2, until2) = (d("2026-11-16"), d("2026-11-29"));
-        let both = merge(&within(&synced(LOJA_X), from2, until2), &within(&synced(PET_MANIA), from2, until2));
-        let day_groups = by_day(&within(&synced(LOJA_X), from2, until2)).len()
-            + by_day(&within(&synced(PET_MANIA), from2, until2)).len();
-        assert!(by_ad(&both).len() > ad_cap && day_groups <= day_cap, "the test's premise");
-        let r = report(app, &["loja", "pet"], from2, until2).await;
-        assert_eq!(r["spendIncomplete"], true);
-        assert_eq!(amount(&r["totals"]), Some(sum(&both)));
-        assert_eq!(r["bySite"][0]["spendCents"].as_i64(), Some(sum(&within(&synced(LOJA_X), from2, until2)).0));
-        assert_eq!(r["totals"]["leads"], 2);
-        let rows = ad_rows(&r);
-        assert_eq!(rows["120200000000000301"]["spendCents"], Value::Null);
-        assert_eq!(rows["120200000000000301"]["leads"], 1);
-        assert!(r["campaigns"].as_array().unwrap().iter().all(|c| c["spendCents"].is_null()));
+    // Past the per-ad budget only: the tree's spend is unknown, the totals exact.
+    let (from2, until2) = (d("2026-11-16"), d("2026-11-29"));
+    let both = merge(&within(&synced(LOJA_X), from2, until2), &within(&synced(PET_MANIA), from2, until2));
+    let day_groups = by_day(&within(&synced(LOJA_X), from2, until2)).len()
+        + by_day(&within(&synced(PET_MANIA), from2, until2)).len();
+    assert!(by_ad(&both).len() > ad_cap && day_groups <= day_cap, "the test's premise");
+    let r = report(app, &["loja", "pet"], from2, until2).await;
+    assert_eq!(r["spendIncomplete"], true);
+    assert_eq!(amount(&r["totals"]), Some(sum(&both)));
+    assert_eq!(r["bySite"][0]["spendCents"].as_i64(), Some(sum(&within(&synced(LOJA_X), from2, until2)).0));
+    assert_eq!(r["totals"]["leads"], 2);
+    let rows = ad_rows(&r);
+    assert_eq!(rows["120200000000000301"]["spendCents"], Value::Null);
+    assert_eq!(rows["120200000000000301"]["leads"], 1);
+    assert!(r["campaigns"].as_array().unwrap().iter().all(|c| c["spendCents"].is_null()));
 
-        // Past the site-day budget: all spend unknown; leads still exact, never a failure.
-        let r = report(app, &["loja", "pet"], from, until).await;
-        assert_eq!(r["spendIncomplete"], true);
-        assert_eq!((&r["totals"]["spendCents"], &r["bySite"][0]["spendCents"]), (&Value::Null, &Value::Null));
-        assert_eq!(r["totals"]["leads"], 2);
-    }
-);
+    // Past the site-day budget: all spend unknown; leads still exact, never a failure.
+    let r = report(app, &["loja", "pet"], from, until).await;
+    assert_eq!(r["spendIncomplete"], true);
+    assert_eq!((&r["totals"]["spendCents"], &r["bySite"][0]["spendCents"]), (&Value::Null, &Value::Null));
+    assert_eq!(r["totals"]["leads"], 2);
+});
 
 // ================================================================= STATUS, LINK, LEAD, FAKE
 
 // rule: STATUS-01, STATUS-02
-sync_test!(meta_status_per_site_never_a_token, |app| {
+backend_test!(meta_status_per_site_never_a_token, sync_builder, |app| {
     let app = &app;
     linked(app, "s1", "BRL", "America/Sao_Paulo", LOJA_X).await;
     site(app, "s2", "BRL", "America/Sao_Paulo").await;
@@ -1287,9 +1264,9 @@ sync_test!(meta_status_per_site_never_a_token, |app| {
 });
 
 // rule: LINK-03, LINK-04
-sync_test!(
+backend_test!(
     unlink_preview_adds_up_and_unlink_takes_the_spend_out_at_once_then_in_batches,
-    |b| b.env("RASTRO_META_REMOVAL_BATCH_SIZE", "10"),
+    small_removal_batch_builder,
     |app| {
         let app = &app;
         linked(app, "s", "BRL", "America/Sao_Paulo", LOJA_X).await;
@@ -1357,7 +1334,7 @@ sync_test!(
 );
 
 // rule: FAKE-05
-sync_test!(the_demo_agency_shows_spend_and_leads_for_its_last_30_days, |app| {
+backend_test!(the_demo_agency_shows_spend_and_leads_for_its_last_30_days, sync_builder, |app| {
     let app = &app;
     let now = app.state.now();
     let leads = rastrod::demo::seed(&app.state.cx, now).await.unwrap();

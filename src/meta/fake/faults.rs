@@ -51,7 +51,7 @@ pub enum FaultKind {
     TooMuchData,
     /// HTTP 400, code 100, for `/events` batches holding `badEventId`.
     RejectBatch,
-    /// HTTP 400, code 200.
+    /// HTTP 403, code 200 (as Meta answers a token without the permission).
     Permission,
 }
 

@@ -6,7 +6,9 @@
 //! * `grant_type=fb_exchange_token`: `fb_exchange_token` containing `invalid` →
 //!   code 190; else a 60-day token `fake-long-user-token-…`, `expires_in`
 //!   5184000;
-//! * `code` containing `invalid` → code 100 subcode 36007; containing
+//! * `code` containing `invalid` → code 100 subcode 36007; `used-code` → 36008
+//!   (used already); `other-redirect` → 36009 (another redirect URI);
+//!   `refused-code` → code 100 without a subcode; containing
 //!   `user-token` → a short-lived `fake-user-token-…` (`expires_in` 7200); any
 //!   other → a system user token `fake-system-token-…` without `expires_in`.
 //!
@@ -77,6 +79,15 @@ pub fn access_token(state: &Shared, body: &[u8]) -> Result<Value, GraphError> {
         get(&form, "code").filter(|c| !c.is_empty()).ok_or_else(|| GraphError::invalid("Missing code parameter"))?;
     if code.contains("invalid") {
         return Err(GraphError::new(400, 100, Some(36_007), "Invalid verification code format."));
+    }
+    if code.contains("used-code") {
+        return Err(GraphError::new(400, 100, Some(36_008), "This authorization code has been used."));
+    }
+    if code.contains("other-redirect") {
+        return Err(GraphError::new(400, 100, Some(36_009), "Redirect URI does not match the one used for the code."));
+    }
+    if code.contains("refused-code") {
+        return Err(GraphError::new(400, 100, None, "Invalid code."));
     }
     if code.contains("user-token") {
         let token = new_token("user", code);

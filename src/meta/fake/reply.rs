@@ -141,7 +141,7 @@ impl GraphError {
     }
 
     pub fn permission() -> GraphError {
-        GraphError::new(400, 200, None, "(#200) Requires ads_management permission to manage the object")
+        GraphError::new(403, 200, None, "(#200) Requires ads_management permission to manage the object")
     }
 
     /// Code 80000 on insights (the ad account's insights budget), 17 elsewhere.

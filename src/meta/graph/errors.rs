@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use super::usage::Usage;
+use crate::codes::Fault;
 
 /// What the caller should do about a failed call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -28,17 +29,22 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
+    /// rastrod's failure code for this class.
+    pub fn fault(self) -> Fault {
+        match self {
+            ErrorClass::TokenRefused => Fault::MetaTokenInvalid,
+            ErrorClass::Throttled => Fault::RateLimited,
+            ErrorClass::Transient => Fault::MetaUnavailable,
+            ErrorClass::TooMuchData => Fault::MetaTruncated,
+            ErrorClass::Permission => Fault::PermissionDenied,
+            ErrorClass::AppRefused => Fault::MetaLoginUnavailable,
+            ErrorClass::Invalid => Fault::MetaInvalid,
+        }
+    }
+
     /// rastrod's error code for this class.
     pub fn code_str(self) -> &'static str {
-        match self {
-            ErrorClass::TokenRefused => "META_TOKEN_INVALID",
-            ErrorClass::Throttled => "RATE_LIMITED",
-            ErrorClass::Transient => "META_UNAVAILABLE",
-            ErrorClass::TooMuchData => "META_TRUNCATED",
-            ErrorClass::Permission => "PERMISSION_DENIED",
-            ErrorClass::AppRefused => "META_LOGIN_UNAVAILABLE",
-            ErrorClass::Invalid => "META_INVALID",
-        }
+        self.fault().as_str()
     }
 }
 
@@ -79,7 +85,8 @@ pub(crate) enum Endpoint {
 /// looked at here and then dropped):
 /// - "reduce the amount of data" in the message is [`ErrorClass::TooMuchData`];
 /// - on the OAuth endpoints, code 101, or code 1 mentioning the client secret, is
-///   [`ErrorClass::AppRefused`]; a refused code (100/36007) is [`ErrorClass::TokenRefused`];
+///   [`ErrorClass::AppRefused`]; a refused code (100 with 36007-36009 or no subcode) is
+///   [`ErrorClass::TokenRefused`];
 /// - on `/debug_token`, a refused token is the app's token: [`ErrorClass::AppRefused`].
 pub(crate) fn classify_answer(
     endpoint: Endpoint,
@@ -94,7 +101,9 @@ pub(crate) fn classify_answer(
         if code == Some(101) || secret_refused {
             return ErrorClass::AppRefused;
         }
-        if endpoint == Endpoint::Exchange && code == Some(100) && subcode == Some(36007) {
+        // A login code Meta refuses: malformed (36007), used already (36008),
+        // issued for another redirect URI (36009), or with no subcode at all.
+        if endpoint == Endpoint::Exchange && code == Some(100) && matches!(subcode, None | Some(36007..=36009)) {
             return ErrorClass::TokenRefused;
         }
     }
@@ -305,7 +314,11 @@ mod tests {
         assert_eq!(classify_answer(Endpoint::Api, Some(101), None, Some(400), ""), Invalid);
         assert_eq!(classify_answer(Endpoint::Exchange, Some(100), Some(36007), Some(400), ""), TokenRefused);
         assert_eq!(classify_answer(Endpoint::Exchange, Some(190), None, Some(400), ""), TokenRefused);
-        assert_eq!(classify_answer(Endpoint::Exchange, Some(100), None, Some(400), ""), Invalid);
+        // rule: CONN-04 (a refused login code, whatever the subcode)
+        for sub in [None, Some(36008), Some(36009)] {
+            assert_eq!(classify_answer(Endpoint::Exchange, Some(100), sub, Some(400), ""), TokenRefused);
+        }
+        assert_eq!(classify_answer(Endpoint::Exchange, Some(100), Some(33), Some(400), ""), Invalid);
         assert_eq!(classify_answer(Endpoint::Api, Some(100), Some(36007), Some(400), ""), Invalid);
         assert_eq!(classify_answer(Endpoint::DebugToken, Some(190), None, Some(400), ""), AppRefused);
         assert_eq!(classify_answer(Endpoint::DebugToken, Some(101), None, Some(400), ""), AppRefused);

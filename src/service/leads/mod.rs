@@ -529,6 +529,9 @@ pub fn list(conn: &mut AnyConnection, q: ListLeads) -> Result<Vec<Lead>> {
     if !(1..=100).contains(&limit) {
         return Err(Error::invalid("limit must be 1-100"));
     }
+    if let Some(b) = q.before {
+        validate::time("before", b)?;
+    }
     if q.before_lead_id.is_some() && q.before.is_none() {
         return Err(Error::invalid("beforeLeadId goes with before"));
     }

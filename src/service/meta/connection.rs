@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::clock::DAY_MS;
+use crate::codes::Fault;
 use crate::config::Secret;
 use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
@@ -20,14 +21,10 @@ use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::meta::errors::from_graph;
 use crate::service::validate;
-use crate::store::meta::{self as store, ConnectionRow, ListedAccountRow, ListedPixelRow};
+use crate::store::meta::{self as store, ConnectionRow, ListedAccountRow, ListedPixelRow, PixelSource};
 
 /// Pixels are listed for at most this many accounts (the seed's first 100).
 pub const PIXEL_ACCOUNTS_MAX: usize = 100;
-pub const AD_ACCOUNT_NOT_GRANTED: &str = "AD_ACCOUNT_NOT_GRANTED";
-pub const PIXEL_NOT_GRANTED: &str = "PIXEL_NOT_GRANTED";
-pub const META_TOKEN_INVALID: &str = "META_TOKEN_INVALID";
-pub const TOKEN_EXCHANGE_FAILED: &str = "TOKEN_EXCHANGE_FAILED";
 /// A long-lived user token lives about 60 days.
 const LONG_LIVED_MS: i64 = 60 * DAY_MS;
 
@@ -210,8 +207,8 @@ fn realign(conn: &mut AnyConnection, owner: &str, now: i64) -> Result<()> {
         store::listed_accounts(conn, owner)?.into_iter().map(|a| a.ad_account_id).collect();
     let pixels: BTreeSet<String> = store::listed_pixels(conn, owner)?.into_iter().map(|p| p.pixel_id).collect();
     for link in store::links_of_owner(conn, owner)? {
-        let reason = (!accounts.contains(&link.ad_account_id)).then_some(AD_ACCOUNT_NOT_GRANTED);
-        if link.stopped_reason.as_deref() != reason {
+        let reason = (!accounts.contains(&link.ad_account_id)).then_some(Fault::AdAccountNotGranted);
+        if link.stopped_reason.as_deref() != reason.map(Fault::as_str) {
             store::set_link_stopped(conn, &link.ad_account_id, reason, now)?;
             if reason.is_none()
                 && let Some(mut sync) = crate::store::meta::sync::get(conn, &link.ad_account_id)?
@@ -224,11 +221,11 @@ fn realign(conn: &mut AnyConnection, owner: &str, now: i64) -> Result<()> {
         }
     }
     for pixel in store::pixels_of_owner(conn, owner)? {
-        if pixel.source != "connection" {
+        if pixel.source != PixelSource::Connection {
             continue;
         }
-        let reason = (!pixels.contains(&pixel.pixel_id)).then_some(PIXEL_NOT_GRANTED);
-        if pixel.stopped_reason.as_deref() != reason {
+        let reason = (!pixels.contains(&pixel.pixel_id)).then_some(Fault::PixelNotGranted);
+        if pixel.stopped_reason.as_deref() != reason.map(Fault::as_str) {
             store::set_pixel_stopped(conn, &pixel.site_id, reason, now)?;
         }
     }
@@ -265,7 +262,7 @@ struct NewToken {
     source: &'static str,
     authorized_by: Option<(String, String)>,
     expires_at: Option<i64>,
-    last_error: Option<&'static str>,
+    last_error: Option<Fault>,
 }
 
 /// Stores a validated token sealed, with its listing, in one transaction.
@@ -287,7 +284,7 @@ async fn store_token(st: &Context, owner: &str, new: NewToken, fetched: Fetched)
             expires_at: new.expires_at,
             expiring_soon: new.expires_at.is_some_and(|at| at - now < soon),
             invalid_since: None,
-            last_error: new.last_error.map(str::to_string),
+            last_error: new.last_error.map(|f| f.as_str().to_string()),
             created_at: previous.as_ref().map_or(now, |p| p.created_at),
             updated_at: now,
         };
@@ -363,7 +360,7 @@ pub async fn connect_with_code(st: &Context, owner: &str, input: ConnectWithCode
             }
             Err(e) => {
                 tracing::warn!(owner_len = owner.len(), class = ?e.class, "long-lived token exchange failed");
-                last_error = Some(TOKEN_EXCHANGE_FAILED);
+                last_error = Some(Fault::TokenExchangeFailed);
             }
         }
     }
@@ -397,15 +394,15 @@ pub fn mark_refused(conn: &mut AnyConnection, owner: &str, token_version: i64, n
         owner,
         token_version,
         Some(row.invalid_since.unwrap_or(now)),
-        Some(META_TOKEN_INVALID),
+        Some(Fault::MetaTokenInvalid),
         now,
     )?;
     for link in store::links_of_owner(conn, owner)? {
-        store::set_link_stopped(conn, &link.ad_account_id, Some(META_TOKEN_INVALID), now)?;
+        store::set_link_stopped(conn, &link.ad_account_id, Some(Fault::MetaTokenInvalid), now)?;
     }
     for pixel in store::pixels_of_owner(conn, owner)? {
-        if pixel.source == "connection" {
-            store::set_pixel_stopped(conn, &pixel.site_id, Some(META_TOKEN_INVALID), now)?;
+        if pixel.source == PixelSource::Connection {
+            store::set_pixel_stopped(conn, &pixel.site_id, Some(Fault::MetaTokenInvalid), now)?;
         }
     }
     Ok(true)

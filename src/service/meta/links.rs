@@ -5,17 +5,18 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::codes::Fault;
 use crate::crypto::Identity;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::leads::sites;
-use crate::service::meta::connection::{self, SecretString, check_owner_key};
+use crate::service::meta::connection::{SecretString, check_owner_key};
 use crate::service::meta::errors::from_graph;
 use crate::service::validate;
 use crate::store::leads::sites as site_store;
-use crate::store::meta::{self as store, LinkRow, PixelRow};
+use crate::store::meta::{self as store, LinkRow, PixelRow, PixelSource};
 
 pub const MAX_LINKS_PER_SITE: i64 = 20;
 pub const MAX_LINKS_PER_CONNECTION: i64 = 500;
@@ -107,8 +108,8 @@ fn link_rows(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcc
         }
         store::set_link_owner(conn, &input.ad_account_id, owner, now)?;
         // It now feeds with the taker's token: stopped only if that connection is refused.
-        let stopped = connection.invalid_since.map(|_| connection::META_TOKEN_INVALID);
-        if existing.stopped_reason.as_deref() != stopped {
+        let stopped = connection.invalid_since.map(|_| Fault::MetaTokenInvalid);
+        if existing.stopped_reason.as_deref() != stopped.map(Fault::as_str) {
             store::set_link_stopped(conn, &input.ad_account_id, stopped, now)?;
         }
         return Ok(store::link(conn, &input.ad_account_id)?.ok_or_else(|| Error::internal("link vanished"))?.into());
@@ -119,7 +120,7 @@ fn link_rows(conn: &mut AnyConnection, now: i64, site_id: &str, input: LinkAdAcc
     if store::count_links_of_owner(conn, owner)? >= MAX_LINKS_PER_CONNECTION {
         return Err(Error::invalid(format!("a connection links at most {MAX_LINKS_PER_CONNECTION} ad accounts")));
     }
-    let stopped = connection.invalid_since.map(|_| connection::META_TOKEN_INVALID.to_string());
+    let stopped = connection.invalid_since.map(|_| Fault::MetaTokenInvalid.as_str().to_string());
     let row = LinkRow {
         ad_account_id: listed.ad_account_id,
         site_id: site_id.to_string(),
@@ -198,8 +199,7 @@ pub struct Pixel {
     pub site_id: String,
     pub pixel_id: String,
     pub name: Option<String>,
-    /// `connection` or `token`.
-    pub source: String,
+    pub source: PixelSource,
     pub owner_key: Option<String>,
     pub enabled: bool,
     pub test_mode: bool,
@@ -263,7 +263,7 @@ fn store_pixel(
         return Err(Error::conflict("another owner set this site's pixel"));
     }
     let (source, name, stopped) = match (&sealed, &input.owner_key) {
-        (Some(_), _) => ("token", name, None),
+        (Some(_), _) => (PixelSource::Token, name, None),
         (None, Some(owner)) => {
             let connection =
                 store::connection(conn, owner)?.ok_or_else(|| Error::not_found("no Meta connection for this owner"))?;
@@ -271,8 +271,8 @@ fn store_pixel(
                 .into_iter()
                 .find(|p| p.pixel_id == input.pixel_id)
                 .ok_or_else(|| Error::not_found("the pixel is not in the owner's listing"))?;
-            let stopped = connection.invalid_since.map(|_| connection::META_TOKEN_INVALID.to_string());
-            ("connection", Some(listed.name), stopped)
+            let stopped = connection.invalid_since.map(|_| Fault::MetaTokenInvalid.as_str().to_string());
+            (PixelSource::Connection, Some(listed.name), stopped)
         }
         (None, None) => return Err(Error::invalid("give ownerKey or accessToken")),
     };
@@ -280,7 +280,7 @@ fn store_pixel(
         site_id: site_id.to_string(),
         pixel_id: input.pixel_id,
         name,
-        source: source.to_string(),
+        source,
         owner_key: input.owner_key,
         sealed_token: sealed,
         token_version: existing.as_ref().map_or(1, |p| p.token_version + 1),

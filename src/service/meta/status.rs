@@ -12,8 +12,8 @@ use crate::service::context::Context;
 use crate::service::leads::sites;
 use crate::service::meta::conversions::{self, ConversionCounters};
 use crate::service::validate;
-use crate::store::meta as meta_store;
 use crate::store::meta::sync as sync_store;
+use crate::store::meta::{self as meta_store, PixelSource};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -55,8 +55,7 @@ pub struct AccountStatus {
 pub struct PixelStatus {
     pub enabled: bool,
     pub pixel_id: Option<String>,
-    /// `connection` or `token`.
-    pub source: Option<String>,
+    pub source: Option<PixelSource>,
     pub name: Option<String>,
     pub last_error: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,7 +132,7 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
                 Some(p) => PixelStatus {
                     enabled: p.enabled,
                     pixel_id: Some(p.pixel_id.clone()),
-                    source: Some(p.source.clone()),
+                    source: Some(p.source),
                     name: p.name.clone(),
                     last_error: p.last_error.clone(),
                     own: owner.map(|o| p.owner_key.as_deref() == Some(o)),

@@ -6,6 +6,7 @@ pub mod sync;
 
 use diesel::prelude::*;
 
+use crate::codes::Fault;
 use crate::db::AnyConnection;
 use crate::db::schema::{meta_connections, meta_listed_accounts, meta_listed_pixels, site_ad_accounts, site_pixels};
 
@@ -67,6 +68,42 @@ pub struct LinkRow {
     pub updated_at: i64,
 }
 
+/// Whose token a site's pixel sends with. Stored and answered as `connection` or `token`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PixelSource {
+    /// The token of the owner's Meta connection (the pixel is in its listing).
+    Connection,
+    /// The pixel's own token, sealed in the row.
+    Token,
+}
+
+impl PixelSource {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PixelSource::Connection => "connection",
+            PixelSource::Token => "token",
+        }
+    }
+}
+
+impl From<PixelSource> for String {
+    fn from(s: PixelSource) -> String {
+        s.as_str().to_string()
+    }
+}
+
+impl TryFrom<String> for PixelSource {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        match s.as_str() {
+            "connection" => Ok(PixelSource::Connection),
+            "token" => Ok(PixelSource::Token),
+            _ => Err(format!("unknown pixel source {s:?}")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = site_pixels)]
 #[diesel(treat_none_as_default_value = false)]
@@ -74,7 +111,8 @@ pub struct PixelRow {
     pub site_id: String,
     pub pixel_id: String,
     pub name: Option<String>,
-    pub source: String,
+    #[diesel(deserialize_as = String, serialize_as = String)]
+    pub source: PixelSource,
     pub owner_key: Option<String>,
     pub sealed_token: Option<String>,
     pub token_version: i64,
@@ -118,7 +156,7 @@ pub fn set_connection_error(
     owner: &str,
     token_version: i64,
     invalid_since: Option<i64>,
-    last_error: Option<&str>,
+    last_error: Option<Fault>,
     now: i64,
 ) -> QueryResult<usize> {
     diesel::update(
@@ -128,7 +166,7 @@ pub fn set_connection_error(
     )
     .set((
         meta_connections::invalid_since.eq(invalid_since),
-        meta_connections::last_error.eq(last_error),
+        meta_connections::last_error.eq(last_error.map(Fault::as_str)),
         meta_connections::updated_at.eq(now),
     ))
     .execute(conn)
@@ -227,13 +265,13 @@ pub fn set_link_owner(conn: &mut AnyConnection, ad_account_id: &str, owner: &str
 pub fn set_link_stopped(
     conn: &mut AnyConnection,
     ad_account_id: &str,
-    reason: Option<&str>,
+    reason: Option<Fault>,
     now: i64,
 ) -> QueryResult<()> {
     diesel::update(site_ad_accounts::table.find(ad_account_id))
         .set((
-            site_ad_accounts::stopped_reason.eq(reason),
-            site_ad_accounts::last_error.eq(reason),
+            site_ad_accounts::stopped_reason.eq(reason.map(Fault::as_str)),
+            site_ad_accounts::last_error.eq(reason.map(Fault::as_str)),
             site_ad_accounts::updated_at.eq(now),
         ))
         .execute(conn)
@@ -266,15 +304,31 @@ pub fn put_pixel(conn: &mut AnyConnection, row: &PixelRow) -> QueryResult<()> {
     diesel::insert_into(site_pixels::table).values(row.clone()).execute(conn).map(|_| ())
 }
 
-pub fn set_pixel_stopped(conn: &mut AnyConnection, site_id: &str, reason: Option<&str>, now: i64) -> QueryResult<()> {
+pub fn set_pixel_stopped(conn: &mut AnyConnection, site_id: &str, reason: Option<Fault>, now: i64) -> QueryResult<()> {
     diesel::update(site_pixels::table.find(site_id))
         .set((
-            site_pixels::stopped_reason.eq(reason),
-            site_pixels::last_error.eq(reason),
+            site_pixels::stopped_reason.eq(reason.map(Fault::as_str)),
+            site_pixels::last_error.eq(reason.map(Fault::as_str)),
             site_pixels::updated_at.eq(now),
         ))
         .execute(conn)
         .map(|_| ())
+}
+
+/// The error of a pixel that still sends (its sends fail, e.g. a token without
+/// permission); None clears it. A stopped pixel keeps its stop reason.
+pub fn set_pixel_send_error(conn: &mut AnyConnection, site_id: &str, error: Option<&str>, now: i64) -> QueryResult<()> {
+    let target = site_pixels::table.find(site_id).filter(site_pixels::stopped_reason.is_null());
+    match error {
+        Some(e) => {
+            diesel::update(target).set((site_pixels::last_error.eq(e), site_pixels::updated_at.eq(now))).execute(conn)
+        }
+        // Only a row with an error is written: a success leaves the others alone.
+        None => diesel::update(target.filter(site_pixels::last_error.is_not_null()))
+            .set((site_pixels::last_error.eq(None::<String>), site_pixels::updated_at.eq(now)))
+            .execute(conn),
+    }
+    .map(|_| ())
 }
 
 pub fn delete_pixel(conn: &mut AnyConnection, site_id: &str) -> QueryResult<usize> {

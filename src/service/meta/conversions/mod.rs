@@ -35,12 +35,3 @@ pub const SCHEDULE: &str = "Schedule";
 pub const COUNTRY_BR_SHA256: &str = "885036a0da3dff3c3e05bc79bf49382b12bc5098514ed57ce0875aba1aa2c40d";
 /// Meta's `action_source` for a sale closed in a chat.
 pub const ACTION_SOURCE: &str = "chat";
-
-// The codes a conversion's `lastError` starts with.
-pub const EVENT_TOO_OLD: &str = "EVENT_TOO_OLD";
-pub const PIXEL_UNAVAILABLE: &str = "PIXEL_UNAVAILABLE";
-pub const UNEXPECTED: &str = "UNEXPECTED";
-pub const PERMISSION_DENIED: &str = "PERMISSION_DENIED";
-pub const META_INVALID: &str = "META_INVALID";
-pub const META_UNAVAILABLE: &str = "META_UNAVAILABLE";
-pub const RATE_LIMITED: &str = "RATE_LIMITED";

@@ -13,7 +13,7 @@ use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::leads::sites;
 use crate::store::meta::conversions::{self as store, FAILED, PENDING};
-use crate::store::meta::{self as meta_store};
+use crate::store::meta::{self as meta_store, PixelSource};
 
 /// The conversion's id: lowercase hex SHA-256 of `leadId:eventName`. Meta
 /// deduplicates on it, so a repeat never counts twice.
@@ -46,7 +46,7 @@ pub fn pixel_accepts(conn: &mut AnyConnection, site_id: &str) -> Result<bool> {
     if !pixel.enabled || pixel.stopped_reason.is_some() {
         return Ok(false);
     }
-    if pixel.source == "token" {
+    if pixel.source == PixelSource::Token {
         return Ok(pixel.sealed_token.is_some());
     }
     let Some(owner) = pixel.owner_key.as_deref() else { return Ok(false) };

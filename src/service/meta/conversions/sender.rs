@@ -9,15 +9,16 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::*;
 use crate::clock::utc_day_start;
+use crate::codes::Fault;
 use crate::config::{Config, Secret};
 use crate::crypto::{CryptoError, Identity};
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::{CustomData, ErrorClass, GraphError, ServerEvent, UserData};
 use crate::service::context::Context;
-use crate::service::meta::connection::{self, META_TOKEN_INVALID};
+use crate::service::meta::connection;
 use crate::store::meta::conversions::{self as store, End, FAILED, SENT};
-use crate::store::meta::{self as meta_store, ConnectionRow};
+use crate::store::meta::{self as meta_store, ConnectionRow, PixelSource};
 
 /// The send settings, in milliseconds.
 #[derive(Debug, Clone)]
@@ -112,18 +113,22 @@ fn fail(conn: &mut AnyConnection, ids: &[String], owner: Option<&str>, error: &s
 /// Why nothing can be sent to the site's pixel right now, if so.
 fn unusable(conn: &mut AnyConnection, site_id: &str) -> Result<std::result::Result<Batch, String>> {
     let Some(p) = meta_store::pixel(conn, site_id)? else {
-        return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the site has no pixel")));
+        return Ok(Err(Fault::PixelUnavailable.with("the site has no pixel")));
     };
     if !p.enabled {
-        return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the pixel is off")));
+        return Ok(Err(Fault::PixelUnavailable.with("the pixel is off")));
     }
     if let Some(reason) = &p.stopped_reason {
-        return Ok(Err(format!("{reason}: the pixel is stopped")));
+        // A stop reason is a bare code; one this build does not know is reported as is.
+        return Ok(Err(match Fault::parse(reason) {
+            Some(code) => code.with("the pixel is stopped"),
+            None => format!("{reason}: the pixel is stopped"),
+        }));
     }
-    let token = if p.source == "token" {
+    let token = if p.source == PixelSource::Token {
         match p.sealed_token {
             Some(sealed) => TokenSource::Own { sealed, version: p.token_version },
-            None => return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the pixel has no token"))),
+            None => return Ok(Err(Fault::PixelUnavailable.with("the pixel has no token"))),
         }
     } else {
         let connection = match p.owner_key.as_deref() {
@@ -131,9 +136,9 @@ fn unusable(conn: &mut AnyConnection, site_id: &str) -> Result<std::result::Resu
             None => None,
         };
         match connection {
-            None => return Ok(Err(format!("{PIXEL_UNAVAILABLE}: the pixel's Meta connection is gone"))),
+            None => return Ok(Err(Fault::PixelUnavailable.with("the pixel's Meta connection is gone"))),
             Some(c) if c.invalid_since.is_some() => {
-                return Ok(Err(format!("{META_TOKEN_INVALID}: Meta refused the connection's token")));
+                return Ok(Err(Fault::MetaTokenInvalid.with("Meta refused the connection's token")));
             }
             Some(c) => TokenSource::Connection(Box::new(c)),
         }
@@ -163,8 +168,8 @@ fn claim(conn: &mut AnyConnection, site_id: &str, now: i64, s: &SendSettings, ow
             go.push(r.event_id);
         }
     }
-    let mut ended = fail(conn, &too_old, None, &format!("{EVENT_TOO_OLD}: older than the send window"), now)?;
-    ended += fail(conn, &lost, None, &format!("{UNEXPECTED}: the last attempt was lost on the way"), now)?;
+    let mut ended = fail(conn, &too_old, None, &Fault::EventTooOld.with("older than the send window"), now)?;
+    ended += fail(conn, &lost, None, &Fault::Unexpected.with("the last attempt was lost on the way"), now)?;
     batch.rows = store::take_lease(conn, &go, owner, now + s.lease_ms, now)?;
     if batch.rows.is_empty() {
         return Ok(if ended > 0 { Claim::Ended(ended) } else { Claim::Empty });
@@ -193,9 +198,9 @@ fn server_event(r: &store::ConversionRow) -> ServerEvent {
 /// `lastError` for a failed attempt that may be retried.
 fn retry_error(e: &GraphError) -> String {
     match e.class {
-        ErrorClass::Throttled => format!("{RATE_LIMITED}: Meta is throttling the pixel's sends"),
-        ErrorClass::Transient if e.http_status.is_some() => format!("{META_UNAVAILABLE}: {}", e.message),
-        _ => format!("{UNEXPECTED}: {}", e.message),
+        ErrorClass::Throttled => Fault::RateLimited.with("Meta is throttling the pixel's sends"),
+        ErrorClass::Transient if e.http_status.is_some() => Fault::MetaUnavailable.with(&e.message),
+        _ => Fault::Unexpected.with(&e.message),
     }
 }
 
@@ -240,7 +245,9 @@ fn record_retry(
 }
 
 /// Meta accepted `ids`: sent, hashes erased, counted on today's counters.
-fn record_sent(conn: &mut AnyConnection, ids: &[String], now: i64) -> Result<u64> {
+fn record_sent(conn: &mut AnyConnection, site_id: &str, ids: &[String], now: i64) -> Result<u64> {
+    // A send went through: an error the pixel showed (PERMISSION_DENIED) is over.
+    meta_store::set_pixel_send_error(conn, site_id, None, now)?;
     let end = End { status: SENT, last_error: None, sent_at: Some(now), now };
     let ended = store::end(conn, ids, None, &end)?;
     let mut per: HashMap<(String, String), i64> = HashMap::new();
@@ -265,9 +272,8 @@ fn record_refused(
     now: i64,
 ) -> Result<Round> {
     let still_stored = match token {
-        TokenSource::Own { version, .. } => {
-            meta_store::pixel(conn, site_id)?.is_some_and(|p| p.source == "token" && p.token_version == *version)
-        }
+        TokenSource::Own { version, .. } => meta_store::pixel(conn, site_id)?
+            .is_some_and(|p| p.source == PixelSource::Token && p.token_version == *version),
         TokenSource::Connection(row) => {
             meta_store::connection(conn, &row.owner_key)?.is_some_and(|c| c.token_version == row.token_version)
         }
@@ -277,12 +283,12 @@ fn record_refused(
         return Ok(Round::default());
     }
     match token {
-        TokenSource::Own { .. } => meta_store::set_pixel_stopped(conn, site_id, Some(META_TOKEN_INVALID), now)?,
+        TokenSource::Own { .. } => meta_store::set_pixel_stopped(conn, site_id, Some(Fault::MetaTokenInvalid), now)?,
         TokenSource::Connection(row) => {
             connection::mark_refused(conn, &row.owner_key, row.token_version, now)?;
         }
     }
-    let failed = fail(conn, ids, Some(owner), &format!("{META_TOKEN_INVALID}: Meta refused the token"), now)?;
+    let failed = fail(conn, ids, Some(owner), &Fault::MetaTokenInvalid.with("Meta refused the token"), now)?;
     Ok(Round { failed, ..Round::default() })
 }
 
@@ -294,7 +300,7 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
     let token = match open_token(st, site_id, &batch.token) {
         Ok(t) => t,
         Err(e) => {
-            let error = format!("{UNEXPECTED}: {}: {}", e.code.as_str(), e.message);
+            let error = Fault::Unexpected.with(format_args!("{}: {}", e.code.as_str(), e.message));
             let (owner, s2) = (owner.to_string(), s.clone());
             let now = st.now();
             return st.db.write(move |c| record_retry(c, &rows, &owner, &error, &s2, now)).await;
@@ -317,7 +323,8 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
         let owner_s = owner.to_string();
         let outcome = match result {
             Ok(_) => {
-                let sent = st.db.write(move |c| record_sent(c, &part_ids, now)).await?;
+                let site = site_id.to_string();
+                let sent = st.db.write(move |c| record_sent(c, &site, &part_ids, now)).await?;
                 Round { sent, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::Invalid && e.code.is_some() && range.len() > 1 => {
@@ -327,13 +334,24 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
                 continue;
             }
             Err(e) if e.class == ErrorClass::Invalid && e.code.is_some() => {
-                let error = format!("{META_INVALID}: Meta refused the event ({})", e.message);
+                let error = Fault::MetaInvalid.with(format_args!("Meta refused the event ({})", e.message));
                 let failed = st.db.write(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
                 Round { failed, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::Permission => {
-                let error = format!("{PERMISSION_DENIED}: the token cannot send to this pixel ({})", e.message);
-                let failed = st.db.write(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
+                // The pixel says why nothing arrives until a send succeeds (CAPI-07).
+                let error =
+                    Fault::PermissionDenied.with(format_args!("the token cannot send to this pixel ({})", e.message));
+                let site = site_id.to_string();
+                let failed = st
+                    .db
+                    .write(move |c| {
+                        let failed = fail(c, &part_ids, Some(&owner_s), &error, now)?;
+                        let shown = Fault::PermissionDenied.with("the token cannot send to this pixel");
+                        meta_store::set_pixel_send_error(c, &site, Some(&shown), now)?;
+                        Ok(failed)
+                    })
+                    .await?;
                 Round { failed, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::TokenRefused => {
@@ -504,7 +522,7 @@ mod tests {
                 site_id: "s1".into(),
                 pixel_id: "1".into(),
                 name: None,
-                source: "connection".into(),
+                source: PixelSource::Connection,
                 owner_key: Some("agency".into()),
                 sealed_token: None,
                 token_version: 1,
@@ -642,10 +660,10 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(row.status, FAILED);
-        assert!(row.last_error.unwrap().starts_with(META_TOKEN_INVALID));
+        assert_eq!(Fault::of(&row.last_error.unwrap()), Some(Fault::MetaTokenInvalid));
         assert!(row.ph.is_none());
         assert_eq!(conn.invalid_since, Some(6));
-        assert_eq!(pixel.stopped_reason.as_deref(), Some(META_TOKEN_INVALID));
+        assert_eq!(pixel.stopped_reason.as_deref(), Some(Fault::MetaTokenInvalid.as_str()));
         db.close();
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -14,22 +14,18 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::clock::DAY_MS;
+use crate::codes::Fault;
 use crate::config::Secret;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::meta::graph::{ErrorClass, GraphError, INSIGHTS_PAGE_LIMIT, Usage};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
-use crate::service::meta::connection::{self as meta_connection, META_TOKEN_INVALID};
+use crate::service::meta::connection as meta_connection;
 use crate::store::meta as meta_store;
 use crate::store::meta::sync::{self as store, CatalogRow, SpendRow, SyncRow};
 use schedule::{Catalog, Kind, Run, Settings};
 
-pub const RATE_LIMITED: &str = "RATE_LIMITED";
-pub const META_UNAVAILABLE: &str = "META_UNAVAILABLE";
-pub const META_TRUNCATED: &str = "META_TRUNCATED";
-pub const RUN_TIMEOUT: &str = "RUN_TIMEOUT";
-pub const SECRETS_KEY_MISSING: &str = "SECRETS_KEY_MISSING";
 /// Thumbnails larger than this are not copied.
 const THUMBNAIL_MAX_BYTES: usize = 2 * 1024 * 1024;
 
@@ -99,7 +95,7 @@ async fn take_lease(st: &Context, ad_account_id: &str) -> Result<Option<Lease>> 
             // A run that outlived its lease was replaced: say so.
             let replaced = sync.lease_run_id.is_some() && sync.lease_until.is_some_and(|u| u <= now);
             if replaced {
-                sync.last_error = Some(format!("{RUN_TIMEOUT}: a run outlived its lease and was replaced"));
+                sync.last_error = Some(Fault::RunTimeout.with("a run outlived its lease and was replaced"));
             }
             let connection = meta_store::connection(c, &link.owner_key)?;
             Ok(Some(Lease {
@@ -156,21 +152,21 @@ pub async fn run(st: &Context, ad_account_id: &str) -> Result<Outcome> {
                 finish(st, &lease, state, move |row| row.next_run_at = now).await?;
                 return Ok(Outcome::Dropped);
             }
-            fail(st, &lease, state, format!("{META_TOKEN_INVALID}: Meta refused the token"), Backoff::Stop).await
+            fail(st, &lease, state, Fault::MetaTokenInvalid.with("Meta refused the token"), Backoff::Stop).await
         }
         Err(e) if e.class == ErrorClass::Throttled => {
             let wait = throttle_wait(st, &e.usage);
-            fail(st, &lease, state, format!("{RATE_LIMITED}: Meta throttled the sync"), Backoff::Wait(wait)).await
+            fail(st, &lease, state, Fault::RateLimited.with("Meta throttled the sync"), Backoff::Wait(wait)).await
         }
-        Err(e) => fail(st, &lease, state, format!("{META_UNAVAILABLE}: {}", e.message), Backoff::Retry).await,
+        Err(e) => fail(st, &lease, state, Fault::MetaUnavailable.with(&e.message), Backoff::Retry).await,
     }
 }
 
 fn open(st: &Context, lease: &Lease) -> std::result::Result<Secret, String> {
-    let key = st.secrets.as_ref().ok_or_else(|| format!("{SECRETS_KEY_MISSING}: RASTRO_SECRETS_KEY is not set"))?;
-    let (sealed, _) = lease.sealed.as_ref().ok_or_else(|| format!("{META_TOKEN_INVALID}: no Meta connection"))?;
+    let key = st.secrets.as_ref().ok_or_else(|| Fault::SecretsKeyMissing.with("RASTRO_SECRETS_KEY is not set"))?;
+    let (sealed, _) = lease.sealed.as_ref().ok_or_else(|| Fault::MetaTokenInvalid.with("no Meta connection"))?;
     key.open(sealed, crate::crypto::Identity::Connection(&lease.owner))
-        .map_err(|_| format!("{SECRETS_KEY_MISSING}: the token was sealed under another RASTRO_SECRETS_KEY"))
+        .map_err(|_| Fault::SecretsKeyMissing.with("the token was sealed under another RASTRO_SECRETS_KEY"))
 }
 
 fn throttle_wait(st: &Context, usage: &Usage) -> Duration {
@@ -215,7 +211,7 @@ async fn finish(
     edit: impl FnOnce(&mut SyncRow) + Send + 'static,
 ) -> Result<bool> {
     let (id, run_id, now) = (lease.sync.ad_account_id.clone(), lease.run_id.clone(), st.now());
-    let timeout_note = lease.sync.last_error.clone().filter(|e| e.starts_with(RUN_TIMEOUT));
+    let timeout_note = lease.sync.last_error.clone().filter(|e| Fault::of(e) == Some(Fault::RunTimeout));
     st.db
         .write(move |c| {
             let Some(mut row) = store::get(c, &id)? else { return Ok(false) };
@@ -427,7 +423,7 @@ async fn write(st: &Context, lease: &Lease, mut state: schedule::State, plan: Ru
     let (id, site, run_id, owner) =
         (lease.sync.ad_account_id.clone(), lease.sync.site_id.clone(), lease.run_id.clone(), lease.owner.clone());
     let truncated = read.truncated;
-    let timeout_note = lease.replaced.then(|| format!("{RUN_TIMEOUT}: a run outlived its lease and was replaced"));
+    let timeout_note = lease.replaced.then(|| Fault::RunTimeout.with("a run outlived its lease and was replaced"));
     let written = st
         .db
         .write(move |c| {
@@ -460,10 +456,10 @@ async fn write(st: &Context, lease: &Lease, mut state: schedule::State, plan: Ru
             row.last_sync_at = Some(now);
             row.fail_count = 0;
             row.last_error = if truncated {
-                Some(format!("{META_TRUNCATED}: a day had more rows than Meta answers"))
+                Some(Fault::MetaTruncated.with("a day had more rows than Meta answers"))
             } else if throttled {
                 // SYNC-08: the run succeeded, but the next one waits; say why (the state stays live).
-                Some(format!("{RATE_LIMITED}: Meta's usage passed {threshold}%; the next sync waits"))
+                Some(Fault::RateLimited.with(format_args!("Meta's usage passed {threshold}%; the next sync waits")))
             } else {
                 timeout_note
             };

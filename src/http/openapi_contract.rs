@@ -1,0 +1,220 @@
+//! The served OpenAPI document tells the whole truth: the generated document
+//! (`openapi::ApiDoc`) plus, for every operation, each error status it can
+//! answer, and for every argument the limits the services enforce (their
+//! checks in `service::validate` and beside each service, restated here by
+//! argument name; tests/it/contract.rs runs schemathesis over the result, so
+//! a check the document misses, or one it claims and the server lacks, fails).
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+use utoipa::OpenApi;
+
+use crate::service::validate;
+
+/// Latest epoch-ms time any argument takes (9999-12-31T23:59:59.999Z).
+const MAX_TIME: i64 = 253_402_300_799_999;
+/// 1–64 of `[A-Za-z0-9_.:-]`, but not `.` or `..`.
+const SITE_ID: &str =
+    r"^([A-Za-z0-9_:-]|[A-Za-z0-9_.:-][A-Za-z0-9_:-]|[A-Za-z0-9_:-][A-Za-z0-9_.:-]|[A-Za-z0-9_.:-]{3,64})$";
+/// Free text: no control characters (lengths are per field).
+const TEXT: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
+
+/// The served document, built once.
+pub fn document() -> &'static [u8] {
+    static DOC: OnceLock<Vec<u8>> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = serde_json::to_value(super::openapi::ApiDoc::openapi()).unwrap_or_default();
+        add_error_responses(&mut doc);
+        constrain(&mut doc);
+        serde_json::to_vec(&doc).unwrap_or_default()
+    })
+}
+
+fn error_response(what: &str) -> Value {
+    json!({"description": what, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}})
+}
+
+/// Every operation documents each status it can answer.
+fn add_error_responses(doc: &mut Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else { continue };
+        for (method, op) in item.iter_mut() {
+            let Some(op) = op.as_object_mut() else { continue };
+            let secured = op.get("security").and_then(Value::as_array).is_some_and(|s| !s.is_empty());
+            let has_body = op.contains_key("requestBody");
+            let has_args = has_body || op.get("parameters").and_then(Value::as_array).is_some_and(|p| !p.is_empty());
+            let federated = path.starts_with("/federation/") || path.starts_with("/api/");
+            let mut add: Vec<(&str, &str)> =
+                vec![("503", "UNAVAILABLE: the database is unreachable or the daemon is stopping")];
+            if secured {
+                add.push(("401", "UNAUTHENTICATED (host key) or FEDERATION_UNAUTHENTICATED and its kin (JWT)"));
+            }
+            if has_args || federated {
+                add.push(("400", "INVALID_ARGUMENT and the other argument codes"));
+            }
+            if path.contains('{') || federated {
+                add.push(("404", "NOT_FOUND"));
+            }
+            if has_body {
+                add.push(("408", "REQUEST_TIMEOUT: the body did not arrive within RASTRO_BODY_READ_TIMEOUT"));
+                add.push(("413", "PAYLOAD_TOO_LARGE"));
+                add.push(("415", "UNSUPPORTED_MEDIA_TYPE: the body is not application/json"));
+            }
+            if method != "get" || path.contains("/meta") {
+                add.push(("429", "RATE_LIMITED: the write queue is full, or Meta throttles"));
+            }
+            if federated || path.contains("/meta") || path.contains("/pixel") || path.contains("/ad-accounts") {
+                add.push(("403", "FEDERATION_* denials"));
+                add.push(("409", "CONFLICT"));
+                add.push(("502", "META_UNAVAILABLE"));
+            }
+            let responses = op.entry("responses").or_insert_with(|| json!({}));
+            let Some(responses) = responses.as_object_mut() else { continue };
+            for (status, what) in add {
+                responses.entry(status).or_insert_with(|| error_response(what));
+            }
+        }
+    }
+}
+
+/// The limits of an argument by its name (`owner` names the schema or the
+/// operation's path, for the few names whose limits differ by place).
+fn rule(owner: &str, name: &str) -> Option<Value> {
+    let time = json!({"minimum": 0, "maximum": MAX_TIME});
+    let text = |min: usize, max: usize| json!({"minLength": min, "maxLength": max, "pattern": TEXT});
+    let site = json!({"minLength": 1, "maxLength": 64, "pattern": SITE_ID});
+    let ad_id = json!({"minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9_.-]{1,64}$"});
+    Some(match name {
+        "siteId" => site,
+        "siteIds" if owner.contains("/v1/leads") => {
+            let one =
+                "([A-Za-z0-9_:-]|[A-Za-z0-9_.:-][A-Za-z0-9_:-]|[A-Za-z0-9_:-][A-Za-z0-9_.:-]|[A-Za-z0-9_.:-]{3,64})";
+            json!({"pattern": format!("^{one}(,{one}){{0,9}}$")})
+        }
+        "siteIds" => json!({"minItems": 1, "maxItems": validate::MAX_SITES, "uniqueItems": true, "items": site}),
+        "from" | "to" | "occurredAt" | "before" | "now" => time,
+        "currency" => json!({"enum": validate::currencies()}),
+        "timezone" => json!({"enum": chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect::<Vec<_>>()}),
+        "origin" => json!({"pattern": "^[a-z0-9_]{1,64}$", "minLength": 1, "maxLength": 64}),
+        "name" if owner == "ColumnInput" => text(1, 100),
+        "name" => text(1, 200),
+        "group" => text(1, 100),
+        "ownerId" | "ownerKey" => text(1, 200),
+        "leadKey" | "eventId" => text(1, 128),
+        "label" => text(1, 200),
+        "adName" | "adsetName" | "campaignName" => text(1, 256),
+        "clickId" => text(1, 512),
+        "adId" | "adsetId" | "campaignId" => ad_id,
+        "revenueCents" => json!({"minimum": 0, "maximum": 10_000_000_000_000i64}),
+        "limit" if owner.contains("/meta/conversions") => json!({"minimum": 1, "maximum": 50}),
+        "limit" => json!({"minimum": 1, "maximum": 100}),
+        "beforeLeadId" | "leadId" => text(1, 64),
+        "beforeEventId" => json!({"pattern": "^[0-9a-f]{64}$"}),
+        "pixelId" => json!({"pattern": "^[0-9]{1,32}$"}),
+        "adAccountId" => json!({"pattern": "^act_[0-9]{1,30}$"}),
+        "testEventCode" => text(1, 64),
+        "connectionId" | "organizationId" => json!({"pattern": "^[A-Za-z0-9_.:-]{1,128}$"}),
+        "accessToken" | "code" => {
+            json!({"minLength": 1, "maxLength": 2048, "pattern": r"^[^\s\u0000-\u001F\u007F-\u009F]+$"})
+        }
+        "redirectUri" => text(1, 2048),
+        "routePatterns" => {
+            json!({"maxItems": 32, "items": {"minLength": 1, "maxLength": 256, "pattern": r"^/[^\u0000-\u001F\u007F-\u009F]*$"}})
+        }
+        "columns" if owner == "SetPipeline" => json!({"maxItems": crate::service::leads::board::MAX_COLUMNS}),
+        "key" if owner == "ColumnInput" => {
+            json!({"minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9_.:-]{1,64}$"})
+        }
+        "domains" => {
+            json!({"maxItems": 50, "items": {"minLength": 1, "maxLength": 253, "pattern": "^[A-Za-z0-9.:-]{1,253}$"}})
+        }
+        "color" => json!({"pattern": "^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$"}),
+        "permissions" => {
+            json!({"uniqueItems": true, "items": {"enum": ["analytics:read", "analytics:configure", "analytics:public"]}})
+        }
+        "columns" if owner == "SetEventMap" => json!({
+            "propertyNames": {"pattern": "^[A-Za-z0-9_.:-]{1,64}$"},
+            "additionalProperties": {"enum": ["Lead", "QualifiedLead", "Schedule", null]}
+        }),
+        // Any shape: one the server cannot use is dropped whole and the call succeeds (CAPI-01).
+        "meta" => json!({"type": null}),
+        _ => return None,
+    })
+}
+
+/// Merges `rule` into `schema` (a property or a parameter's schema), keeping its type.
+fn apply(schema: &mut Value, rule: Value) {
+    let (Some(schema), Value::Object(rule)) = (schema.as_object_mut(), rule) else { return };
+    for (k, v) in rule {
+        if k == "items" {
+            let items = schema.entry("items").or_insert_with(|| json!({}));
+            if let Some(items) = items.as_object_mut() {
+                items.extend(v.as_object().cloned().unwrap_or_default());
+            }
+        } else if v.is_null() {
+            schema.remove(&k);
+        } else {
+            schema.insert(k, v);
+        }
+    }
+}
+
+fn constrain_properties(owner: &str, schema: &mut Map<String, Value>) {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for (name, prop) in props.iter_mut() {
+            if let Some(r) = rule(owner, name) {
+                apply(prop, r);
+            }
+        }
+    }
+}
+
+fn constrain(doc: &mut Value) {
+    if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) {
+        for (name, schema) in schemas.iter_mut() {
+            // Answers keep their shape as generated; only what callers send is constrained.
+            if is_input(name)
+                && let Some(s) = schema.as_object_mut()
+            {
+                constrain_properties(name, s);
+            }
+        }
+    }
+    let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) else { return };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else { continue };
+        for op in item.values_mut() {
+            let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) else { continue };
+            for p in params {
+                let name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                if let (Some(r), Some(schema)) = (rule(path, &name), p.get_mut("schema")) {
+                    apply(schema, r);
+                }
+            }
+        }
+    }
+}
+
+/// The request types (every one the host API decodes).
+fn is_input(name: &str) -> bool {
+    matches!(
+        name,
+        "CreateSite"
+            | "UpdateSite"
+            | "RecordLead"
+            | "SetLeadStage"
+            | "SetPipeline"
+            | "ColumnInput"
+            | "SetEventMap"
+            | "LeadsReportArgs"
+            | "LeadsDailyArgs"
+            | "LinkAdAccount"
+            | "SetSitePixel"
+            | "SetMetaConnection"
+            | "ConnectWithCode"
+            | "MetaStatusArgs"
+            | "ProvisionGrant"
+    )
+}

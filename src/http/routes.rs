@@ -1,0 +1,79 @@
+//! Which methods each route takes, read from the OpenAPI document (every
+//! served route is in it, but for the few listed here): a request on a known
+//! path with another method is 405 with `Allow`, not 404.
+
+use std::sync::OnceLock;
+
+use actix_web::dev::ResourceDef;
+use utoipa::OpenApi;
+
+/// Routes outside the document: operations plumbing and CORS preflights.
+const UNDOCUMENTED: &[(&str, &[&str])] = &[
+    ("/metrics", &["GET"]),
+    ("/openapi.json", &["GET"]),
+    ("/federation/{name}", &["POST", "OPTIONS"]),
+    ("/api/{kind}", &["OPTIONS"]),
+];
+
+fn table() -> &'static [(ResourceDef, Vec<&'static str>)] {
+    static TABLE: OnceLock<Vec<(ResourceDef, Vec<&'static str>)>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let doc = super::openapi::ApiDoc::openapi();
+        let mut rows: Vec<(String, Vec<&'static str>)> = doc
+            .paths
+            .paths
+            .iter()
+            .map(|(path, item)| {
+                let methods = [
+                    ("GET", item.get.is_some()),
+                    ("PUT", item.put.is_some()),
+                    ("POST", item.post.is_some()),
+                    ("DELETE", item.delete.is_some()),
+                    ("PATCH", item.patch.is_some()),
+                    ("OPTIONS", item.options.is_some()),
+                ];
+                (path.clone(), methods.iter().filter(|(_, on)| *on).map(|(m, _)| *m).collect())
+            })
+            .collect();
+        for (path, methods) in UNDOCUMENTED {
+            match rows.iter_mut().find(|(p, _)| p == path) {
+                Some((_, have)) => add(have, methods),
+                None => rows.push((path.to_string(), methods.to_vec())),
+            }
+        }
+        rows.into_iter().map(|(p, m)| (ResourceDef::new(p), m)).collect()
+    })
+}
+
+/// The methods the routes matching `path` take (empty: no such route).
+pub fn methods_of(path: &str) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for (def, methods) in table() {
+        if def.is_match(path) {
+            add(&mut out, methods);
+        }
+    }
+    out
+}
+
+fn add(to: &mut Vec<&'static str>, methods: &[&'static str]) {
+    for m in methods {
+        if !to.contains(m) {
+            to.push(m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::methods_of;
+
+    #[test]
+    fn known_paths_know_their_methods() {
+        assert_eq!(methods_of("/health"), vec!["GET"]);
+        assert!(methods_of("/v1/sites/s1").contains(&"PATCH"));
+        assert!(methods_of("/federation/listSites").contains(&"POST"));
+        assert!(methods_of("/nope").is_empty());
+        assert!(methods_of("/v1/sites/s1/nope").is_empty());
+    }
+}

@@ -1,0 +1,66 @@
+//! The OpenAPI document against the server: a bounded property-based run of
+//! schemathesis (PyPI; `.ci/run` installs the pinned version) over
+//! `/openapi.json` with every check on, a fixed seed and bounded examples.
+//! It must find no server error and no contract failure. Where schemathesis
+//! is not installed the test says it skipped.
+//!
+//! `tests/schemathesis.toml` holds the run's settings and the few per-operation
+//! allowances for rules JSON Schema cannot state (each with its reason).
+
+use std::process::Command;
+use std::time::Duration;
+
+use crate::common::*;
+
+/// Examples per operation and the run's wall-clock bound.
+const MAX_EXAMPLES: &str = "10";
+const TIME_BOUND: Duration = Duration::from_secs(300);
+
+fn schemathesis() -> Option<String> {
+    let bin = std::env::var("RASTRO_SCHEMATHESIS").unwrap_or_else(|_| "schemathesis".into());
+    let ok = Command::new(&bin).arg("--version").output().is_ok_and(|o| o.status.success());
+    ok.then_some(bin)
+}
+
+// rule: LEAD-10
+#[actix_web::test]
+async fn the_openapi_document_holds_against_the_server() {
+    let Some(bin) = schemathesis() else {
+        eprintln!("skipping the schemathesis run: `schemathesis` is not installed (pip install schemathesis)");
+        return;
+    };
+    let app = crate::common::fake_meta_builder(Backend::Sqlite).start().await.unwrap();
+    app.site("s1").await;
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/schemathesis.toml");
+    let report = std::env::temp_dir().join(format!("rastrod-schemathesis-{}", std::process::id()));
+    std::fs::create_dir_all(&report).unwrap();
+    let log = report.join("output.txt");
+    let mut child = Command::new(bin)
+        .args(["--no-color", "--config-file", config, "run", &format!("{}/openapi.json", app.base)])
+        .args(["--checks", "all", "--seed", "20261201", "--max-examples", MAX_EXAMPLES, "--workers", "2"])
+        .args(["--no-shrink", "-H", &format!("Authorization: Bearer {HOST_KEY}")])
+        .arg("--report-dir")
+        .arg(&report)
+        // Its cache folder goes there too, not into the repository.
+        .current_dir(&report)
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("starting schemathesis");
+    // The server runs on this thread: wait for the child without blocking it.
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > TIME_BOUND {
+            let _ = child.kill();
+            panic!("schemathesis ran past its time bound of {TIME_BOUND:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&report);
+    assert!(status.success(), "schemathesis found failures:\n{text}");
+    eprintln!("{}", text.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"));
+}
