@@ -63,4 +63,5 @@ async fn the_openapi_document_holds_against_the_server() {
     let _ = std::fs::remove_dir_all(&report);
     assert!(status.success(), "schemathesis found failures:\n{text}");
     eprintln!("{}", text.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"));
+    app.finish().await;
 }

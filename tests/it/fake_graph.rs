@@ -494,7 +494,7 @@ async fn every_fault_kind() {
     f.fault(json!({"match": "/insights", "kind": "too_much_data"})).await;
     ins().await.graph_err(500, 1, Some(1487534));
     f.fault(json!({"match": "/adspixels", "kind": "permission"})).await;
-    f.get(Some("t"), &format!("/{LOJA_X}/adspixels")).await.graph_err(400, 200, None);
+    f.get(Some("t"), &format!("/{LOJA_X}/adspixels")).await.graph_err(403, 200, None);
     f.get(Some("t"), &format!("/{LOJA_X}/adspixels")).await.ok();
 
     // slow: the fake waits server-side before answering.
