@@ -171,6 +171,30 @@ settings! {
         "timeout of one Graph API call";
     removal_batch_size: usize = "meta.removal_batch_size", "RASTRO_META_REMOVAL_BATCH_SIZE", "500", parse_usize_nonzero,
         "rows deleted per scheduled batch when unlinking or removing a connection";
+    tracker_body_limit_bytes: usize = "analytics.tracker_body_limit_bytes", "RASTRO_TRACKER_BODY_LIMIT_BYTES", "65536", parse_size,
+        "largest POST /rastro/events body; larger ones get 413 PAYLOAD_TOO_LARGE";
+    tracker_ip_rate: u32 = "analytics.tracker_ip_rate", "RASTRO_TRACKER_IP_RATE", "6000", parse_u32_nonzero,
+        "tracker events a minute per IPv4 address or IPv6 /64";
+    tracker_site_rate: u32 = "analytics.tracker_site_rate", "RASTRO_TRACKER_SITE_RATE", "120000", parse_u32_nonzero,
+        "tracker events a minute per site";
+    tracker_new_visitor_rate: u32 = "analytics.tracker_new_visitor_rate", "RASTRO_TRACKER_NEW_VISITOR_RATE", "600", parse_u32_nonzero,
+        "distinct visitor ids a minute per IPv4 address or IPv6 /64";
+    trusted_proxies: Vec<crate::net::Cidr> = "analytics.trusted_proxies", "RASTRO_TRUSTED_PROXIES", "", crate::net::parse_cidrs,
+        "comma-separated CIDRs whose X-Forwarded-For is read for the client address";
+    path_redaction: bool = "analytics.path_redaction", "RASTRO_PATH_REDACTION", "true", parse_bool,
+        "store path segments with an e-mail as :email and token-like ones as :token";
+    session_idle: Duration = "analytics.session_idle", "RASTRO_SESSION_IDLE", "30m", parse_duration,
+        "inactivity that ends a session";
+    session_max: Duration = "analytics.session_max", "RASTRO_SESSION_MAX", "24h", parse_duration,
+        "longest session";
+    live_window: Duration = "analytics.live_window", "RASTRO_LIVE_WINDOW", "5m", parse_duration,
+        "liveVisitors window (the manifest's liveWindowMs)";
+    live_now_skew: Duration = "analytics.live_now_skew", "RASTRO_LIVE_NOW_SKEW", "120s", parse_duration,
+        "largest distance of a public token's now from the server clock";
+    rollup_interval: Duration = "analytics.rollup_interval", "RASTRO_ROLLUP_INTERVAL", "500ms", parse_duration,
+        "how often the report actors apply queued events to the rollups";
+    rollup_batch_max: usize = "analytics.rollup_batch_max", "RASTRO_ROLLUP_BATCH_MAX", "5000", parse_usize_nonzero,
+        "events applied in one rollup transaction";
     meta_login_config_id: Option<String> = "meta.login_config_id", "RASTRO_META_LOGIN_CONFIG_ID", "", parse_opt_string,
         "the Facebook Login for Business configuration id the dashboard's login popup asks for";
     dashboard_audience: String = "dashboard.audience", "RASTRO_DASHBOARD_AUDIENCE", "agency", parse_audience,

@@ -106,6 +106,8 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
             timezone: tz.into(),
             owner_id: owner.into(),
             domains: Some(vec![domain.into()]),
+            // The demo's second site runs web analytics without identifiers.
+            cookieless: Some(id == "pet-mania"),
         };
         match cx.write_plain(move |c| sites::create(c, now, input)).await {
             Ok(_) => {}

@@ -80,6 +80,33 @@ pub fn demo_password() -> Result<String> {
     Ok(hex(&random_bytes::<8>()?))
 }
 
+/// The last time-ordered id value made by this process (see `time_ordered`).
+static LAST_ORDERED: std::sync::Mutex<u128> = std::sync::Mutex::new(0);
+
+/// `prefix` + 24 lowercase hex: 48-bit ms time then 48 random bits, strictly
+/// increasing per process (web analytics' `s_`, `e_` ids: ANALYTICS.md §5.1).
+pub fn time_ordered(prefix: &str, now: i64) -> Result<String> {
+    let random: [u8; 6] = random_bytes()?;
+    let mut r = [0u8; 16];
+    r[10..].copy_from_slice(&random);
+    let candidate = ((now.max(0) as u128 & 0xffff_ffff_ffff) << 48) | u128::from_be_bytes(r);
+    let value = {
+        let mut last = LAST_ORDERED.lock().unwrap_or_else(|p| p.into_inner());
+        *last = candidate.max(*last + 1) & 0xffff_ffff_ffff_ffff_ffff_ffff;
+        *last
+    };
+    Ok(format!("{prefix}{value:024x}"))
+}
+
+/// `prefix` + 22 base64url random chars (web analytics' `v_`, `u_` ids).
+pub fn random_b64(prefix: &str) -> Result<String> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let bytes: [u8; 17] = random_bytes()?;
+    let mut s = URL_SAFE_NO_PAD.encode(bytes);
+    s.truncate(22);
+    Ok(format!("{prefix}{s}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

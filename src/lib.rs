@@ -12,6 +12,7 @@ pub mod federation;
 pub mod http;
 pub mod ids;
 pub mod meta;
+pub mod net;
 pub mod server;
 pub mod service;
 pub mod state;

@@ -20,6 +20,8 @@ pub struct AppState {
     pub fake: Option<Arc<crate::meta::fake::FakeGraph>>,
     /// The federated API's verifier (JWKS and verified tokens, cached) and capabilities.
     pub federation: Arc<crate::federation::Federation>,
+    /// Web analytics in this process: the tracker's limits and salts, the cursor key.
+    pub analytics: Arc<crate::service::analytics::runtime::Runtime>,
 }
 
 impl AppState {
@@ -28,7 +30,8 @@ impl AppState {
         let actors = Arc::new(Actors::default());
         let cx = cx.with_dispatch(actors.clone());
         let federation = Arc::new(crate::federation::Federation::new(&cx.config, cx.db.clone()));
-        AppState { cx, actors, metrics: Arc::new(Metrics::default()), fake, federation }
+        let analytics = Arc::new(crate::service::analytics::runtime::Runtime::new(&cx.config));
+        AppState { cx, actors, metrics: Arc::new(Metrics::default()), fake, federation, analytics }
     }
 
     pub fn now(&self) -> i64 {

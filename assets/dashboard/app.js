@@ -136,7 +136,7 @@
     var today = Math.floor(state.me.now / DAY) * DAY;
     return { from: today - state.days * DAY, to: today - 1 };
   }
-  function siteIds() { return state.siteId ? [state.siteId] : state.sites.slice(0, 10).map(function (s) { return s.siteId; }); }
+  function siteIds() { return state.siteId ? [state.siteId] : state.sites.slice(0, 500).map(function (s) { return s.siteId; }); }
 
   function pickers(onChange) {
     var sel = h("select", { id: "site-picker", onchange: function () { state.siteId = sel.value; onChange(); } },

@@ -6,6 +6,7 @@
 
 pub mod account_sync;
 pub mod pixel_sender;
+pub mod report;
 pub mod supervisor;
 
 use std::sync::OnceLock;
@@ -21,6 +22,7 @@ use crate::service::effects::{Dispatch, Effects};
 pub struct Actors {
     pub sync: OnceLock<Addr<supervisor::Supervisor>>,
     pub pixels: OnceLock<Addr<pixel_sender::PixelSenders>>,
+    pub reports: OnceLock<Addr<report::ReportActor>>,
 }
 
 impl Dispatch for Actors {
@@ -48,6 +50,9 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
         let _ = actors.sync.set(supervisor::Supervisor::new(cx.clone()).start());
     }
     pixel_sender::start_pixel_senders(cx, actors);
+    if actors.reports.get().is_none() {
+        let _ = actors.reports.set(report::ReportActor::new(cx.clone()).start());
+    }
 }
 
 /// On SIGTERM, before the writer's last commit: both supervisors stop their
@@ -57,6 +62,9 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
 pub async fn shutdown(actors: &Actors, grace: Duration) {
     let sync = actors.sync.get().cloned();
     let pixels = actors.pixels.get().cloned();
+    if let Some(addr) = actors.reports.get() {
+        let _ = addr.send(report::Shutdown).await;
+    }
     let stop = async {
         let sync = async {
             if let Some(addr) = sync {

@@ -62,6 +62,10 @@ pub struct RawQuery {
 enum Bind {
     Text(String),
     BigInt(i64),
+    OptText(Option<String>),
+    OptBigInt(Option<i64>),
+    Bytes(Vec<u8>),
+    Bool(bool),
 }
 
 type MultiBackend = <AnyConnection as diesel::Connection>::Backend;
@@ -88,6 +92,26 @@ impl RawQuery {
         self.binds.push(Bind::BigInt(v));
         self
     }
+    pub fn ints(&mut self, vs: &[i64]) -> &mut Self {
+        self.binds.extend(vs.iter().map(|v| Bind::BigInt(*v)));
+        self
+    }
+    pub fn opt_text(&mut self, v: Option<impl Into<String>>) -> &mut Self {
+        self.binds.push(Bind::OptText(v.map(Into::into)));
+        self
+    }
+    pub fn opt_int(&mut self, v: Option<i64>) -> &mut Self {
+        self.binds.push(Bind::OptBigInt(v));
+        self
+    }
+    pub fn bytes(&mut self, v: Vec<u8>) -> &mut Self {
+        self.binds.push(Bind::Bytes(v));
+        self
+    }
+    pub fn boolean(&mut self, v: bool) -> &mut Self {
+        self.binds.push(Bind::Bool(v));
+        self
+    }
 
     fn boxed(
         &self,
@@ -98,6 +122,10 @@ impl RawQuery {
             q = match b {
                 Bind::Text(s) => q.bind::<diesel::sql_types::Text, _>(s.clone()),
                 Bind::BigInt(i) => q.bind::<diesel::sql_types::BigInt, _>(*i),
+                Bind::OptText(s) => q.bind::<diesel::sql_types::Nullable<diesel::sql_types::Text>, _>(s.clone()),
+                Bind::OptBigInt(i) => q.bind::<diesel::sql_types::Nullable<diesel::sql_types::BigInt>, _>(*i),
+                Bind::Bytes(b) => q.bind::<diesel::sql_types::Binary, _>(b.clone()),
+                Bind::Bool(b) => q.bind::<diesel::sql_types::Bool, _>(*b),
             };
         }
         q

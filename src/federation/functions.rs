@@ -15,6 +15,8 @@ use serde_json::Value;
 use super::Caller;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
+use crate::service::analytics::reads as analytics;
+use crate::service::analytics::sessions as analytics_sessions;
 use crate::service::leads::board::{self, SetEventMap};
 use crate::service::leads::reports::{self, LeadsDailyArgs, LeadsReportArgs};
 use crate::service::leads::{self, sites};
@@ -85,6 +87,12 @@ pub enum Function {
     RemoveMetaPixel,
     SetMetaEventMap,
     SyncMetaNow,
+    Overview,
+    LiveVisitors,
+    GetSession,
+    ListSessions,
+    SessionJourney,
+    VisitorJourney,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -131,6 +139,12 @@ impl Function {
         Function::RemoveMetaPixel,
         Function::SetMetaEventMap,
         Function::SyncMetaNow,
+        Function::Overview,
+        Function::LiveVisitors,
+        Function::GetSession,
+        Function::ListSessions,
+        Function::SessionJourney,
+        Function::VisitorJourney,
     ];
 
     pub const fn spec(self) -> Spec {
@@ -158,6 +172,12 @@ impl Function {
             Function::RemoveMetaPixel => f("removeMetaPixel", Mutation, MetaAds, Configure, false),
             Function::SetMetaEventMap => f("setMetaEventMap", Mutation, MetaAds, Configure, false),
             Function::SyncMetaNow => f("syncMetaNow", Mutation, MetaAds, Configure, false),
+            Function::Overview => f("overview", Query, Core, Read, true),
+            Function::LiveVisitors => f("liveVisitors", Query, Core, Read, true),
+            Function::GetSession => f("getSession", Query, Core, Read, false),
+            Function::ListSessions => f("listSessions", Query, Core, Read, false),
+            Function::SessionJourney => f("sessionJourney", Query, Core, Read, false),
+            Function::VisitorJourney => f("visitorJourney", Query, Core, Read, false),
         }
     }
 
@@ -177,6 +197,9 @@ fn args<T: DeserializeOwned>(value: Value) -> Result<T> {
     if !value.is_object() {
         return Err(Error::invalid("the arguments must be a JSON object"));
     }
+    let mut value = value;
+    // Convex clients send every number as a float: `10.0` is the integer 10.
+    crate::http::json::whole_numbers(&mut value);
     serde_json::from_value(value)
         .map_err(|e| Error::invalid(format!("invalid arguments: {}", crate::http::errors::sanitize(&e.to_string()))))
 }
@@ -453,6 +476,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
                 domains: a.domains,
                 route_patterns: a.route_patterns,
                 currency: None,
+                cookieless: None,
             };
             sites::check_update(&input)?;
             let site = st.cx.write_plain(move |c| sites::update(c, now, &a.site_id, input)).await?;
@@ -504,6 +528,45 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             let a: AccountArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             json(st.cx.db.run(move |c| meta_sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await?)
+        }
+        Function::Overview => {
+            let a: analytics::OverviewArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            let public = caller.public;
+            st.cx.db.run(move |c| analytics::overview(c, a, public)).await
+        }
+        Function::LiveVisitors => {
+            let a: analytics::LiveArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            let skew = st.cx.config.live_now_skew.as_millis() as i64;
+            // A public link must not replay past live windows (rule PUB-06).
+            if caller.public && (a.now - now).abs() > skew {
+                return Err(Error::invalid("now must be within RASTRO_LIVE_NOW_SKEW of the server clock"));
+            }
+            let (window, public) = (st.cx.config.live_window.as_millis() as i64, caller.public);
+            st.cx.db.run(move |c| analytics::live_visitors(c, a, window, public)).await
+        }
+        Function::GetSession => {
+            let a: analytics::SessionArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics::get_session(c, a)).await
+        }
+        Function::ListSessions => {
+            let a: analytics_sessions::ListSessionsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let key = st.analytics.cursor_key(&st.cx).await?;
+            st.cx.db.run(move |c| analytics_sessions::list_sessions(c, &key, a)).await
+        }
+        Function::SessionJourney => {
+            let a: analytics_sessions::JourneyArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let key = st.analytics.cursor_key(&st.cx).await?;
+            st.cx.db.run(move |c| analytics_sessions::session_journey(c, &key, a)).await
+        }
+        Function::VisitorJourney => {
+            let a: analytics_sessions::VisitorJourneyArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            st.cx.db.run(move |c| analytics_sessions::visitor_journey(c, a)).await
         }
         Function::SyncMetaNow => {
             let a: SiteArgs = args(raw)?;
@@ -644,6 +707,6 @@ mod tests {
             assert_eq!(*f as usize, i, "{f:?}");
             assert_eq!(Function::parse(f.name()), Some(*f));
         }
-        assert_eq!(Function::ALL.len(), Function::SyncMetaNow as usize + 1);
+        assert_eq!(Function::ALL.len(), Function::VisitorJourney as usize + 1);
     }
 }

@@ -48,7 +48,7 @@ pub async fn ping() -> HttpResponse {
 
 #[utoipa::path(post, path = "/v1/sites", tag = "host", security(("hostKey" = [])), request_body = CreateSite,
     responses((status = 201, body = Site), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody)))]
-pub async fn create_site(st: web::Data<AppState>, body: web::Json<CreateSite>) -> Result<HttpResponse> {
+pub async fn create_site(st: web::Data<AppState>, body: crate::http::json::Json<CreateSite>) -> Result<HttpResponse> {
     let input = body.into_inner();
     sites::check_create(&input)?;
     let now = st.now();
@@ -76,7 +76,7 @@ pub async fn get_site(st: web::Data<AppState>, path: web::Path<String>) -> Resul
 pub async fn update_site(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<UpdateSite>,
+    body: crate::http::json::Json<UpdateSite>,
 ) -> Result<HttpResponse> {
     let (id, input) = (path.into_inner(), body.into_inner());
     sites::check_update(&input)?;
@@ -92,7 +92,7 @@ pub async fn update_site(
 pub async fn record_lead(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<RecordLead>,
+    body: crate::http::json::Json<RecordLead>,
 ) -> Result<HttpResponse> {
     let (site, input) = (path.into_inner(), body.into_inner());
     leads::check_record(&input)?;
@@ -117,7 +117,7 @@ pub struct LeadPath {
 pub async fn set_lead_stage(
     st: web::Data<AppState>,
     path: web::Path<LeadPath>,
-    body: web::Json<SetLeadStage>,
+    body: crate::http::json::Json<SetLeadStage>,
 ) -> Result<HttpResponse> {
     let (p, input) = (path.into_inner(), body.into_inner());
     leads::check_stage(&input)?;
@@ -167,7 +167,7 @@ pub async fn list_leads(st: web::Data<AppState>, q: web::Query<ListLeads>) -> Re
 pub async fn set_pipeline(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<SetPipeline>,
+    body: crate::http::json::Json<SetPipeline>,
 ) -> Result<HttpResponse> {
     let (site, input) = (path.into_inner(), body.into_inner());
     pipeline::check_pipeline(&input)?;
@@ -181,7 +181,7 @@ pub async fn set_pipeline(
 pub async fn set_event_map(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<SetEventMap>,
+    body: crate::http::json::Json<SetEventMap>,
 ) -> Result<HttpResponse> {
     let (site, input) = (path.into_inner(), body.into_inner());
     let now = st.now();
@@ -210,7 +210,10 @@ pub async fn event_map(
 
 #[utoipa::path(post, path = "/v1/reports/leads", tag = "host", security(("hostKey" = [])), request_body = LeadsReportArgs,
     responses((status = 200, body = LeadsReport), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn leads_report(st: web::Data<AppState>, body: web::Json<LeadsReportArgs>) -> Result<HttpResponse> {
+pub async fn leads_report(
+    st: web::Data<AppState>,
+    body: crate::http::json::Json<LeadsReportArgs>,
+) -> Result<HttpResponse> {
     let args = body.into_inner();
     reports::check_report(&args)?;
     let caps = reports::Caps::from_config(&st.cx.config);
@@ -220,7 +223,10 @@ pub async fn leads_report(st: web::Data<AppState>, body: web::Json<LeadsReportAr
 #[utoipa::path(post, path = "/v1/reports/leads-daily", tag = "host", security(("hostKey" = [])),
     request_body = LeadsDailyArgs,
     responses((status = 200, body = Vec<DailyRow>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn leads_daily(st: web::Data<AppState>, body: web::Json<LeadsDailyArgs>) -> Result<HttpResponse> {
+pub async fn leads_daily(
+    st: web::Data<AppState>,
+    body: crate::http::json::Json<LeadsDailyArgs>,
+) -> Result<HttpResponse> {
     let args = body.into_inner();
     reports::check_daily(&args)?;
     Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_daily(c, args)).await?))

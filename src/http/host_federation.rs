@@ -24,7 +24,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 pub async fn provision_connection(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<ProvisionGrant>,
+    body: crate::http::json::Json<ProvisionGrant>,
 ) -> Result<HttpResponse> {
     let (id, input) = (path.into_inner(), body.into_inner());
     let now = st.now();

@@ -37,7 +37,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 pub async fn set_meta_connection(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<SetMetaConnection>,
+    body: crate::http::json::Json<SetMetaConnection>,
 ) -> Result<HttpResponse> {
     let listing = connection::set_connection(&st.cx, &path.into_inner(), body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(listing))
@@ -50,7 +50,7 @@ pub async fn set_meta_connection(
 pub async fn connect_meta_with_code(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<ConnectWithCode>,
+    body: crate::http::json::Json<ConnectWithCode>,
 ) -> Result<HttpResponse> {
     let listing = connection::connect_with_code(&st.cx, &path.into_inner(), body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(listing))
@@ -91,7 +91,7 @@ pub async fn remove_meta_connection(st: web::Data<AppState>, path: web::Path<Str
 pub async fn link_site_ad_account(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<LinkAdAccount>,
+    body: crate::http::json::Json<LinkAdAccount>,
 ) -> Result<HttpResponse> {
     let (site, input) = (path.into_inner(), body.into_inner());
     links::check_link(&input)?;
@@ -138,7 +138,7 @@ pub async fn unlink_site_ad_account(
 pub async fn set_site_pixel(
     st: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Json<SetSitePixel>,
+    body: crate::http::json::Json<SetSitePixel>,
 ) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(links::set_pixel(&st.cx, &path.into_inner(), body.into_inner()).await?))
 }
@@ -191,7 +191,10 @@ pub async fn sync_meta_now(st: web::Data<AppState>, path: web::Path<String>) -> 
 /// metaStatus: per site, its ad accounts and their sync, the pixel, the conversions. Never a token.
 #[utoipa::path(post, path = "/v1/meta/status", tag = "meta", security(("hostKey" = [])), request_body = MetaStatusArgs,
     responses((status = 200, body = Vec<SiteStatus>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn meta_status(st: web::Data<AppState>, body: web::Json<MetaStatusArgs>) -> Result<HttpResponse> {
+pub async fn meta_status(
+    st: web::Data<AppState>,
+    body: crate::http::json::Json<MetaStatusArgs>,
+) -> Result<HttpResponse> {
     let answer = crate::service::meta::status::status_cached(&st.cx, body.into_inner()).await?;
     Ok(HttpResponse::Ok().json(&*answer))
 }

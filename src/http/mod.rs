@@ -11,11 +11,13 @@ pub mod host;
 pub mod host_conversions;
 pub mod host_federation;
 pub mod host_meta;
+pub mod json;
 pub mod metrics;
 pub mod openapi;
 pub mod openapi_contract;
 pub mod ops;
 pub mod routes;
+pub mod tracker;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -63,6 +65,7 @@ pub fn build_app(
                 .configure(host_conversions::routes)
                 .configure(host_federation::routes),
         )
+        .configure(tracker::routes)
         .configure(federation::routes)
         .configure(dashboard::routes)
         .default_service(web::to(errors::not_found))

@@ -75,8 +75,41 @@ fn add_error_responses(doc: &mut Value) {
             for (status, what) in add {
                 responses.entry(status).or_insert_with(|| error_response(what));
             }
+            if let Some(rules) = rules_between_arguments(path, method) {
+                let bad = responses.entry("400").or_insert_with(|| error_response("INVALID_ARGUMENT"));
+                bad["description"] = Value::String(format!(
+                    "INVALID_ARGUMENT, also for schema-valid requests that break a rule a JSON Schema cannot state: {rules}"
+                ));
+            }
         }
     }
+}
+
+/// The rules between arguments, or against stored state, that a schema cannot
+/// hold: a request valid by the schema is still refused with 400 when it
+/// breaks one, and the operation's 400 answer says which.
+fn rules_between_arguments(path: &str, method: &str) -> Option<&'static str> {
+    Some(match (method, path) {
+        ("get", "/v1/leads") => {
+            "`beforeLeadId` only together with `before`; the `siteIds` list without repeats; `from <= to`, at most 366 UTC days"
+        }
+        ("get", "/v1/sites/{siteId}/meta/conversions") => "`beforeEventId` only together with `before`",
+        ("post", "/v1/reports/leads") => "`from <= to`, at most 366 UTC days; `adId` and `origin` not together",
+        ("post", "/v1/reports/leads-daily") => "`from <= to`, at most 92 UTC days",
+        ("post", "/v1/meta/status") => "`siteIds` without repeats",
+        ("post", "/v1/sites/{siteId}/leads/{leadKey}/stage") => {
+            "a `stage`, a `column` or both; `revenueCents` only with the stage `won`"
+        }
+        ("put", "/v1/sites/{siteId}/pixel") => "`ownerKey` or `accessToken`, one of them",
+        ("post", "/v1/meta/owners/{ownerKey}/connection/code") => "`redirectUri` https, or http on localhost",
+        ("put", "/v1/meta/owners/{ownerKey}/connection") => {
+            "META_TOKEN_INVALID when Meta refuses the token (the token's validity is Meta's to say)"
+        }
+        ("patch", "/v1/sites/{siteId}") => "`currency` equal to the site's current one (it cannot change)",
+        ("put", "/v1/sites/{siteId}/pipeline") => "column keys unique",
+        ("put", "/v1/sites/{siteId}/event-map") => "only columns the site's pipeline declares",
+        _ => return None,
+    })
 }
 
 /// The limits of an argument by its name (`owner` names the schema or the
@@ -128,7 +161,8 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
             json!({"minLength": 1, "maxLength": 64, "pattern": "^[A-Za-z0-9_.:-]{1,64}$"})
         }
         "domains" => {
-            json!({"maxItems": 50, "items": {"minLength": 1, "maxLength": 253, "pattern": "^[A-Za-z0-9.:-]{1,253}$"}})
+            json!({"maxItems": 50, "uniqueItems": true, "items": {"minLength": 1, "maxLength": 259,
+                "pattern": "^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:[1-9][0-9]{0,3})?$"}})
         }
         "color" => json!({"pattern": "^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$"}),
         "permissions" => {

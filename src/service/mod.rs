@@ -14,6 +14,7 @@
 //! place that acts on it after the commit (`effects`), argument checks
 //! (`validate`) and the cache of polled reads (`read_cache`).
 
+pub mod analytics;
 pub mod context;
 pub mod effects;
 pub mod federation;

@@ -12,6 +12,7 @@
 //! column defaults to NULL anyway) instead of changing the statement's text to
 //! `DEFAULT`, so each insert has one text, prepared once and cached by type.
 
+pub mod analytics;
 pub mod federation;
 pub mod leads;
 pub mod meta;

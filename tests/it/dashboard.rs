@@ -397,3 +397,27 @@ async fn operator_add_reads_the_password_from_stdin() {
     };
     assert!(hash.starts_with("$argon2id$"), "{hash}");
 }
+
+// "Todos os clientes" reads every client, past the API's ten sites per report.
+backend_test!(all_clients_reads_more_than_ten_sites, |app| {
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        let id = format!("cliente-{i:02}");
+        app.site(&id).await;
+        app.lead(&id, &format!("l{i}"), T0 - DAY, json!({})).await.ok();
+        ids.push(id);
+    }
+    operator(&app, "ana", false, "o1").await;
+    let (d, _) = Dash::sign_in(&app, "ana", PASSWORD).await;
+    let (from, to) = (T0 - 3 * DAY, T0);
+    let from = from - from.rem_euclid(DAY);
+    let args = json!({"siteIds": ids, "from": from, "to": to});
+    let mine = d.write("POST", "/dashboard/api/reports/leads", args.clone()).await.ok();
+    assert_eq!(mine["totals"]["leads"], 12);
+    assert_eq!(mine["bySite"].as_array().map(Vec::len), Some(12), "{mine}");
+    let daily = d.write("POST", "/dashboard/api/reports/leads-daily", args.clone()).await.ok();
+    let total: i64 = daily.as_array().unwrap().iter().map(|r| r["leads"].as_i64().unwrap_or(0)).sum();
+    assert_eq!(total, 12);
+    // The host API keeps its ten.
+    assert_eq!(app.post("/v1/reports/leads", args).await.status, 400);
+});

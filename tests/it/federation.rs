@@ -501,7 +501,19 @@ backend_test!(leads_off_hides_and_refuses_the_lead_functions, leads_off_builder,
     assert_eq!(manifest["capabilities"], json!(["configure"]));
     assert_eq!(
         manifest["functions"],
-        json!(["manifest", "connectionStatus", "listSites", "siteSettings", "updateSite"])
+        json!([
+            "manifest",
+            "connectionStatus",
+            "listSites",
+            "siteSettings",
+            "updateSite",
+            "overview",
+            "liveVisitors",
+            "getSession",
+            "listSessions",
+            "sessionJourney",
+            "visitorJourney"
+        ])
     );
     let token = fed.token(&[READ]);
     let args = json!({"siteIds": ["s1"], "from": T0 - DAY, "to": T0});
@@ -987,9 +999,9 @@ backend_test!(the_convex_wire_format_is_convex_s, fed_builder, |fed| {
     let args = json!({"siteIds": ["s1"], "from": T0 - DAY, "to": T0, "limit": {"$integer": limit}});
     assert_eq!(fed.convex(t, "listLeads", args).await.body["status"], "success");
     // Unknown functions and modules.
-    let a = fed.convex_as(t, "query", "overview", json!({})).await;
+    let a = fed.convex_as(t, "query", "noSuchFunction", json!({})).await;
     assert_eq!((a.status, a.body["errorData"]["code"].as_str()), (560, Some("NOT_FOUND")));
-    fed.rest(t, "overview", json!({})).await.err(404, "NOT_FOUND");
+    fed.rest(t, "noSuchFunction", json!({})).await.err(404, "NOT_FOUND");
     let body = json!({"path": "messages:list", "args": [{}]});
     let req = fed
         .app

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod analytics;
 mod board;
 mod browser;
 mod contract;

@@ -58,6 +58,7 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
         timezone: "America/Sao_Paulo".into(),
         owner_id: "o".into(),
         domains: None,
+        cookieless: None,
     };
     a.cx.db.write(move |c| sites::create(c, now, site)).await.unwrap();
     let token =

@@ -33,7 +33,11 @@ fn client(req: &HttpRequest) -> String {
     req.peer_addr().map_or_else(|| "unknown".to_string(), |a| a.ip().to_string())
 }
 
-pub async fn sign_in(st: web::Data<AppState>, req: HttpRequest, body: web::Json<SignIn>) -> Result<HttpResponse> {
+pub async fn sign_in(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    body: crate::http::json::Json<SignIn>,
+) -> Result<HttpResponse> {
     let SignIn { name, password } = body.into_inner();
     let (cookie, s) = operators::sign_in(&st.cx.db, st.now(), &name, password.0, &client(&req)).await?;
     tracing::info!(operator = %s.operator.name, "dashboard sign-in");

@@ -90,15 +90,19 @@ pub fn with_metrics(report: &reports::LeadsReport, site_rows: &[sites::Site]) ->
     Ok(v)
 }
 
+/// "Todos os clientes" reads every client's sites in one report, up to this
+/// many (the federated and host reports keep their ten).
+pub const ALL_CLIENTS_MAX: usize = 500;
+
 pub async fn leads_report(
     st: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Json<reports::LeadsReportArgs>,
+    body: crate::http::json::Json<reports::LeadsReportArgs>,
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    reports::check_report(&args)?;
-    let caps = reports::Caps::from_config(&st.cx.config);
+    reports::check_report_of(&args, ALL_CLIENTS_MAX)?;
+    let caps = reports::Caps { max_sites: ALL_CLIENTS_MAX, ..reports::Caps::from_config(&st.cx.config) };
     let ids = args.site_ids.clone();
     let (report, site_rows) = st
         .cx
@@ -115,12 +119,12 @@ pub async fn leads_report(
 pub async fn leads_daily(
     st: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Json<reports::LeadsDailyArgs>,
+    body: crate::http::json::Json<reports::LeadsDailyArgs>,
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    reports::check_daily(&args)?;
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_daily(c, args)).await?))
+    reports::check_daily_of(&args, ALL_CLIENTS_MAX)?;
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_daily_of(c, args, ALL_CLIENTS_MAX)).await?))
 }
 
 pub async fn list_leads(
@@ -167,7 +171,7 @@ pub struct StatusArgs {
 pub async fn meta_status(
     st: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Json<StatusArgs>,
+    body: crate::http::json::Json<StatusArgs>,
 ) -> Result<HttpResponse> {
     let s = signed_in(&req)?;
     let ids = body.into_inner().site_ids;

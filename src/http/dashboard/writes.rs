@@ -25,7 +25,7 @@ pub struct PastedToken {
 pub async fn set_connection(
     st: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Json<PastedToken>,
+    body: crate::http::json::Json<PastedToken>,
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let input = SetMetaConnection { access_token: body.into_inner().access_token };
@@ -36,7 +36,7 @@ pub async fn set_connection(
 pub async fn connect_with_code(
     st: web::Data<AppState>,
     req: HttpRequest,
-    body: web::Json<ConnectWithCode>,
+    body: crate::http::json::Json<ConnectWithCode>,
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let listing = connection::connect_with_code(&st.cx, &s.operator.owner_key, body.into_inner()).await?;
@@ -66,7 +66,7 @@ pub async fn link(
     st: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<String>,
-    body: web::Json<LinkBody>,
+    body: crate::http::json::Json<LinkBody>,
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let (site, now) = (path.into_inner(), st.now());
@@ -102,7 +102,7 @@ pub async fn set_pixel(
     st: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<String>,
-    body: web::Json<PixelBody>,
+    body: crate::http::json::Json<PixelBody>,
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let b = body.into_inner();
@@ -142,7 +142,7 @@ pub async fn set_event_map(
     st: web::Data<AppState>,
     req: HttpRequest,
     path: web::Path<String>,
-    body: web::Json<EventMapBody>,
+    body: crate::http::json::Json<EventMapBody>,
 ) -> Result<HttpResponse> {
     let s = may_write(&req)?;
     let (site, now, b) = (path.into_inner(), st.now(), body.into_inner());

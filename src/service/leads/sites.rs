@@ -21,6 +21,9 @@ pub struct CreateSite {
     pub owner_id: String,
     #[serde(default)]
     pub domains: Option<Vec<String>>,
+    /// Web analytics without identifiers on the browser (ANALYTICS.md §4.1).
+    #[serde(default)]
+    pub cookieless: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -33,6 +36,8 @@ pub struct UpdateSite {
     pub route_patterns: Option<Vec<String>>,
     /// Accepted only when equal to the current currency: it is immutable.
     pub currency: Option<String>,
+    /// Later tracker batches follow it (never through `updateSite`).
+    pub cookieless: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
@@ -67,16 +72,27 @@ impl From<SiteRow> for Site {
     }
 }
 
-fn check_domains(domains: &[String]) -> Result<()> {
+/// 0–50 unique lowercase host names with an optional `:port`; no scheme,
+/// path, userinfo or wildcard (rule CFG-03): the tracker compares hosts exactly.
+pub fn check_domains(domains: &[String]) -> Result<()> {
     if domains.len() > 50 {
         return Err(Error::invalid("domains may list at most 50 hosts"));
     }
-    for d in domains {
-        let ok = !d.is_empty()
-            && d.len() <= 253
-            && d.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'));
-        if !ok {
-            return Err(Error::invalid("each domain must be a host name such as app.example.com"));
+    for (i, d) in domains.iter().enumerate() {
+        let (host, port) = d.split_once(':').map_or((d.as_str(), None), |(h, p)| (h, Some(p)));
+        let host_ok = !host.is_empty()
+            && host.len() <= 253
+            && !host.starts_with(['.', '-'])
+            && !host.ends_with(['.', '-'])
+            && host.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '-'));
+        let port_ok = port.is_none_or(|p| (1..=5).contains(&p.len()) && p.parse::<u16>().is_ok_and(|n| n > 0));
+        if !host_ok || !port_ok {
+            return Err(Error::invalid(
+                "each domain must be a lowercase host name such as app.example.com, with an optional :port",
+            ));
+        }
+        if domains[..i].contains(d) {
+            return Err(Error::invalid("domains must not repeat a host"));
         }
     }
     Ok(())
@@ -118,7 +134,7 @@ pub fn create(conn: &mut AnyConnection, now: i64, input: CreateSite) -> Result<S
         owner_id: input.owner_id,
         domains: serde_json::to_string(&input.domains.unwrap_or_default()).map_err(Error::internal)?,
         route_patterns: "[]".into(),
-        cookieless: false,
+        cookieless: input.cookieless.unwrap_or(false),
         send_lead_event: false,
         created_at: now,
         updated_at: now,
@@ -171,6 +187,9 @@ pub fn update(conn: &mut AnyConnection, now: i64, site_id: &str, input: UpdateSi
     if let Some(p) = input.route_patterns {
         row.route_patterns = serde_json::to_string(&p).map_err(Error::internal)?;
     }
+    if let Some(c) = input.cookieless {
+        row.cookieless = c;
+    }
     row.updated_at = now;
     store::update(conn, &row)?;
     Ok(row.into())
@@ -183,8 +202,10 @@ pub fn require(conn: &mut AnyConnection, site_id: &str) -> Result<SiteRow> {
 }
 
 /// The sites of `ids` in request order, or NOT_FOUND naming none of them.
+/// How many a reader may name is its caller's rule (ten on the API, more on
+/// the dashboard); here only their form and uniqueness.
 pub fn require_many(conn: &mut AnyConnection, ids: &[String]) -> Result<Vec<SiteRow>> {
-    validate::site_ids(ids)?;
+    validate::site_ids_up_to(ids, 10_000)?;
     let mut rows = store::find_many(conn, ids)?;
     let mut ordered = Vec::with_capacity(ids.len());
     for id in ids {

@@ -1,0 +1,11 @@
+DROP TABLE web_visitor_sets;
+DROP TABLE web_breakdowns;
+DROP TABLE web_counters;
+DROP TABLE web_number_counters;
+DROP TABLE web_visitor_numbers;
+DROP TABLE web_outbox;
+DROP TABLE web_events;
+DROP TABLE web_sessions;
+DROP TABLE web_visitors;
+DROP TABLE web_salts;
+DROP TABLE web_keys;

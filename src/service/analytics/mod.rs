@@ -1,0 +1,25 @@
+//! Web analytics (ANALYTICS.md): the tracker's ingestion, visitors and
+//! sessions, the rollups the report actors keep, and the reads over them.
+//!
+//! - `batch`: a tracker batch's shape and each event's checks;
+//! - `urls`, `agent`, `routes`: what a URL, a User-Agent and a path become;
+//! - `limits`: the tracker's rate limits;
+//! - `ingest`: `POST /rastro/events`, the checks in their order;
+//! - `accept`: one batch's rows, written in one group commit;
+//! - `rollup`: the outbox applied to the rollups, once per event;
+//! - `reads`: overview, live visitors, a session;
+//! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
+//! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
+
+pub mod accept;
+pub mod agent;
+pub mod batch;
+pub mod ingest;
+pub mod limits;
+pub mod pages;
+pub mod reads;
+pub mod rollup;
+pub mod routes;
+pub mod runtime;
+pub mod sessions;
+pub mod urls;

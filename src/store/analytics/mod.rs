@@ -1,0 +1,599 @@
+//! Web analytics rows (ANALYTICS.md §2): what acceptance writes (events,
+//! sessions, the (site, visitor) state, the rollup outbox), the rollups the
+//! report actors keep, and the reads over both.
+
+pub mod rollups;
+
+use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+// ---------------------------------------------------------------- salts
+
+#[derive(QueryableByName)]
+struct SaltRow {
+    #[diesel(sql_type = Binary)]
+    salt: Vec<u8>,
+}
+
+/// The day's salt: created once for every process of the database, then read.
+pub fn salt(conn: &mut AnyConnection, day: i64, fresh: [u8; 32]) -> QueryResult<Vec<u8>> {
+    let mut q = RawQuery::new("INSERT INTO web_salts (day, salt) VALUES (?, ?) ON CONFLICT (day) DO NOTHING");
+    q.int(day).bytes(fresh.to_vec());
+    q.execute(conn)?;
+    let mut q = RawQuery::new("SELECT salt FROM web_salts WHERE day = ?");
+    q.int(day);
+    Ok(q.load::<SaltRow>(conn)?.into_iter().next().map(|r| r.salt).unwrap_or_default())
+}
+
+/// Salts 48 hours past their day's end go (rule SES-04).
+pub fn delete_salts_before(conn: &mut AnyConnection, day: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_salts WHERE day < ?");
+    q.int(day);
+    q.execute(conn)
+}
+
+// ---------------------------------------------------------------- visitor state
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct VisitorRow {
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub session_started_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub last_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub sessions: i64,
+}
+
+/// The (site, visitor) state, locked for this transaction on PostgreSQL: a
+/// placeholder row is made first, so two processes accepting one visitor's
+/// batches take turns instead of both opening a session (rule STORE-07).
+pub fn lock_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<VisitorRow> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
+         current_route, sessions) VALUES (?, ?, '', 0, 0, '', '', 0) ON CONFLICT (site_id, visitor_id) DO NOTHING",
+    );
+    q.text(site_id).text(visitor_id);
+    q.execute(conn)?;
+    let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE" };
+    let mut q = RawQuery::new(format!(
+        "SELECT session_id, session_started_at, last_at, sessions FROM web_visitors \
+         WHERE site_id = ? AND visitor_id = ?{lock}"
+    ));
+    q.text(site_id).text(visitor_id);
+    q.load::<VisitorRow>(conn)?.into_iter().next().ok_or(diesel::result::Error::NotFound)
+}
+
+/// Whether a visitor has a state row (the cookieless midnight rule looks).
+pub fn visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<Option<VisitorRow>> {
+    let mut q = RawQuery::new(
+        "SELECT session_id, session_started_at, last_at, sessions FROM web_visitors WHERE site_id = ? AND visitor_id = ?",
+    );
+    q.text(site_id).text(visitor_id);
+    Ok(q.load::<VisitorRow>(conn)?.into_iter().next())
+}
+
+pub struct VisitorUpdate<'a> {
+    pub site_id: &'a str,
+    pub visitor_id: &'a str,
+    pub session_id: &'a str,
+    pub session_started_at: i64,
+    pub last_at: i64,
+    pub current_path: &'a str,
+    pub current_route: &'a str,
+    pub sessions: i64,
+}
+
+pub fn update_visitor(conn: &mut AnyConnection, v: &VisitorUpdate<'_>) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "UPDATE web_visitors SET session_id = ?, session_started_at = ?, last_at = ?, current_path = ?, \
+         current_route = ?, sessions = ? WHERE site_id = ? AND visitor_id = ?",
+    );
+    q.text(v.session_id)
+        .int(v.session_started_at)
+        .int(v.last_at)
+        .text(v.current_path)
+        .text(v.current_route)
+        .int(v.sessions)
+        .text(v.site_id)
+        .text(v.visitor_id);
+    q.execute(conn)
+}
+
+/// A placeholder left by a batch that stored nothing goes again.
+pub fn drop_empty_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_visitors WHERE site_id = ? AND visitor_id = ? AND session_id = ''");
+    q.text(site_id).text(visitor_id);
+    q.execute(conn)
+}
+
+// ---------------------------------------------------------------- sessions
+
+#[derive(Debug, Clone, QueryableByName, PartialEq)]
+pub struct SessionRow {
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub started_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub last_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub end_at: i64,
+    #[diesel(sql_type = Text)]
+    pub entry_path: String,
+    #[diesel(sql_type = Text)]
+    pub entry_route: String,
+    #[diesel(sql_type = Text)]
+    pub exit_path: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub referrer: Option<String>,
+    #[diesel(sql_type = Text)]
+    pub source: String,
+    #[diesel(sql_type = Text)]
+    pub medium: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub campaign: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub term: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub content: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub affiliate_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub country: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub region: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub device: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub browser: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub os: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub language: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub pageviews: i64,
+    #[diesel(sql_type = BigInt)]
+    pub events: i64,
+    #[diesel(sql_type = Bool)]
+    pub is_returning: bool,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub revenue_cents: i64,
+}
+
+const SESSION_COLUMNS: &str = "id, site_id, visitor_id, started_at, last_at, end_at, entry_path, entry_route, \
+    exit_path, referrer, source, medium, campaign, term, content, affiliate_id, country, region, device, browser, \
+    os, language, pageviews, events, is_returning, conversions, revenue_cents";
+
+pub fn session(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<SessionRow>> {
+    let mut q = RawQuery::new(format!("SELECT {SESSION_COLUMNS} FROM web_sessions WHERE id = ?"));
+    q.text(id);
+    Ok(q.load::<SessionRow>(conn)?.into_iter().next())
+}
+
+pub fn sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<SessionRow>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q =
+        RawQuery::new(format!("SELECT {SESSION_COLUMNS} FROM web_sessions WHERE id IN {}", placeholders(ids.len())));
+    q.texts(ids);
+    q.load(conn)
+}
+
+pub fn insert_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(format!(
+        "INSERT INTO web_sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
+         ?, ?, ?, ?, ?, ?, ?, ?)"
+    ));
+    q.text(&s.id)
+        .text(&s.site_id)
+        .text(&s.visitor_id)
+        .int(s.started_at)
+        .int(s.last_at)
+        .int(s.end_at)
+        .text(&s.entry_path)
+        .text(&s.entry_route)
+        .text(&s.exit_path)
+        .opt_text(s.referrer.clone())
+        .text(&s.source)
+        .text(&s.medium)
+        .opt_text(s.campaign.clone())
+        .opt_text(s.term.clone())
+        .opt_text(s.content.clone())
+        .opt_text(s.affiliate_id.clone())
+        .opt_text(s.country.clone())
+        .opt_text(s.region.clone())
+        .opt_text(s.device.clone())
+        .opt_text(s.browser.clone())
+        .opt_text(s.os.clone())
+        .opt_text(s.language.clone())
+        .int(s.pageviews)
+        .int(s.events)
+        .boolean(s.is_returning)
+        .int(s.conversions)
+        .int(s.revenue_cents);
+    q.execute(conn)
+}
+
+/// The fields a later event moves.
+pub fn update_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "UPDATE web_sessions SET last_at = ?, end_at = ?, exit_path = ?, pageviews = ?, events = ? WHERE id = ?",
+    );
+    q.int(s.last_at).int(s.end_at).text(&s.exit_path).int(s.pageviews).int(s.events).text(&s.id);
+    q.execute(conn)
+}
+
+// ---------------------------------------------------------------- events
+
+/// A pageview or custom event as stored.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct EventRow {
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub name: Option<String>,
+    #[diesel(sql_type = Text)]
+    pub path: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = BigInt)]
+    pub occurred_at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub pageview_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub properties: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub engaged_ms: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub lcp: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub inp: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub cls: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub fcp: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub ttfb: Option<i64>,
+}
+
+const EVENT_COLUMNS: &str = "id, site_id, session_id, visitor_id, kind, name, path, route, occurred_at, pageview_id, \
+    properties, engaged_ms, lcp, inp, cls, fcp, ttfb";
+
+/// Stored pageviews of a site by their `pageviewId`.
+pub fn pageviews(conn: &mut AnyConnection, site_id: &str, pageview_ids: &[String]) -> QueryResult<Vec<EventRow>> {
+    if pageview_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND pageview_id IN {}",
+        placeholders(pageview_ids.len())
+    ));
+    q.text(site_id).texts(pageview_ids);
+    q.load(conn)
+}
+
+/// Many events in one statement.
+pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<usize> {
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let mut q = RawQuery::new(format!("INSERT INTO web_events ({EVENT_COLUMNS}) VALUES "));
+    for (i, e) in rows.iter().enumerate() {
+        q.push(if i == 0 { one } else { ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" });
+        q.text(&e.id)
+            .text(&e.site_id)
+            .text(&e.session_id)
+            .text(&e.visitor_id)
+            .text(&e.kind)
+            .opt_text(e.name.clone())
+            .text(&e.path)
+            .text(&e.route)
+            .int(e.occurred_at)
+            .opt_text(e.pageview_id.clone())
+            .opt_text(e.properties.clone())
+            .opt_int(e.engaged_ms)
+            .opt_int(e.lcp)
+            .opt_int(e.inp)
+            .opt_int(e.cls)
+            .opt_int(e.fcp)
+            .opt_int(e.ttfb);
+    }
+    q.execute(conn)
+}
+
+/// A stored pageview's engagement and vitals after later events.
+pub fn update_pageview_measures(conn: &mut AnyConnection, e: &EventRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "UPDATE web_events SET engaged_ms = ?, lcp = ?, inp = ?, cls = ?, fcp = ?, ttfb = ? WHERE id = ?",
+    );
+    q.opt_int(e.engaged_ms).opt_int(e.lcp).opt_int(e.inp).opt_int(e.cls).opt_int(e.fcp).opt_int(e.ttfb).text(&e.id);
+    q.execute(conn)
+}
+
+// ---------------------------------------------------------------- outbox
+
+/// One accepted event's effect on the rollups, applied once by a report actor.
+#[derive(Debug, Clone, QueryableByName, PartialEq, Eq)]
+pub struct OutboxRow {
+    #[diesel(sql_type = BigInt)]
+    pub id: i64,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = BigInt)]
+    pub at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub session_start: i64,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub name: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub new_session: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_bounces: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_duration: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_engaged_sum: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_engaged_count: i64,
+}
+
+const OUTBOX_COLUMNS: &str = "site_id, visitor_id, session_id, kind, at, session_start, route, name, new_session, \
+    d_bounces, d_duration, d_engaged_sum, d_engaged_count";
+
+pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut q = RawQuery::new(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
+    for (i, r) in rows.iter().enumerate() {
+        q.push(if i == 0 { "" } else { ", " });
+        q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        q.text(&r.site_id)
+            .text(&r.visitor_id)
+            .text(&r.session_id)
+            .text(&r.kind)
+            .int(r.at)
+            .int(r.session_start)
+            .text(&r.route)
+            .opt_text(r.name.clone())
+            .int(r.new_session)
+            .int(r.d_bounces)
+            .int(r.d_duration)
+            .int(r.d_engaged_sum)
+            .int(r.d_engaged_count);
+    }
+    q.execute(conn)
+}
+
+/// The oldest `limit` outbox rows, locked and skipped by other processes on
+/// PostgreSQL so each row is applied once (rule STORE-04).
+pub fn take_outbox(conn: &mut AnyConnection, limit: usize) -> QueryResult<Vec<OutboxRow>> {
+    let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE SKIP LOCKED" };
+    let mut q = RawQuery::new(format!("SELECT id, {OUTBOX_COLUMNS} FROM web_outbox ORDER BY id LIMIT ?{lock}"));
+    q.int(limit as i64);
+    q.load(conn)
+}
+
+pub fn delete_outbox(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<usize> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let mut q = RawQuery::new(format!("DELETE FROM web_outbox WHERE id IN {}", placeholders(ids.len())));
+    q.ints(ids);
+    q.execute(conn)
+}
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+pub fn outbox_len(conn: &mut AnyConnection) -> QueryResult<i64> {
+    Ok(RawQuery::new("SELECT COUNT(*) AS n FROM web_outbox").load::<CountRow>(conn)?.first().map_or(0, |r| r.n))
+}
+
+// ---------------------------------------------------------------- reads
+
+/// Text keys sort by byte order on both backends (SQLite's BINARY is already).
+pub fn byte_order(conn: &AnyConnection) -> &'static str {
+    if conn.is_sqlite() { "" } else { " COLLATE \"C\"" }
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct LiveRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub last_at: i64,
+    #[diesel(sql_type = Text)]
+    pub current_path: String,
+    #[diesel(sql_type = Text)]
+    pub current_route: String,
+    #[diesel(sql_type = BigInt)]
+    pub sessions: i64,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+}
+
+/// The live (site, visitor) rows: last pageview or custom event in `[from, to]`.
+pub fn live(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    from: i64,
+    to: i64,
+    limit: i64,
+) -> QueryResult<(i64, Vec<LiveRow>)> {
+    let scope = format!(
+        "FROM web_visitors WHERE site_id IN {} AND last_at >= ? AND last_at <= ? AND session_id <> ''",
+        placeholders(site_ids.len())
+    );
+    let mut count = RawQuery::new(format!("SELECT COUNT(*) AS n {scope}"));
+    count.texts(site_ids).int(from).int(to);
+    let n = count.load::<CountRow>(conn)?.first().map_or(0, |r| r.n);
+    let c = byte_order(conn);
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id {scope} \
+         ORDER BY last_at DESC, site_id{c}, visitor_id{c} LIMIT ?"
+    ));
+    q.texts(site_ids).int(from).int(to).int(limit);
+    Ok((n, q.load(conn)?))
+}
+
+#[derive(QueryableByName)]
+struct KeyCount {
+    #[diesel(sql_type = Text)]
+    key: String,
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// Distinct visitors per route (or per session source) of the pageviews (or
+/// pageviews and custom events) in a range, per site: the hourly overview's
+/// `pages[].visitors` and `sources[].visitors` from retained events.
+pub fn distinct_visitors(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    from: i64,
+    to: i64,
+    by_source: bool,
+    keys: &[String],
+) -> QueryResult<Vec<(String, i64)>> {
+    let sites = placeholders(site_ids.len());
+    let keys_in = placeholders(keys.len());
+    let sql = if by_source {
+        format!(
+            "SELECT s.source AS key, COUNT(DISTINCT e.visitor_id) AS n FROM web_events e JOIN web_sessions s \
+             ON s.id = e.session_id WHERE e.site_id IN {sites} AND e.occurred_at >= ? AND e.occurred_at <= ? \
+             AND s.source IN {keys_in} GROUP BY e.site_id, s.source"
+        )
+    } else {
+        format!(
+            "SELECT route AS key, COUNT(DISTINCT visitor_id) AS n FROM web_events WHERE site_id IN {sites} \
+             AND occurred_at >= ? AND occurred_at <= ? AND kind = 'pageview' AND route IN {keys_in} \
+             GROUP BY site_id, route"
+        )
+    };
+    let mut q = RawQuery::new(sql);
+    q.texts(site_ids).int(from).int(to).texts(keys);
+    Ok(q.load::<KeyCount>(conn)?.into_iter().map(|r| (r.key, r.n)).collect())
+}
+
+// ---------------------------------------------------------------- keys and pages
+
+/// A key made once for the database (`cursor`), then read.
+pub fn key(conn: &mut AnyConnection, name: &str, fresh: [u8; 32]) -> QueryResult<Vec<u8>> {
+    let mut q = RawQuery::new("INSERT INTO web_keys (name, secret) VALUES (?, ?) ON CONFLICT (name) DO NOTHING");
+    q.text(name).bytes(fresh.to_vec());
+    q.execute(conn)?;
+    #[derive(QueryableByName)]
+    struct KeyRow {
+        #[diesel(sql_type = Binary)]
+        secret: Vec<u8>,
+    }
+    let mut q = RawQuery::new("SELECT secret FROM web_keys WHERE name = ?");
+    q.text(name);
+    Ok(q.load::<KeyRow>(conn)?.into_iter().next().map(|r| r.secret).unwrap_or_default())
+}
+
+/// Sessions of a site started in `[from, to]`, `startedAt` desc, id desc, after a position.
+pub fn sessions_page(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    from: i64,
+    to: i64,
+    after: Option<(i64, String)>,
+    limit: usize,
+) -> QueryResult<Vec<SessionRow>> {
+    let c = byte_order(conn);
+    let mut sql =
+        format!("SELECT {SESSION_COLUMNS} FROM web_sessions WHERE site_id = ? AND started_at >= ? AND started_at <= ?");
+    if after.is_some() {
+        sql.push_str(&format!(" AND (started_at < ? OR (started_at = ? AND id{c} < ?))"));
+    }
+    sql.push_str(&format!(" ORDER BY started_at DESC, id{c} DESC LIMIT ?"));
+    let mut q = RawQuery::new(sql);
+    q.text(site_id).int(from).int(to);
+    if let Some((t, id)) = after {
+        q.int(t).int(t).text(id);
+    }
+    q.int(limit as i64);
+    q.load(conn)
+}
+
+/// A session's pageviews and custom events in `[from, to]`, `(occurredAt, id)` asc, after a position.
+pub fn journey_page(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    from: i64,
+    to: i64,
+    after: Option<(i64, String)>,
+    limit: usize,
+) -> QueryResult<Vec<EventRow>> {
+    let c = byte_order(conn);
+    let mut sql = format!(
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE session_id = ? AND occurred_at >= ? AND occurred_at <= ?"
+    );
+    if after.is_some() {
+        sql.push_str(&format!(" AND (occurred_at > ? OR (occurred_at = ? AND id{c} > ?))"));
+    }
+    sql.push_str(&format!(" ORDER BY occurred_at, id{c} LIMIT ?"));
+    let mut q = RawQuery::new(sql);
+    q.text(session_id).int(from).int(to);
+    if let Some((t, id)) = after {
+        q.int(t).int(t).text(id);
+    }
+    q.int(limit as i64);
+    q.load(conn)
+}
+
+/// The newest `limit` events of visitor ids on sites in `[from, to]`, newest first.
+pub fn visitor_events(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    visitor_ids: &[String],
+    from: i64,
+    to: i64,
+    limit: usize,
+) -> QueryResult<Vec<EventRow>> {
+    let c = byte_order(conn);
+    let mut q = RawQuery::new(format!(
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id IN {} AND visitor_id IN {} AND occurred_at >= ? \
+         AND occurred_at <= ? ORDER BY occurred_at DESC, id{c} DESC LIMIT ?",
+        placeholders(site_ids.len()),
+        placeholders(visitor_ids.len())
+    ));
+    q.texts(site_ids).texts(visitor_ids).int(from).int(to).int(limit as i64);
+    q.load(conn)
+}

@@ -1,0 +1,289 @@
+//! The rollups the report actors keep (ANALYTICS.md §2 "Counters",
+//! "Distinct visitors"): counters per (site, tier, bucket), breakdown
+//! counters per dimension and key, roaring-bitmap visitor sets, and the dense
+//! per-site visitor numbers the sets hold. Tier `h` is the UTC hour, `d` the
+//! UTC day.
+
+use diesel::sql_types::{BigInt, Binary, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+pub const HOUR: &str = "h";
+pub const DAY: &str = "d";
+
+/// Additions to one (site, tier, bucket)'s counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub sessions: i64,
+    pub bounces: i64,
+    pub duration_sum: i64,
+    pub pageviews: i64,
+    pub custom_events: i64,
+    pub engaged_sum: i64,
+    pub engaged_count: i64,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+}
+
+impl Counters {
+    pub fn add(&mut self, o: &Counters) {
+        self.sessions += o.sessions;
+        self.bounces += o.bounces;
+        self.duration_sum += o.duration_sum;
+        self.pageviews += o.pageviews;
+        self.custom_events += o.custom_events;
+        self.engaged_sum += o.engaged_sum;
+        self.engaged_count += o.engaged_count;
+        self.conversions += o.conversions;
+        self.revenue_cents += o.revenue_cents;
+    }
+}
+
+pub fn add_counters(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    bucket: i64,
+    c: &Counters,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_counters (site_id, tier, bucket, sessions, bounces, duration_sum, pageviews, custom_events, \
+         engaged_sum, engaged_count, conversions, revenue_cents) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, tier, bucket) DO UPDATE SET sessions = web_counters.sessions + excluded.sessions, \
+         bounces = web_counters.bounces + excluded.bounces, \
+         duration_sum = web_counters.duration_sum + excluded.duration_sum, \
+         pageviews = web_counters.pageviews + excluded.pageviews, \
+         custom_events = web_counters.custom_events + excluded.custom_events, \
+         engaged_sum = web_counters.engaged_sum + excluded.engaged_sum, \
+         engaged_count = web_counters.engaged_count + excluded.engaged_count, \
+         conversions = web_counters.conversions + excluded.conversions, \
+         revenue_cents = web_counters.revenue_cents + excluded.revenue_cents",
+    );
+    q.text(site_id)
+        .text(tier)
+        .int(bucket)
+        .int(c.sessions)
+        .int(c.bounces)
+        .int(c.duration_sum)
+        .int(c.pageviews)
+        .int(c.custom_events)
+        .int(c.engaged_sum)
+        .int(c.engaged_count)
+        .int(c.conversions)
+        .int(c.revenue_cents);
+    q.execute(conn)
+}
+
+pub fn add_breakdown(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    bucket: i64,
+    dim: &str,
+    key: &str,
+    count: i64,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_breakdowns (site_id, tier, bucket, dim, key, count) VALUES (?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET count = web_breakdowns.count + excluded.count",
+    );
+    q.text(site_id).text(tier).int(bucket).text(dim).text(key).int(count);
+    q.execute(conn)
+}
+
+#[derive(QueryableByName)]
+struct BitsRow {
+    #[diesel(sql_type = Binary)]
+    bits: Vec<u8>,
+}
+
+/// A stored set's bytes (portable roaring format), if any.
+pub fn set_bits(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    bucket: i64,
+    dim: &str,
+    key: &str,
+) -> QueryResult<Option<Vec<u8>>> {
+    let mut q = RawQuery::new(
+        "SELECT bits FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = ? AND key = ?",
+    );
+    q.text(site_id).text(tier).int(bucket).text(dim).text(key);
+    Ok(q.load::<BitsRow>(conn)?.into_iter().next().map(|r| r.bits))
+}
+
+pub fn put_set(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    bucket: i64,
+    dim: &str,
+    key: &str,
+    bits: Vec<u8>,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_visitor_sets (site_id, tier, bucket, dim, key, bits) VALUES (?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET bits = excluded.bits",
+    );
+    q.text(site_id).text(tier).int(bucket).text(dim).text(key).bytes(bits);
+    q.execute(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct SetRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub bucket: i64,
+    #[diesel(sql_type = Text)]
+    pub key: String,
+    #[diesel(sql_type = Binary)]
+    pub bits: Vec<u8>,
+}
+
+/// The sets of one dimension over a range of buckets (keys limited when given).
+pub fn sets(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    tier: &str,
+    from: i64,
+    to: i64,
+    dim: &str,
+    keys: Option<&[String]>,
+) -> QueryResult<Vec<SetRow>> {
+    let mut sql = format!(
+        "SELECT site_id, bucket, key, bits FROM web_visitor_sets WHERE site_id IN {} AND tier = ? AND bucket >= ? \
+         AND bucket <= ? AND dim = ?",
+        placeholders(site_ids.len())
+    );
+    if let Some(k) = keys {
+        if k.is_empty() {
+            return Ok(Vec::new());
+        }
+        sql.push_str(&format!(" AND key IN {}", placeholders(k.len())));
+    }
+    let mut q = RawQuery::new(sql);
+    q.texts(site_ids).text(tier).int(from).int(to).text(dim);
+    if let Some(k) = keys {
+        q.texts(k);
+    }
+    q.load(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct CounterRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub bucket: i64,
+    #[diesel(sql_type = BigInt)]
+    pub sessions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub bounces: i64,
+    #[diesel(sql_type = BigInt)]
+    pub duration_sum: i64,
+    #[diesel(sql_type = BigInt)]
+    pub pageviews: i64,
+    #[diesel(sql_type = BigInt)]
+    pub custom_events: i64,
+    #[diesel(sql_type = BigInt)]
+    pub engaged_sum: i64,
+    #[diesel(sql_type = BigInt)]
+    pub engaged_count: i64,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub revenue_cents: i64,
+}
+
+pub fn counters(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    tier: &str,
+    from: i64,
+    to: i64,
+) -> QueryResult<Vec<CounterRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, bucket, sessions, bounces, duration_sum, pageviews, custom_events, engaged_sum, engaged_count, \
+         conversions, revenue_cents FROM web_counters WHERE site_id IN {} AND tier = ? AND bucket >= ? AND bucket <= ?",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids).text(tier).int(from).int(to);
+    q.load(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct BreakdownRow {
+    #[diesel(sql_type = Text)]
+    pub dim: String,
+    #[diesel(sql_type = Text)]
+    pub key: String,
+    #[diesel(sql_type = BigInt)]
+    pub count: i64,
+}
+
+/// Every dimension's counts over a range, summed per key.
+pub fn breakdowns(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    tier: &str,
+    from: i64,
+    to: i64,
+) -> QueryResult<Vec<BreakdownRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT dim, key, CAST(SUM(count) AS BIGINT) AS count FROM web_breakdowns WHERE site_id IN {} AND tier = ? \
+         AND bucket >= ? AND bucket <= ? GROUP BY dim, key",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids).text(tier).int(from).int(to);
+    q.load(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct NumberRow {
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub number: i64,
+}
+
+/// The numbers of these visitors of a site, assigning the next ones to those
+/// without (dense, never reused; the counter row serialises processes).
+pub fn visitor_numbers(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> QueryResult<Vec<NumberRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT visitor_id, number FROM web_visitor_numbers WHERE site_id = ? AND visitor_id IN {}",
+        placeholders(visitor_ids.len())
+    ));
+    q.text(site_id).texts(visitor_ids);
+    let mut found: Vec<NumberRow> = q.load(conn)?;
+    let missing: Vec<&String> = visitor_ids.iter().filter(|v| !found.iter().any(|f| &f.visitor_id == *v)).collect();
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let mut q = RawQuery::new(
+        "INSERT INTO web_number_counters (site_id, next_number) VALUES (?, ?) ON CONFLICT (site_id) \
+         DO UPDATE SET next_number = web_number_counters.next_number + excluded.next_number",
+    );
+    q.text(site_id).int(missing.len() as i64);
+    q.execute(conn)?;
+    let mut q = RawQuery::new("SELECT next_number AS n FROM web_number_counters WHERE site_id = ?");
+    q.text(site_id);
+    #[derive(QueryableByName)]
+    struct Next {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+    let next = q.load::<Next>(conn)?.first().map_or(missing.len() as i64, |r| r.n);
+    let first = next - missing.len() as i64;
+    let mut q = RawQuery::new("INSERT INTO web_visitor_numbers (site_id, visitor_id, number) VALUES ");
+    for (i, v) in missing.iter().enumerate() {
+        q.push(if i == 0 { "(?, ?, ?)" } else { ", (?, ?, ?)" });
+        q.text(site_id).text(v.as_str()).int(first + i as i64);
+        found.push(NumberRow { visitor_id: (*v).clone(), number: first + i as i64 });
+    }
+    q.execute(conn)?;
+    Ok(found)
+}

@@ -1,0 +1,645 @@
+//! Web analytics, part 1, over HTTP: the tracker's routes, ingestion's checks
+//! in their order, visitors and sessions, the report actors' rollups, and the
+//! federated reads (overview, liveVisitors, getSession) with public links.
+//! The tracker itself runs in Chromium in `browser.rs`.
+
+use serde_json::{Value, json};
+
+use crate::backend_test;
+use crate::common::{Answer, Backend, DAY, T0, TestApp};
+use crate::federation::{Fed, FedBuilder, PUBLIC, READ, answer, claims, fed_builder, with};
+
+pub const UA: &str =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+pub const PHONE_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1";
+pub const HOST: &str = "loja.example.com";
+const MINUTE: i64 = 60_000;
+
+/// Rollups only when a test drains them: the report actor's tick is an hour away.
+pub fn analytics_builder(backend: Backend) -> FedBuilder {
+    fed_builder(backend).env("RASTRO_ROLLUP_INTERVAL", "1h")
+}
+
+/// A site on `loja.example.com` owned by o1.
+pub async fn site(app: &TestApp, id: &str, cookieless: bool) {
+    app.post(
+        "/v1/sites",
+        json!({"siteId": id, "name": id, "currency": "BRL", "timezone": "America/Sao_Paulo", "ownerId": "o1",
+            "domains": [HOST], "cookieless": cookieless}),
+    )
+    .await
+    .ok();
+}
+
+pub fn pageview(id: &str, path: &str) -> Value {
+    json!({"type": "pageview", "pageviewId": format!("p_{id:0>16}"), "url": format!("https://{HOST}{path}")})
+}
+
+pub fn custom(name: &str, path: &str) -> Value {
+    json!({"type": "event", "name": name, "url": format!("https://{HOST}{path}")})
+}
+
+/// `POST /rastro/events` as a browser sends it (text/plain, no credentials).
+pub async fn track_as(app: &TestApp, body: &Value, headers: &[(&str, &str)]) -> Answer {
+    let mut req = app.http.post(format!("{}/rastro/events", app.base)).header("content-type", "text/plain");
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    answer(req.body(body.to_string())).await
+}
+
+pub async fn track(app: &TestApp, site_id: &str, visitor: &str, events: Vec<Value>) -> Value {
+    let body = json!({"siteId": site_id, "visitorId": visitor, "events": events});
+    let a = track_as(app, &body, &[("user-agent", UA)]).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    a.body
+}
+
+/// Applies every queued event to the rollups now (what the report actor does each tick).
+pub async fn drain(app: &TestApp) -> usize {
+    rastrod::actors::report::drain(&app.state.cx).await.unwrap()
+}
+
+/// A reader's token valid for a month of the test's clock.
+pub fn reader(fed: &Fed) -> String {
+    fed.key.sign(&with(claims(&[READ]), json!({"exp": T0 / 1000 + 30 * 86_400})))
+}
+
+fn day_range() -> (i64, i64) {
+    let d = T0 - T0.rem_euclid(DAY);
+    (d, d + DAY - 1)
+}
+
+// rule: TRK-01
+// rule: TRK-03
+// rule: TRK-04
+backend_test!(health_and_the_tracker_script, |app| {
+    let h = app.http.get(format!("{}/rastro/health", app.base)).send().await.unwrap();
+    assert_eq!(h.status(), 200);
+    assert_eq!(h.headers()["access-control-allow-origin"], "*");
+    let body: Value = h.json().await.unwrap();
+    assert_eq!(body["status"], "ok");
+    assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(body["features"]["cookieless"], true);
+
+    let js = app.http.get(format!("{}/rastro/tracker.js", app.base)).send().await.unwrap();
+    assert_eq!(js.status(), 200);
+    assert_eq!(js.headers()["content-type"], "application/javascript; charset=utf-8");
+    assert_eq!(js.headers()["cache-control"], "public, max-age=3600");
+    assert_eq!(js.headers()["access-control-allow-origin"], "*");
+    let etag = js.headers()["etag"].to_str().unwrap().to_string();
+    assert!(etag.starts_with('"') && !etag.starts_with("W/"), "a strong ETag: {etag}");
+    let bytes = js.bytes().await.unwrap();
+    assert_eq!(&bytes[..], rastrod::http::tracker::TRACKER_JS);
+    let again =
+        app.http.get(format!("{}/rastro/tracker.js", app.base)).header("if-none-match", &etag).send().await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert!(again.bytes().await.unwrap().is_empty());
+
+    // At most 4,096 bytes after gzip -9.
+    let mut gz = std::process::Command::new("gzip")
+        .arg("-9c")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("gzip");
+    use std::io::Write;
+    gz.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let out = gz.wait_with_output().unwrap();
+    println!("tracker.js: {} bytes, {} bytes after gzip -9", bytes.len(), out.stdout.len());
+    assert!(out.stdout.len() <= 4096, "{} bytes gzipped", out.stdout.len());
+});
+
+// rule: TRK-11
+backend_test!(events_take_json_or_text_with_cors_and_a_preflight, |app| {
+    site(&app, "loja", false).await;
+    let pre = app
+        .http
+        .request(reqwest::Method::OPTIONS, format!("{}/rastro/events", app.base))
+        .header("origin", format!("https://{HOST}"))
+        .header("access-control-request-method", "POST")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pre.status(), 204);
+    assert_eq!(pre.headers()["access-control-allow-origin"], "*");
+    assert_eq!(pre.headers()["access-control-allow-methods"], "POST");
+    assert_eq!(pre.headers()["access-control-max-age"], "86400");
+    assert!(pre.headers().get("access-control-allow-credentials").is_none());
+    let body = json!({"siteId": "loja", "visitorId": "v_aaaaaaaaaa", "events": [pageview("1", "/")]});
+    for ct in ["application/json", "text/plain;charset=UTF-8", "application/json; charset=utf-8"] {
+        let mut b = body.clone();
+        b["events"][0]["pageviewId"] = json!(format!("p_{:0>16}", ct.len()));
+        let res = app
+            .http
+            .post(format!("{}/rastro/events", app.base))
+            .header("content-type", ct)
+            .header("user-agent", UA)
+            .body(b.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{ct}");
+        assert_eq!(res.headers()["access-control-allow-origin"], "*");
+        let a: Value = res.json().await.unwrap();
+        assert_eq!(a["accepted"], 1, "{ct}");
+    }
+});
+
+// rule: TRK-12
+// rule: TRK-13
+// rule: TRK-14
+backend_test!(the_checks_run_in_their_order_and_store_nothing_on_a_refusal, |app| {
+    site(&app, "loja", false).await;
+    let ua = [("user-agent", UA)];
+    // 1. Size first: an oversized body that is also not JSON.
+    let big = "x".repeat(70_000);
+    let a = track_as(&app, &Value::String(big), &ua).await;
+    assert_eq!((a.status, a.code()), (413, "PAYLOAD_TOO_LARGE"));
+    // 2. The batch's shape before the site.
+    for bad in [
+        json!([1]),
+        json!({"siteId": "nope", "events": []}),
+        json!({"siteId": "nope", "events": vec![pageview("1", "/"); 51]}),
+        json!({"siteId": "nope", "visitorId": "c_abcdefghij", "events": [pageview("1", "/")]}),
+        json!({"siteId": "nope", "visitorId": "bad id!", "events": [pageview("1", "/")]}),
+        json!({"events": [pageview("1", "/")]}),
+    ] {
+        let a = track_as(&app, &bad, &ua).await;
+        assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{bad}");
+    }
+    // 4. An unknown site.
+    let a = track_as(&app, &json!({"siteId": "nope", "events": [pageview("1", "/")]}), &ua).await;
+    assert_eq!((a.status, a.code()), (404, "NOT_FOUND"));
+    assert_eq!(drain(&app).await, 0, "nothing was stored");
+    let count = app.state.cx.db.run(|c| Ok(rastrod::store::analytics::outbox_len(c)?)).await.unwrap();
+    assert_eq!(count, 0);
+});
+
+// rule: TRK-15
+// rule: TRK-16
+// rule: TRK-17
+// rule: TRK-29
+// rule: TRK-30
+// rule: SES-08
+backend_test!(each_event_is_accepted_or_rejected_and_the_counts_add_up, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    let events = vec![
+        pageview("1", "/"),
+        json!({"type": "pageview", "pageviewId": "p_0000000000000002", "url": "https://www.loja.example.com/"}),
+        json!({"type": "engagement", "pageviewId": "p_0000000000000001", "engagedMs": 5000}),
+        json!({"type": "engagement", "pageviewId": "p_000000000000000x", "engagedMs": 5000}),
+        json!({"type": "vitals", "pageviewId": "p_0000000000000001", "lcp": 2100, "cls": 0.05}),
+        json!({"type": "bogus"}),
+        custom("add_to_cart", "/p/1"),
+    ];
+    let a = track(app, "loja", "v_visitor0001", events).await;
+    assert_eq!((a["accepted"].as_u64(), a["rejected"].as_u64(), a["bot"].as_u64()), (Some(4), Some(3), Some(0)));
+    assert_eq!(a["visitorId"], "v_visitor0001");
+    assert_eq!(a["cookieless"], false);
+    let session = a["sessionId"].as_str().unwrap().to_string();
+    assert!(session.starts_with("s_") && session.len() == 26, "{session}");
+    // A resent pageview changes nothing; its engagement in a later batch still attaches.
+    let again = track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
+    assert_eq!((again["accepted"].as_u64(), again["rejected"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(again["sessionId"], Value::Null, "nothing accepted");
+    let later = track(
+        app,
+        "loja",
+        "v_visitor0001",
+        vec![json!({"type": "engagement", "pageviewId": "p_0000000000000001", "engagedMs": 9000})],
+    )
+    .await;
+    assert_eq!((later["accepted"].as_u64(), later["sessionId"].as_str()), (Some(1), Some(session.as_str())));
+    // A site without domains accepts nothing.
+    app.post(
+        "/v1/sites",
+        json!({"siteId": "bare", "name": "bare", "currency": "BRL", "timezone": "UTC", "ownerId": "o1"}),
+    )
+    .await
+    .ok();
+    let bare = track(app, "bare", "v_visitor0001", vec![pageview("9", "/")]).await;
+    assert_eq!((bare["accepted"].as_u64(), bare["rejected"].as_u64()), (Some(0), Some(1)));
+    drain(app).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    let s = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": session})).await.unwrap();
+    assert_eq!((s["pageviews"].as_i64(), s["events"].as_i64(), s["bounce"].as_bool()), (Some(1), Some(1), Some(false)));
+    // rule: SES-17
+    // The engagement (9 s after the pageview) outlasts the custom event, sent at the same instant.
+    assert_eq!(s["durationMs"], 9000);
+});
+
+// rule: TRK-18
+// rule: TRK-19
+backend_test!(bots_are_counted_and_never_stored_even_from_a_foreign_origin, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    let body =
+        json!({"siteId": "loja", "visitorId": "v_visitor0001", "events": [pageview("1", "/"), custom("x", "/")]});
+    for ua in ["", "curl/8.5.0", "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"] {
+        let a = track_as(app, &body, &[("user-agent", ua), ("origin", "https://evil.example")]).await;
+        assert_eq!(a.status, 200, "{}", a.text);
+        assert_eq!(
+            (a.body["accepted"].as_u64(), a.body["rejected"].as_u64(), a.body["bot"].as_u64()),
+            (Some(0), Some(0), Some(2))
+        );
+    }
+    let mut flagged = body.clone();
+    flagged["bot"] = json!(true);
+    let a = track_as(app, &flagged, &[("user-agent", UA)]).await;
+    assert_eq!(a.body["bot"], 2);
+    assert_eq!(drain(app).await, 0, "bots store nothing");
+    // rule: TRK-20
+    // A person's batch from a foreign page is rejected whole; from the site's own page it is stored.
+    let a = track_as(app, &body, &[("user-agent", UA), ("origin", "https://evil.example")]).await;
+    assert_eq!((a.body["accepted"].as_u64(), a.body["rejected"].as_u64()), (Some(0), Some(2)));
+    let a = track_as(app, &body, &[("user-agent", UA), ("origin", "null"), ("referer", &format!("https://{HOST}/p"))])
+        .await;
+    assert_eq!(a.body["accepted"], 2);
+});
+
+// rule: SES-07
+// rule: SES-06
+// rule: SES-16
+// rule: SES-18
+// rule: STORE-02
+backend_test!(sessions_open_after_thirty_idle_minutes_and_reads_see_them_at_once, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    let first = track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await["sessionId"].clone();
+    // Seen at once, before any rollup.
+    let s = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": first})).await.unwrap();
+    assert_eq!(
+        (s["pageviews"].as_i64(), s["bounce"].as_bool(), s["returning"].as_bool()),
+        (Some(1), Some(true), Some(false))
+    );
+    // 29 minutes later: the same session; engagement and vitals never extend it.
+    app.clock.advance(29 * MINUTE);
+    let second = track(app, "loja", "v_visitor0001", vec![pageview("2", "/p/1")]).await["sessionId"].clone();
+    assert_eq!(second, first);
+    app.clock.advance(29 * MINUTE);
+    let eng = json!({"type": "engagement", "pageviewId": "p_0000000000000002", "engagedMs": 1000});
+    assert_eq!(track(app, "loja", "v_visitor0001", vec![eng]).await["sessionId"], first);
+    app.clock.advance(2 * MINUTE);
+    // 31 minutes after the last pageview: a new session, of a returning visitor.
+    let third = track(app, "loja", "v_visitor0001", vec![pageview("3", "/")]).await["sessionId"].clone();
+    assert_ne!(third, first);
+    let s1 = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": first})).await.unwrap();
+    assert_eq!(
+        (s1["pageviews"].as_i64(), s1["bounce"].as_bool(), s1["exitPath"].as_str()),
+        (Some(2), Some(false), Some("/p/1"))
+    );
+    let s3 = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": third})).await.unwrap();
+    assert_eq!(s3["returning"], true);
+    // Another site's session id is null here.
+    site(app, "outra", false).await;
+    let s =
+        fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": "s_000000000000000000000000"})).await;
+    assert_eq!(s.unwrap(), Value::Null);
+});
+
+// rule: SES-10
+// rule: SES-11
+// rule: SES-12
+// rule: SES-14
+// rule: TRK-23
+backend_test!(a_session_keeps_the_attribution_of_its_first_event, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    let landing = json!({"type": "pageview", "pageviewId": "p_0000000000000001",
+        "url": format!("https://{HOST}/p/1?utm_source=ig&utm_campaign=Black+Friday&gclid=xyz&email=a@b.c"),
+        "referrer": "https://l.instagram.com/"});
+    let s = track(app, "loja", "v_visitor0001", vec![landing]).await["sessionId"].clone();
+    let later = json!({"type": "pageview", "pageviewId": "p_0000000000000002",
+        "url": format!("https://{HOST}/?utm_source=other"), "referrer": "https://www.google.com/"});
+    track(app, "loja", "v_visitor0001", vec![later]).await;
+    let got = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": s})).await.unwrap();
+    assert_eq!(got["source"], "ig");
+    assert_eq!(got["medium"], "cpc", "a gclid without utm_medium");
+    assert_eq!(got["campaign"], "Black Friday");
+    assert_eq!(got["referrer"], "l.instagram.com");
+    assert_eq!(got["entryPath"], "/p/1", "no query string");
+    assert_eq!(got["device"], "desktop");
+    assert_eq!(got["browser"], "Chrome");
+    assert_eq!(got["os"], "Windows");
+    // An internal referrer is no referrer; no parameters: direct.
+    let internal = json!({"type": "pageview", "pageviewId": "p_0000000000000003", "url": format!("https://{HOST}/"),
+        "referrer": format!("https://{HOST}/x")});
+    let s = track(app, "loja", "v_visitor0002", vec![internal]).await["sessionId"].clone();
+    let got = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": s})).await.unwrap();
+    assert_eq!(
+        (got["source"].as_str(), got["medium"].as_str(), &got["referrer"]),
+        (Some("(direct)"), Some("(none)"), &Value::Null)
+    );
+    // A referred visit groups its source.
+    let referred = json!({"type": "pageview", "pageviewId": "p_0000000000000004", "url": format!("https://{HOST}/"),
+        "referrer": "https://www.google.com.br/search?q=ração"});
+    let s = track(app, "loja", "v_visitor0003", vec![referred]).await["sessionId"].clone();
+    let got = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": s})).await.unwrap();
+    assert_eq!(
+        (got["source"].as_str(), got["medium"].as_str(), got["referrer"].as_str()),
+        (Some("Google"), Some("referral"), Some("google.com.br"))
+    );
+});
+
+// rule: SES-02
+// rule: SES-03
+backend_test!(cookieless_sites_derive_a_daily_visitor_id_and_answer_no_ids, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "pet", true).await;
+    fed.grant(&["pet"], &[READ]).await;
+    let t = reader(&fed);
+    let send = |id: &str| json!({"siteId": "pet", "visitorId": "v_browserid01", "events": [pageview(id, "/")]});
+    let a = track_as(app, &send("1"), &[("user-agent", UA)]).await.body;
+    assert_eq!((a["accepted"].as_u64(), a["cookieless"].as_bool()), (Some(1), Some(true)));
+    assert_eq!((&a["visitorId"], &a["sessionId"]), (&Value::Null, &Value::Null));
+    let live = |now: i64| fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["pet"], "now": now}));
+    let v = live(T0).await.unwrap();
+    let id = v["visitors"][0]["visitorId"].as_str().unwrap().to_string();
+    assert!(id.starts_with("c_") && id.len() == 24, "{id}");
+    // The same address and browser later that day: the same id.
+    app.clock.advance(40 * MINUTE);
+    track_as(app, &send("2"), &[("user-agent", UA)]).await;
+    let v = live(T0 + 40 * MINUTE).await.unwrap();
+    assert_eq!((v["count"].as_i64(), v["visitors"][0]["visitorId"].as_str()), (Some(1), Some(id.as_str())));
+    // Another browser on that address: another visitor.
+    track_as(app, &json!({"siteId": "pet", "events": [pageview("3", "/")]}), &[("user-agent", PHONE_UA)]).await;
+    let v = live(T0 + 40 * MINUTE).await.unwrap();
+    assert_eq!(v["count"], 2);
+    // The next day, once yesterday's session has ended: a new id.
+    app.clock.advance(DAY);
+    track_as(app, &send("4"), &[("user-agent", UA)]).await;
+    let v = live(T0 + 40 * MINUTE + DAY).await.unwrap();
+    assert_eq!(v["count"], 1);
+    assert_ne!(v["visitors"][0]["visitorId"].as_str(), Some(id.as_str()));
+});
+
+// rule: OVR-03
+// rule: OVR-04
+// rule: OVR-05
+// rule: OVR-06
+// rule: OVR-07
+// rule: OVR-10
+// rule: STORE-03
+// rule: STORE-04
+backend_test!(overview_counts_from_the_rollups_once_each, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    site(app, "dolar", false).await;
+    fed.grant(&["loja", "dolar"], &[READ]).await;
+    let t = reader(&fed);
+    // Visitor 1: two pageviews (one session, no bounce) and an event; 20 s engaged on the first.
+    track(app, "loja", "v_visitor0001", vec![pageview("1", "/"), pageview("2", "/p/1"), custom("add_to_cart", "/p/1")])
+        .await;
+    track(
+        app,
+        "loja",
+        "v_visitor0001",
+        vec![json!({"type": "engagement", "pageviewId": "p_0000000000000001", "engagedMs": 20_000})],
+    )
+    .await;
+    // Visitor 2: one pageview (a bounce), with vitals only after.
+    track(app, "loja", "v_visitor0002", vec![pageview("3", "/")]).await;
+    track(
+        app,
+        "loja",
+        "v_visitor0002",
+        vec![json!({"type": "vitals", "pageviewId": "p_0000000000000003", "lcp": 1000})],
+    )
+    .await;
+    // Another site, another visitor.
+    track(app, "dolar", "v_visitor0003", vec![pageview("4", "/")]).await;
+    let (from, to) = day_range();
+    let before = fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from, "to": to})).await.unwrap();
+    assert_eq!(before["totals"]["pageviews"], 0, "rollups trail acceptance");
+    assert!(drain(app).await >= 6);
+    assert_eq!(drain(app).await, 0, "each outbox row is applied once");
+    let o =
+        fed.both(Some(&t), "overview", json!({"siteIds": ["loja", "dolar"], "from": from, "to": to})).await.unwrap();
+    let totals = &o["totals"];
+    assert_eq!(totals["visitors"], 3);
+    assert_eq!(totals["sessions"], 3);
+    assert_eq!(totals["pageviews"], 4);
+    assert_eq!(totals["bounces"], 2);
+    assert_eq!(totals["bounceRate"], json!(0.6667));
+    assert_eq!(totals["viewsPerSession"], json!(1.33));
+    assert_eq!(totals["avgEngagedMs"], 20_000);
+    // Session 1 lasts 20 s (its engagement), the bounces 0: (20000 + 0 + 0) / 3 half up.
+    assert_eq!(totals["avgDurationMs"], 6667);
+    assert_eq!(o["currency"], "BRL");
+    assert_eq!(o["series"].as_array().unwrap().len(), 1);
+    assert_eq!(o["series"][0]["bucketStart"], from);
+    assert_eq!(o["series"][0]["visitors"], 3);
+    assert_eq!(o["pages"][0], json!({"route": "/", "pageviews": 3, "visitors": 3}));
+    assert_eq!(o["pages"][1], json!({"route": "/p/1", "pageviews": 1, "visitors": 1}));
+    assert_eq!(o["events"], json!([{"name": "add_to_cart", "count": 1}]));
+    assert_eq!(o["entryPages"], json!([{"route": "/", "sessions": 3}]));
+    assert_eq!(o["sources"], json!([{"source": "(direct)", "sessions": 3, "visitors": 3}]));
+    assert_eq!(o["referrers"], json!([{"referrer": null, "sessions": 3}]));
+    assert_eq!(o["devices"], json!([{"device": "desktop", "sessions": 3}]));
+    assert_eq!(o["bySite"][0]["siteId"], "loja");
+    assert_eq!(o["bySite"][0]["visitors"], 2);
+    assert_eq!(o["bySite"][1]["siteId"], "dolar");
+    assert_eq!(o["bySite"][1]["pageviews"], 1);
+    // Hourly: 24 buckets, zeros where nothing happened, the same totals.
+    let hour_from = T0 - T0.rem_euclid(3_600_000) - 23 * 3_600_000;
+    let h = fed
+        .both(
+            Some(&t),
+            "overview",
+            json!({"siteIds": ["loja"], "from": hour_from, "to": hour_from + 24 * 3_600_000 - 1, "interval": "hour"}),
+        )
+        .await
+        .unwrap();
+    let series = h["series"].as_array().unwrap();
+    assert_eq!(series.len(), 24);
+    assert_eq!(series.iter().map(|b| b["pageviews"].as_i64().unwrap()).sum::<i64>(), 3);
+    assert_eq!(series[0]["pageviews"], 0);
+    assert_eq!(h["totals"]["visitors"], 2);
+    assert_eq!(h["pages"][0]["visitors"], 2, "hourly page visitors from the events");
+    // A day with nothing: zeros, not nulls, and null rates.
+    let empty =
+        fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from - DAY, "to": from - 1})).await.unwrap();
+    assert_eq!(empty["totals"]["visitors"], 0);
+    assert_eq!(empty["totals"]["bounceRate"], Value::Null);
+    assert_eq!(empty["series"][0]["sessions"], 0);
+    // rule: OVR-01
+    Fed::expect_err(
+        fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from + 1, "to": to})).await,
+        400,
+        "INVALID_ARGUMENT",
+    );
+});
+
+// rule: OVR-12
+// rule: PUB-04
+// rule: PUB-05
+// rule: PUB-06
+backend_test!(live_visitors_and_what_a_public_link_sees, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, PUBLIC]).await;
+    let t = reader(&fed);
+    track(app, "loja", "v_visitor0001", vec![pageview("1", "/p/123?utm_campaign=x"), custom("cta", "/p/123")]).await;
+    app.clock.advance(MINUTE);
+    track(app, "loja", "v_visitor0002", vec![pageview("2", "/")]).await;
+    let now = T0 + MINUTE;
+    let live = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now})).await.unwrap();
+    assert_eq!((live["count"].as_i64(), live["truncated"].as_bool()), (Some(2), Some(false)));
+    let first = &live["visitors"][0];
+    assert_eq!(first["visitorId"], "v_visitor0002", "newest first");
+    let second = &live["visitors"][1];
+    assert_eq!(
+        (second["currentPath"].as_str(), second["pageviews"].as_i64(), second["events"].as_i64()),
+        (Some("/p/123"), Some(1), Some(1))
+    );
+    assert!(second.get("entryPath").is_some() && second.get("goals").is_some());
+    let one = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now, "limit": 1})).await.unwrap();
+    assert_eq!(
+        (one["count"].as_i64(), one["truncated"].as_bool(), one["visitors"].as_array().map(Vec::len)),
+        (Some(2), Some(true), Some(1))
+    );
+    // Five minutes later nobody is live.
+    let later =
+        fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now + 5 * MINUTE + 1})).await.unwrap();
+    assert_eq!(later["count"], 0);
+    Fed::expect_err(
+        fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now, "limit": 501})).await,
+        400,
+        "INVALID_ARGUMENT",
+    );
+
+    // A public link: session ids as visitor ids, routes, no visitor detail.
+    let public =
+        fed.key.sign(&with(claims(&[PUBLIC]), json!({"rastro_site_ids": ["loja"], "exp": T0 / 1000 + 86_400})));
+    let p = Some(public.as_str());
+    let pl = fed.both(p, "liveVisitors", json!({"siteIds": ["loja"], "now": now})).await.unwrap();
+    for row in pl["visitors"].as_array().unwrap() {
+        assert_eq!(row["visitorId"], row["sessionId"]);
+        for hidden in [
+            "entryPath",
+            "returning",
+            "campaign",
+            "affiliate",
+            "conversions",
+            "revenueCents",
+            "goals",
+            "funnel",
+            "profile",
+        ] {
+            assert!(row.get(hidden).is_none(), "{hidden} in {row}");
+        }
+    }
+    // A public `now` far from the server clock is refused; a reader's is not.
+    Fed::expect_err(
+        fed.both(p, "liveVisitors", json!({"siteIds": ["loja"], "now": now - 10 * MINUTE})).await,
+        400,
+        "INVALID_ARGUMENT",
+    );
+    assert!(fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now - 10 * MINUTE})).await.is_ok());
+    drain(app).await;
+    let (from, to) = day_range();
+    let po = fed.both(p, "overview", json!({"siteIds": ["loja"], "from": from, "to": to})).await.unwrap();
+    assert_eq!(po["totals"]["pageviews"], 2);
+    assert_eq!(po["totals"]["revenueCents"], 0);
+    for empty in ["campaigns", "mediums", "events", "topGoals"] {
+        assert_eq!(po[empty], json!([]), "{empty}");
+    }
+    Fed::expect_err(
+        fed.both(p, "getSession", json!({"siteId": "loja", "sessionId": "s_x"})).await,
+        403,
+        "FEDERATION_PUBLIC_FORBIDDEN",
+    );
+});
+
+// rule: TRK-25
+backend_test!(no_address_user_agent_query_or_click_id_is_stored, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    let canary_ua = format!("{UA} CanaryAgent/7.7");
+    let body = json!({"siteId": "loja", "visitorId": "v_visitor0001", "events": [
+        {"type": "pageview", "pageviewId": "p_0000000000000001",
+         "url": format!("https://{HOST}/p/1?utm_source=ig&gclid=CanaryGclid&fbclid=CanaryFbclid&q=CanaryQuery#frag"),
+         "referrer": "https://blog.example.org/post?secret=CanaryReferrer"}]});
+    let a = track_as(app, &body, &[("user-agent", &canary_ua), ("x-forwarded-for", "198.51.100.77")]).await;
+    assert_eq!(a.body["accepted"], 1);
+    drain(app).await;
+    let dump = app
+        .state
+        .cx
+        .db
+        .run(|c| {
+            use diesel::RunQueryDsl;
+            #[derive(diesel::QueryableByName)]
+            struct Row {
+                #[diesel(sql_type = diesel::sql_types::Text)]
+                t: String,
+            }
+            let mut all = String::new();
+            for table in ["web_events", "web_sessions", "web_visitors", "web_outbox", "web_breakdowns"] {
+                let sql = format!("SELECT CAST(COUNT(*) AS TEXT) AS t FROM {table}");
+                let _ = diesel::sql_query(sql).load::<Row>(c)?;
+            }
+            let rows: Vec<Row> = diesel::sql_query(
+                "SELECT path || ' ' || route || ' ' || COALESCE(properties, '') AS t FROM web_events \
+                 UNION ALL SELECT entry_path || ' ' || COALESCE(referrer, '') || ' ' || source || ' ' || medium || ' ' \
+                 || COALESCE(browser, '') || ' ' || COALESCE(os, '') FROM web_sessions \
+                 UNION ALL SELECT key FROM web_breakdowns",
+            )
+            .load(c)?;
+            for r in rows {
+                all.push_str(&r.t);
+                all.push('\n');
+            }
+            Ok(all)
+        })
+        .await
+        .unwrap();
+    assert!(dump.contains("/p/1") && dump.contains("blog.example.org"), "{dump}");
+    for canary in ["Canary", "198.51.100.77", "127.0.0.1", "gclid", "secret", "frag"] {
+        assert!(!dump.contains(canary), "{canary} stored: {dump}");
+    }
+});
+
+fn tight_limits(backend: Backend) -> crate::common::TestAppBuilder {
+    TestApp::builder(backend).env("RASTRO_TRACKER_IP_RATE", "4").env("RASTRO_TRACKER_NEW_VISITOR_RATE", "2")
+}
+
+// rule: TRK-28
+backend_test!(rate_limits_answer_429_with_retry_after_and_store_nothing, tight_limits, |app| {
+    site(&app, "loja", false).await;
+    let ok = track(&app, "loja", "v_visitor0001", vec![pageview("1", "/"), pageview("2", "/a")]).await;
+    assert_eq!(ok["accepted"], 2);
+    // Three more events from the same address pass its four a minute.
+    let body = json!({"siteId": "loja", "visitorId": "v_visitor0001",
+        "events": [pageview("3", "/b"), pageview("4", "/c"), pageview("6", "/e")]});
+    let res = app
+        .http
+        .post(format!("{}/rastro/events", app.base))
+        .header("user-agent", UA)
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 429);
+    let retry: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry));
+    let err: Value = res.json().await.unwrap();
+    assert_eq!(err["code"], "RATE_LIMITED");
+    // A third distinct visitor id from the address in the minute.
+    let v2 = track(&app, "loja", "v_visitor0002", vec![custom("x", "/")]).await;
+    assert_eq!(v2["accepted"], 1);
+    let third = json!({"siteId": "loja", "visitorId": "v_visitor0003", "events": [custom("x", "/")]});
+    let a = track_as(&app, &third, &[("user-agent", UA)]).await;
+    assert_eq!((a.status, a.code()), (429, "RATE_LIMITED"));
+    assert_eq!(drain(&app).await, 3, "only the admitted events were stored");
+    // A new minute admits again.
+    app.clock.advance(MINUTE);
+    assert_eq!(track(&app, "loja", "v_visitor0001", vec![pageview("5", "/d")]).await["accepted"], 1);
+});
