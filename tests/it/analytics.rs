@@ -643,3 +643,184 @@ backend_test!(rate_limits_answer_429_with_retry_after_and_store_nothing, tight_l
     app.clock.advance(MINUTE);
     assert_eq!(track(&app, "loja", "v_visitor0001", vec![pageview("5", "/d")]).await["accepted"], 1);
 });
+
+// rule: TRK-04
+/// The committed `tracker/dist/tracker.js` is what the pinned terser makes of
+/// `tracker/src/rastro.js` (`.ci/run` installs it: `npm ci --prefix tracker`).
+#[test]
+fn the_committed_tracker_is_the_build_of_its_source() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tracker");
+    if !root.join("node_modules/.bin/terser").exists() {
+        eprintln!("skipping the tracker rebuild check: terser is not installed (npm ci --prefix tracker)");
+        return;
+    }
+    let dir = crate::common::TempDir::new("rastrod_tracker_build");
+    let out = dir.0.join("tracker.js");
+    let status = std::process::Command::new("npm")
+        .args(["run", "--silent", "--prefix"])
+        .arg(&root)
+        .arg("build")
+        .env("RASTRO_TRACKER_OUT", &out)
+        .status()
+        .expect("npm");
+    assert!(status.success(), "the tracker build failed");
+    let built = std::fs::read(&out).unwrap();
+    let committed = std::fs::read(root.join("dist/tracker.js")).unwrap();
+    assert!(built == committed, "tracker/dist/tracker.js differs from a rebuild: run `npm run --prefix tracker build`");
+}
+
+// rule: PAGE-01
+// rule: PAGE-03
+// rule: PAGE-04
+// rule: PAGE-05
+// rule: PAGE-06
+// rule: PAGE-07
+// rule: PAGE-08
+// rule: ARPT-04
+backend_test!(list_sessions_pages_by_signed_cursors, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    let mut sessions = Vec::new();
+    for i in 1..=5 {
+        let s = track(app, "loja", &format!("v_visitor000{i}"), vec![pageview(&i.to_string(), "/")]).await;
+        sessions.push(s["sessionId"].as_str().unwrap().to_string());
+        app.clock.advance(MINUTE);
+    }
+    let (from, to) = day_range();
+    let list = |cursor: Value, n: Value| {
+        fed.both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "loja", "from": from, "to": to,
+            "paginationOpts": {"numItems": n, "cursor": cursor, "id": 7, "maximumRowsRead": 1000}}),
+        )
+    };
+    let first = list(Value::Null, json!(2.0)).await.unwrap();
+    let keys: Vec<&String> = first.as_object().unwrap().keys().collect();
+    assert_eq!(keys, vec!["continueCursor", "isDone", "page"]);
+    assert_eq!(first["isDone"], false);
+    let ids = |page: &Value| {
+        page["page"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["sessionId"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&first), vec![sessions[4].clone(), sessions[3].clone()], "startedAt desc");
+    // A session started meanwhile is newer than the first page: it never shows in later pages.
+    track(app, "loja", "v_visitor0009", vec![pageview("9", "/")]).await;
+    let second = list(first["continueCursor"].clone(), json!(2)).await.unwrap();
+    assert_eq!(ids(&second), vec![sessions[2].clone(), sessions[1].clone()]);
+    let third = list(second["continueCursor"].clone(), json!(2)).await.unwrap();
+    assert_eq!((ids(&third), third["isDone"].as_bool()), (vec![sessions[0].clone()], Some(true)));
+    let after = list(third["continueCursor"].clone(), json!(2)).await.unwrap();
+    assert_eq!((after["page"].clone(), after["isDone"].as_bool()), (json!([]), Some(true)));
+    // A page exactly full at the end says isDone.
+    let all = list(Value::Null, json!(6)).await.unwrap();
+    assert_eq!((ids(&all).len(), all["isDone"].as_bool()), (6, Some(true)));
+    // Cursors of another call, altered ones, bad sizes, unknown options.
+    let other = fed
+        .both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "loja", "from": from, "to": to - 1,
+            "paginationOpts": {"numItems": 2, "cursor": first["continueCursor"]}}),
+        )
+        .await;
+    Fed::expect_err(other, 400, "INVALID_ARGUMENT");
+    let mut altered = first["continueCursor"].as_str().unwrap().to_string();
+    let last = altered.pop().unwrap();
+    altered.push(if last == 'A' { 'B' } else { 'A' });
+    Fed::expect_err(list(json!(altered), json!(2)).await, 400, "INVALID_ARGUMENT");
+    for n in [json!(0), json!(101), json!(2.5)] {
+        Fed::expect_err(list(Value::Null, n).await, 400, "INVALID_ARGUMENT");
+    }
+    let extra = fed
+        .both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "loja", "from": from, "to": to,
+            "paginationOpts": {"numItems": 2, "cursor": null, "pageSize": 3}}),
+        )
+        .await;
+    Fed::expect_err(extra, 400, "INVALID_ARGUMENT");
+    // rule: PAGE-02
+    let end = fed
+        .both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "loja", "from": from, "to": to,
+            "paginationOpts": {"numItems": 2, "cursor": null, "endCursor": "x"}}),
+        )
+        .await;
+    Fed::expect_err(end, 400, "INVALID_ARGUMENT");
+});
+
+// rule: ARPT-05
+// rule: ARPT-07
+backend_test!(journeys_list_a_sessions_and_a_visitors_events_in_order, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    site(app, "outra", false).await;
+    fed.grant(&["loja", "outra"], &[READ]).await;
+    let t = reader(&fed);
+    let mut events = vec![pageview("1", "/"), custom("cta", "/")];
+    events[1]["properties"] = json!({"sku": "A1", "qty": 2, "bad": {"x": 1}});
+    let s = track(app, "loja", "v_visitor0001", events).await["sessionId"].clone();
+    app.clock.advance(MINUTE);
+    track(app, "loja", "v_visitor0001", vec![pageview("2", "/p/1")]).await;
+    app.clock.advance(MINUTE);
+    track(app, "outra", "v_visitor0001", vec![pageview("3", "/x")]).await;
+    let (from, to) = day_range();
+    let page = fed
+        .both(
+            Some(&t),
+            "sessionJourney",
+            json!({"siteId": "loja", "sessionId": s, "from": from, "to": to,
+            "paginationOpts": {"numItems": 2, "cursor": null}}),
+        )
+        .await
+        .unwrap();
+    let rows = page["page"].as_array().unwrap();
+    assert_eq!((rows.len(), page["isDone"].as_bool()), (2, Some(false)));
+    assert_eq!((rows[0]["type"].as_str(), rows[1]["type"].as_str()), (Some("pageview"), Some("event")));
+    assert_eq!(rows[1]["properties"], json!({"sku": "A1", "qty": 2}), "the bad property was dropped");
+    assert!(rows[0]["eventId"].as_str().unwrap() < rows[1]["eventId"].as_str().unwrap(), "time-ordered ids");
+    let rest = fed
+        .both(
+            Some(&t),
+            "sessionJourney",
+            json!({"siteId": "loja", "sessionId": s, "from": from, "to": to,
+            "paginationOpts": {"numItems": 2, "cursor": page["continueCursor"]}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(rest["page"][0]["path"], "/p/1");
+    assert_eq!(rest["isDone"], true);
+    // Another site's session id has no journey here.
+    let none = fed
+        .both(
+            Some(&t),
+            "sessionJourney",
+            json!({"siteId": "outra", "sessionId": s, "from": from, "to": to,
+            "paginationOpts": {"numItems": 2, "cursor": null}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(none["page"], json!([]));
+    // The visitor across both sites: the newest two, oldest first.
+    let v = fed
+        .both(
+            Some(&t),
+            "visitorJourney",
+            json!({"siteIds": ["loja", "outra"], "visitorId": "v_visitor0001",
+            "from": from, "to": to, "limit": 2}),
+        )
+        .await
+        .unwrap();
+    let paths: Vec<&str> = v["events"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!((paths, v["truncated"].as_bool()), (vec!["/p/1", "/x"], Some(true)));
+});

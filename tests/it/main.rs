@@ -25,4 +25,5 @@ mod scale_out;
 mod shutdown;
 mod status;
 mod sync;
+mod tracker_browser;
 mod webdriver;

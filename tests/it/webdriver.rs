@@ -27,6 +27,12 @@ pub struct Element(String);
 impl Browser {
     /// Starts chromedriver and a headless chromium session, or None with a note.
     pub async fn start() -> Option<Browser> {
+        Browser::start_with(&[]).await
+    }
+
+    /// `start` with more chromium switches (the tracker's tests hide the
+    /// automation markers and give a desktop user agent).
+    pub async fn start_with(extra: &[&str]) -> Option<Browser> {
         let chromium = which(&["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
         let driver = which(&["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]);
         let (Some(chromium), Some(driver)) = (chromium, driver) else {
@@ -54,13 +60,19 @@ impl Browser {
             assert!(Instant::now() < deadline, "chromedriver did not come up");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let mut args = vec![
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--window-size=1280,1000",
+            "--lang=pt-BR",
+            "--disable-popup-blocking",
+        ];
+        args.extend_from_slice(extra);
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--window-size=1280,1000", "--lang=pt-BR", "--disable-popup-blocking"]
-            }
+            "goog:chromeOptions": {"binary": chromium, "args": args, "excludeSwitches": ["enable-automation"]}
         }}});
         let res: Value = http.post(format!("{base}/session")).json(&caps).send().await.unwrap().json().await.unwrap();
         let session = res["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {res}")).to_string();
