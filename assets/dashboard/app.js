@@ -39,6 +39,7 @@
     }
   }
   var intFmt = new Intl.NumberFormat(S.locale);
+  var pctFmt = new Intl.NumberFormat(S.locale, { style: "percent", maximumFractionDigits: 1 });
   function num(n) { return n == null ? S.unknown : intFmt.format(n); }
   function site(id) { return state.sites.find(function (s) { return s.siteId === id; }); }
   function tz() { var s = site(state.siteId) || state.sites[0]; return (s && s.timezone) || "UTC"; }
@@ -107,7 +108,7 @@
     var who = me.operator.name + (me.operator.canConfigure ? "" : " (" + t("readOnly") + ")");
     var header = h("header", { class: "top" },
       h("h1", {}, t("appTitle", { product: me.productName })),
-      h("nav", { "aria-label": t("mainNav") }, h("ul", {}, navButton("leads", t("navLeads")), navButton("integrations", t("navIntegrations")))),
+      h("nav", { "aria-label": t("mainNav") }, h("ul", {}, navButton("leads", t("navLeads")), navButton("visits", t("navVisits")), navButton("integrations", t("navIntegrations")))),
       h("div", { class: "row" }, h("span", { id: "who" }, who),
         h("button", { id: "signout", onclick: function () { api("POST", "/dashboard/api/signout", {}).finally(function () { state.me = null; signInScreen(); }); } }, t("signOut"))));
     var main = h("main", { id: "main" });
@@ -118,7 +119,9 @@
   function render() {
     var main = shell();
     if (!canWrite()) add(main, h("p", { class: "muted" }, t("readOnlyNote")));
-    if (state.view === "integrations") integrations(main); else leadsScreen(main);
+    if (state.view === "integrations") integrations(main);
+    else if (state.view === "visits") visitsScreen(main);
+    else leadsScreen(main);
   }
 
   function start() {
@@ -129,6 +132,63 @@
       state.sites = sites;
       render();
     }).catch(function (e) { if (e.status !== 401) root().replaceChildren(h("main", {}, h("p", { class: "error" }, explain(e)))); });
+  }
+
+  // ---- visits (web analytics) ----------------------------------------------
+  function rate(x) { return x == null ? S.unknown : pctFmt.format(x); }
+  function duration(ms) {
+    if (ms == null) return S.unknown;
+    var sec = Math.round(ms / 1000);
+    return Math.floor(sec / 60) + " min " + String(sec % 60).padStart(2, "0") + " s";
+  }
+  function visitsScreen(main) {
+    var body = h("div", { id: "visits-body" }, h("p", {}, t("loading")));
+    add(main, h("h2", {}, t("navVisits")), pickers(function () { render(); }), body);
+    if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
+    // Whole UTC days up to the end of today: the overview counts today so far too.
+    var today = Math.floor(state.me.now / DAY) * DAY, ids = siteIds();
+    var r = { from: today - (state.days - 1) * DAY, to: today + DAY - 1 };
+    Promise.all([
+      api("POST", "/dashboard/api/analytics/overview", { siteIds: ids, from: r.from, to: r.to }),
+      api("POST", "/dashboard/api/analytics/live", { siteIds: ids, limit: 20 }),
+    ]).then(function (res) {
+      var o = res[0], live = res[1], tt = o.totals;
+      function card(key, label, value) {
+        return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value));
+      }
+      function table(id, title, head, rows) {
+        return h("section", {}, h("h3", {}, title), rows.length
+          ? h("table", { id: id }, h("thead", {}, h("tr", {}, head.map(function (c, i) { return h("th", { scope: "col", class: i ? "n" : null }, c); }))),
+              h("tbody", {}, rows.map(function (row) { return h("tr", {}, row.map(function (c, i) { return i ? h("td", { class: "n" }, c) : h("th", { scope: "row" }, c); })); })))
+          : h("p", {}, t("noVisits")));
+      }
+      var W = 720, H = 180, P = 28, n = o.series.length || 1, bw = (W - 2 * P) / n;
+      var max = Math.max(1, Math.max.apply(null, o.series.map(function (b) { return b.pageviews; })));
+      var svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-labelledby": "visits-chart-h" });
+      svg.appendChild(s("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#8c959f" }));
+      o.series.forEach(function (b, i) {
+        var bh = (H - 2 * P) * b.pageviews / max;
+        svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" },
+          s("title", {}, date(b.bucketStart, false, "UTC") + ": " + num(b.pageviews) + " " + t("pageviews").toLowerCase())));
+      });
+      fill(body,
+        h("section", { "aria-labelledby": "visits-summary-h" }, h("h3", { id: "visits-summary-h" }, t("visitsSummary")),
+          h("div", { class: "cards" },
+            card("visitors", t("visitors"), num(tt.visitors)),
+            card("sessions", t("sessions"), num(tt.sessions)),
+            card("pageviews", t("pageviews"), num(tt.pageviews)),
+            card("bounceRate", t("bounceRate"), rate(tt.bounceRate)),
+            card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs)),
+            card("live", t("liveNow"), num(live.count)))),
+        h("section", {}, h("h3", { id: "visits-chart-h" }, t("visitsChart")), svg),
+        table("top-pages", t("topPages"), [t("page"), t("pageviews"), t("visitors")],
+          o.pages.map(function (p) { return [p.route, num(p.pageviews), num(p.visitors)]; })),
+        table("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
+          o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; })),
+        table("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
+          live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; })),
+        h("p", { class: "muted" }, t("visitsNote")));
+    }).catch(function (e) { say(body, explain(e)); });
   }
 
   // ---- leads and spend -----------------------------------------------------

@@ -322,3 +322,34 @@ backend_test!(first_screen_weight_and_time, fake_meta_builder, |app| {
     assert!(wire > 0 && wire <= 200 * 1024, "the first screen weighs {wire} bytes");
     b.quit().await;
 });
+
+// The "Visitas" screen: the overview and the live visitors of the chosen
+// client, the figures equal to the federated overview's (same service).
+backend_test!(the_visits_screen_shows_the_overview_and_who_is_live, fake_meta_builder, |app| {
+    let Some(b) = Browser::start().await else { return };
+    demo(&app).await;
+    operator(&app, "demo", false, DEMO_OWNER).await;
+    let base = app.base.clone();
+    let ua = crate::analytics::UA;
+    for (i, path) in ["/", "/p/1", "/p/2"].iter().enumerate() {
+        let body = json!({"siteId": "loja-x", "visitorId": format!("v_visitor000{i}"), "events": [
+            {"type": "pageview", "pageviewId": format!("p_{i:0>16}"), "url": format!("https://lojax.example.com{path}")}]});
+        let a = crate::analytics::track_as(&app, &body, &[("user-agent", ua)]).await;
+        assert_eq!(a.body["accepted"], 1, "{}", a.text);
+    }
+    crate::analytics::drain(&app).await;
+    sign_in(&b, &base, "demo").await;
+    b.click("[data-view=visits]").await;
+    b.select("#site-picker", "loja-x").await;
+    b.wait_for("#top-pages").await;
+    assert_eq!(b.text("[data-k=visitors] .v").await, "3");
+    assert_eq!(b.text("[data-k=pageviews] .v").await, "3");
+    assert_eq!(b.text("[data-k=sessions] .v").await, "3");
+    assert_eq!(b.text("[data-k=bounceRate] .v").await, "100%");
+    assert_eq!(b.text("[data-k=live] .v").await, "3");
+    let rows = b.js("return document.querySelectorAll('#top-pages tbody tr').length;", json!([])).await;
+    assert_eq!(rows, json!(3));
+    no_serious_violations("the visits screen", b.axe().await);
+    screenshot(&app, &b, "visitas").await;
+    b.quit().await;
+});

@@ -3,6 +3,7 @@
 //! A reader like the host and federation transports: it signs operators in
 //! and calls the same `service` functions (no rule written twice).
 
+pub mod analytics;
 pub mod assets;
 pub mod auth;
 pub mod reads;
@@ -27,6 +28,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/reports/leads", web::post().to(reads::leads_report))
                 .route("/reports/leads-daily", web::post().to(reads::leads_daily))
                 .route("/leads", web::get().to(reads::list_leads))
+                .route("/analytics/overview", web::post().to(analytics::overview))
+                .route("/analytics/live", web::post().to(analytics::live))
                 .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(reads::lead_journey))
                 .route("/meta/connection", web::get().to(reads::meta_connection))
                 .route("/meta/connection", web::put().to(writes::set_connection))

@@ -160,7 +160,12 @@ fn visitors_by_key(
 /// `overview` (§5.3). `public` zeroes money and conversions and empties the
 /// campaigns, mediums, events and goals panels (rule PUB-04).
 pub fn overview(conn: &mut AnyConnection, a: OverviewArgs, public: bool) -> Result<Value> {
-    validate::site_ids(&a.site_ids)?;
+    overview_of(conn, a, public, validate::MAX_SITES)
+}
+
+/// `overview` for a reader allowed `max_sites` sites at once (the dashboard).
+pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_sites: usize) -> Result<Value> {
+    validate::site_ids_up_to(&a.site_ids, max_sites)?;
     check_overview(&a)?;
     let site_rows = sites::require_many(conn, &a.site_ids)?;
     let currency_of: HashMap<String, String> = site_rows.iter().map(|s| (s.id.clone(), s.currency.clone())).collect();
@@ -306,7 +311,18 @@ pub struct LiveArgs {
 
 /// `liveVisitors` (rule OVR-12; a public token's rows redacted, PUB-05).
 pub fn live_visitors(conn: &mut AnyConnection, a: LiveArgs, window_ms: i64, public: bool) -> Result<Value> {
-    validate::site_ids(&a.site_ids)?;
+    live_visitors_of(conn, a, window_ms, public, validate::MAX_SITES)
+}
+
+/// `liveVisitors` for a reader allowed `max_sites` sites at once (the dashboard).
+pub fn live_visitors_of(
+    conn: &mut AnyConnection,
+    a: LiveArgs,
+    window_ms: i64,
+    public: bool,
+    max_sites: usize,
+) -> Result<Value> {
+    validate::site_ids_up_to(&a.site_ids, max_sites)?;
     validate::time("now", a.now)?;
     let limit = a.limit.unwrap_or(100);
     if !(1..=MAX_LIVE).contains(&limit) {
