@@ -193,6 +193,8 @@ settings! {
         "largest distance of a public token's now from the server clock";
     rollup_interval: Duration = "analytics.rollup_interval", "RASTRO_ROLLUP_INTERVAL", "500ms", parse_duration,
         "how often the report actors apply queued events to the rollups";
+    import_body_limit_bytes: usize = "analytics.import_body_limit_bytes", "RASTRO_IMPORT_BODY_LIMIT_BYTES", "16777216", parse_size,
+        "largest analytics import body; larger ones get 413 PAYLOAD_TOO_LARGE";
     rollup_batch_max: usize = "analytics.rollup_batch_max", "RASTRO_ROLLUP_BATCH_MAX", "5000", parse_usize_nonzero,
         "events applied in one rollup transaction";
     meta_login_config_id: Option<String> = "meta.login_config_id", "RASTRO_META_LOGIN_CONFIG_ID", "", parse_opt_string,

@@ -137,6 +137,8 @@ fn main() -> ExitCode {
                     let now = SystemClock.now_ms();
                     let written = demo::seed(&state.cx, now).await?;
                     tracing::info!(leads = written, "demo seeded");
+                    let events = demo::analytics::seed(&state.cx, now).await?;
+                    tracing::info!(events, "demo web analytics seeded (90 days)");
                     let password = demo::operator(&state.cx.db, now).await?;
                     println!(
                         "dashboard: http://{listen}/  operator: {}  password: {}",

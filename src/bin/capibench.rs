@@ -192,6 +192,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
             timezone: "America/Sao_Paulo".into(),
             owner_id: "bench-owner".into(),
             domains: None,
+            cookieless: None,
         };
         let now = state.now();
         state.cx.write_plain(move |c| sites::create(c, now, input)).await?;

@@ -1102,6 +1102,7 @@ fn report(a: ReportArgs) -> AnyResult<()> {
                     timezone: "America/Sao_Paulo".into(),
                     owner_id: "loadgen".into(),
                     domains: None,
+                    cookieless: None,
                 };
                 db.write(move |c| sites::create(c, plan_now(), input)).await?;
             }

@@ -604,6 +604,7 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
             timezone: "America/Sao_Paulo".into(),
             owner_id: "bench-owner".into(),
             domains: None,
+            cookieless: None,
         };
         let now = state.now();
         state.cx.db.write(move |c| sites::create(c, now, input)).await?;

@@ -8,6 +8,7 @@ pub mod dashboard;
 pub mod errors;
 pub mod federation;
 pub mod host;
+pub mod host_analytics;
 pub mod host_conversions;
 pub mod host_federation;
 pub mod host_meta;
@@ -61,6 +62,7 @@ pub fn build_app(
             web::scope("/v1")
                 .wrap(from_fn(auth::require_host_key))
                 .configure(host::routes)
+                .configure(host_analytics::routes)
                 .configure(host_meta::routes)
                 .configure(host_conversions::routes)
                 .configure(host_federation::routes),

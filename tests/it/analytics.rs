@@ -824,3 +824,251 @@ backend_test!(journeys_list_a_sessions_and_a_visitors_events_in_order, analytics
     let paths: Vec<&str> = v["events"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
     assert_eq!((paths, v["truncated"].as_bool()), (vec!["/p/1", "/x"], Some(true)));
 });
+
+/// `POST /v1/sites/{site}/analytics/import?importId=` with NDJSON lines.
+pub async fn import(app: &TestApp, site: &str, import_id: &str, lines: &[Value]) -> Answer {
+    let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let req = app
+        .http
+        .post(format!("{}/v1/sites/{site}/analytics/import?importId={import_id}", app.base))
+        .bearer_auth(crate::common::HOST_KEY)
+        .header("content-type", "application/x-ndjson")
+        .body(body);
+    answer(req).await
+}
+
+fn line(kind: &str, at: i64, visitor: &str, extra: Value) -> Value {
+    let mut l = json!({"type": kind, "occurredAt": at, "visitorId": visitor});
+    for (k, v) in extra.as_object().unwrap() {
+        l[k] = v.clone();
+    }
+    l
+}
+
+// rule: IMP-01
+// rule: IMP-02
+// rule: IMP-03
+// rule: IMP-04
+// rule: IMP-06
+// rule: IMP-07
+backend_test!(imports_are_checked_whole_and_idempotent, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    let y = T0 - DAY;
+    let good = vec![
+        line(
+            "pageview",
+            y,
+            "v_visitor0001",
+            json!({"pageviewId": "p_0000000000000001", "path": "/", "source": "newsletter", "medium": "email"}),
+        ),
+        line("engagement", y, "v_visitor0001", json!({"pageviewId": "p_0000000000000001", "engagedMs": 4000})),
+        line(
+            "event",
+            y + 1000,
+            "v_visitor0001",
+            json!({"name": "cta", "url": format!("https://{HOST}/?utm_source=ig")}),
+        ),
+        line(
+            "pageview",
+            y,
+            "v_visitor0002",
+            json!({"pageviewId": "p_0000000000000002", "path": "/", "userAgent": crate::analytics::PHONE_UA}),
+        ),
+        line(
+            "pageview",
+            y,
+            "v_visitor0003",
+            json!({"pageviewId": "p_0000000000000003", "path": "/", "userAgent": "curl/8.5.0"}),
+        ),
+    ];
+    // Bad importIds, no lines, a wrong content type.
+    for id in ["", "bad id", &"x".repeat(129)] {
+        let a = import(app, "loja", &urlencoding(id), &good).await;
+        assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{id:?}");
+    }
+    assert_eq!(import(app, "loja", "empty", &[]).await.status, 400);
+    // Invalid lines are named and nothing is stored.
+    let mut bad = good.clone();
+    bad.push(line("pageview", T0 + 60_000, "v_visitor0001", json!({"pageviewId": "p_0000000000000009", "path": "/"})));
+    bad.push(line(
+        "pageview",
+        T0 - 500 * DAY,
+        "v_visitor0001",
+        json!({"pageviewId": "p_0000000000000008", "path": "/"}),
+    ));
+    bad.push(line(
+        "pageview",
+        y,
+        "v_visitor0001",
+        json!({"pageviewId": "p_0000000000000007", "path": "/", "device": "phone"}),
+    ));
+    bad.push(line(
+        "pageview",
+        y,
+        "v_visitor0001",
+        json!({"pageviewId": "p_0000000000000006", "path": "/", "url": format!("https://{HOST}/")}),
+    ));
+    bad.push(line(
+        "pageview",
+        y,
+        "v_visitor0001",
+        json!({"pageviewId": "p_0000000000000005", "url": "https://elsewhere.example/"}),
+    ));
+    let a = import(app, "loja", "first", &bad).await;
+    assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"));
+    assert!(a.body["message"].as_str().unwrap().contains("6, 7, 8, 9, 10"), "{}", a.text);
+    assert_eq!(drain(app).await, 0, "nothing stored");
+    // The good import: bots counted apart, sessions opened.
+    let a = import(app, "loja", "first", &good).await;
+    assert_eq!(a.status, 201, "{}", a.text);
+    assert_eq!(a.body, json!({"importId": "first", "created": true, "accepted": 4, "bot": 1, "sessions": 2}));
+    // The same body again: the first answer; another body under the id: a conflict.
+    let again = import(app, "loja", "first", &good).await;
+    assert_eq!(
+        (again.status, again.body["created"].as_bool(), again.body["accepted"].as_u64()),
+        (200, Some(false), Some(4))
+    );
+    let other = import(app, "loja", "first", &good[..2]).await;
+    assert_eq!((other.status, other.code()), (409, "CONFLICT"));
+    // Older than the visitor's latest stored event: invalid, nothing stored.
+    let older =
+        vec![line("pageview", y - 1000, "v_visitor0001", json!({"pageviewId": "p_0000000000000010", "path": "/old"}))];
+    let a = import(app, "loja", "older", &older).await;
+    assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{}", a.text);
+    assert_eq!(drain(app).await, 4, "the first import's outbox only");
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    let (from, to) = (y - y.rem_euclid(DAY), y - y.rem_euclid(DAY) + DAY - 1);
+    let o = fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from, "to": to})).await.unwrap();
+    assert_eq!((o["totals"]["sessions"].as_i64(), o["totals"]["pageviews"].as_i64()), (Some(2), Some(2)));
+    assert_eq!(o["sources"][0], json!({"source": "(direct)", "sessions": 1, "visitors": 1}));
+    assert_eq!(o["sources"][1], json!({"source": "newsletter", "sessions": 1, "visitors": 1}));
+    assert_eq!(o["devices"], json!([{"device": "mobile", "sessions": 1}, {"device": null, "sessions": 1}]));
+    assert_eq!(o["totals"]["avgEngagedMs"], 4000);
+});
+
+fn urlencoding(s: &str) -> String {
+    s.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
+}
+
+// rule: IMP-05
+// rule: IMP-08
+// rule: IMP-09
+backend_test!(an_export_imported_elsewhere_gives_the_same_overview, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    site(app, "copia", false).await;
+    let y = T0 - DAY;
+    let mut lines = Vec::new();
+    for v in 0..6 {
+        let visitor = format!("v_visitor{v:04}");
+        let at = y + v * 3_600_000;
+        let src = if v % 2 == 0 { json!({"source": "ig", "medium": "social", "campaign": "Natal"}) } else { json!({}) };
+        let mut pv = line("pageview", at, &visitor, json!({"pageviewId": format!("p_{:0>16}", v * 10), "path": "/"}));
+        for (k, val) in src.as_object().unwrap() {
+            pv[k] = val.clone();
+        }
+        lines.push(pv);
+        lines.push(line(
+            "engagement",
+            at,
+            &visitor,
+            json!({"pageviewId": format!("p_{:0>16}", v * 10), "engagedMs": 1000 * v}),
+        ));
+        if v % 3 == 0 {
+            lines.push(line(
+                "pageview",
+                at + 60_000,
+                &visitor,
+                json!({"pageviewId": format!("p_{:0>16}", v * 10 + 1), "path": format!("/p/{v}")}),
+            ));
+            lines.push(line(
+                "vitals",
+                at + 60_000,
+                &visitor,
+                json!({"pageviewId": format!("p_{:0>16}", v * 10 + 1), "lcp": 1200, "cls": 0.02}),
+            ));
+            lines.push(line(
+                "event",
+                at + 90_000,
+                &visitor,
+                json!({"name": "cta", "path": format!("/p/{v}"), "properties": {"k": "v"}}),
+            ));
+        }
+    }
+    assert_eq!(import(app, "loja", "history", &lines).await.status, 201);
+    let (from, to) = (y - y.rem_euclid(DAY), y - y.rem_euclid(DAY) + DAY - 1);
+    let res = app
+        .http
+        .get(format!("{}/v1/sites/loja/analytics/export?from={from}&to={to}", app.base))
+        .bearer_auth(crate::common::HOST_KEY)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/x-ndjson");
+    let text = res.text().await.unwrap();
+    let exported: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(exported.len(), lines.len(), "{text}");
+    // Ordered by time; each pageview's engagement and vitals right after it.
+    for pair in exported.windows(2) {
+        assert!(pair[0]["occurredAt"].as_i64() <= pair[1]["occurredAt"].as_i64());
+        if pair[1]["type"] == "engagement" || pair[1]["type"] == "vitals" {
+            assert_eq!(pair[0]["pageviewId"], pair[1]["pageviewId"]);
+        }
+    }
+    assert!(
+        exported
+            .iter()
+            .filter(|l| l["type"] == "pageview" || l["type"] == "event")
+            .all(|l| l["eventId"].is_string() && l["sessionId"].is_string())
+    );
+    let first_of_ig = exported.iter().find(|l| l["visitorId"] == "v_visitor0000").unwrap();
+    assert_eq!((first_of_ig["source"].as_str(), first_of_ig["campaign"].as_str()), (Some("ig"), Some("Natal")));
+    // Into a fresh site: the same overview.
+    let a = import(app, "copia", "from-loja", &exported).await;
+    assert_eq!(a.status, 201, "{}", a.text);
+    drain(app).await;
+    fed.grant(&["loja", "copia"], &[READ]).await;
+    let t = reader(&fed);
+    let of = |s: &str| fed.both(Some(&t), "overview", json!({"siteIds": [s], "from": from, "to": to}));
+    let (a, b) = (of("loja").await.unwrap(), of("copia").await.unwrap());
+    assert_eq!(a["totals"], b["totals"]);
+    assert_eq!(a["series"], b["series"]);
+    assert_eq!(a["sources"], b["sources"]);
+    assert_eq!(a["campaigns"], b["campaigns"]);
+    assert_eq!(a["totals"]["sessions"], 6);
+    assert_eq!(a["totals"]["pageviews"], 8);
+});
+
+// rule: IMP-10
+backend_test!(the_demo_seeds_ninety_days_of_analytics_once, analytics_builder, |fed| {
+    let app = &fed.app;
+    rastrod::demo::seed(&app.state.cx, T0).await.unwrap();
+    let first = rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap();
+    assert!(first > 5_000, "{first} lines");
+    assert_eq!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap(), 0, "a second run adds nothing");
+    drain(app).await;
+    let (conn, org) = (crate::federation::CONN, crate::federation::ORG);
+    fed.grant_for(conn, org, "demo-owner", &["loja-x", "pet-mania"], &[READ]).await.ok();
+    let t = reader(&fed);
+    let today = T0 - T0.rem_euclid(DAY);
+    let o = fed
+        .both(
+            Some(&t),
+            "overview",
+            json!({"siteIds": ["loja-x", "pet-mania"], "from": today - 90 * DAY, "to": today - 1}),
+        )
+        .await
+        .unwrap();
+    let series = o["series"].as_array().unwrap();
+    assert_eq!(series.len(), 90);
+    assert!(series.iter().all(|b| b["pageviews"].as_i64().unwrap() > 0), "every day has visits");
+    assert!(
+        o["pages"].as_array().unwrap().iter().any(|p| p["route"] == "/p/:id"),
+        "the route pattern groups product pages"
+    );
+    assert!(o["sources"].as_array().unwrap().iter().any(|s| s["source"] == "Google"));
+    assert!(o["totals"]["avgEngagedMs"].as_i64().unwrap() > 0);
+});

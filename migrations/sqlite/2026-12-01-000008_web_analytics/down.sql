@@ -1,3 +1,4 @@
+DROP TABLE web_imports;
 DROP TABLE web_visitor_sets;
 DROP TABLE web_breakdowns;
 DROP TABLE web_counters;

@@ -161,3 +161,14 @@ CREATE TABLE web_visitor_sets (
     bits BLOB NOT NULL,
     PRIMARY KEY (site_id, tier, bucket, dim, key)
 );
+
+-- Imports by id: the body's SHA-256 and the first answer, so a repeat of the
+-- same body answers it again and another body under the id is a conflict.
+CREATE TABLE web_imports (
+    site_id TEXT NOT NULL,
+    import_id TEXT NOT NULL,
+    body_sha256 TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (site_id, import_id)
+);

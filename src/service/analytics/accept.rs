@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::agent::Agent;
-use super::batch::{Incoming, Vitals};
+use super::batch::{Incoming, LineOrigin, Vitals};
 use super::{routes, urls};
 use crate::db::AnyConnection;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids;
 use crate::store::analytics::{self as store, EventRow, OutboxRow, SessionRow, VisitorUpdate};
 
@@ -35,6 +35,9 @@ pub struct Visit {
     pub region: Option<String>,
     pub idle_ms: i64,
     pub max_ms: i64,
+    /// The import (§4.4): event times are exact (no skew correction), an
+    /// event older than the visitor's latest is refused, no domain check.
+    pub trusted: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,6 +45,8 @@ pub struct Outcome {
     pub accepted: usize,
     pub rejected: usize,
     pub session_id: Option<String>,
+    /// Sessions this batch opened.
+    pub sessions: usize,
 }
 
 /// The session a visitor is in, as this batch leaves it.
@@ -70,30 +75,35 @@ pub fn event_time(received_at: i64, sent_at: Option<i64>, ts: Option<i64>, previ
     t.clamp(previous.min(received_at), received_at)
 }
 
-/// The event that may open a session: its time, URL, referrer, path and route.
+/// The event that may open a session: its time, URL, referrer, path and
+/// route, and what an imported line says of its session.
 struct Landing<'a> {
     t: i64,
     url: &'a url::Url,
     referrer: Option<&'a str>,
     path: &'a str,
     route: &'a str,
+    origin: Option<&'a LineOrigin>,
 }
 
 /// Where a new session came from (rules SES-10 to SES-14).
 fn open_session(v: &Visit, id: String, at: &Landing<'_>, returning: bool) -> SessionRow {
     let (t, path, route) = (at.t, at.path, at.route);
+    let o = at.origin.cloned().unwrap_or_default();
     let p = urls::params(at.url);
     let referrer = at.referrer.and_then(urls::referrer_host).filter(|h| !urls::is_internal(h, &v.domains));
-    let source = p
-        .utm_source
+    let source = o
+        .source
         .clone()
+        .or_else(|| p.utm_source.clone())
         .or_else(|| p.source.clone())
         .or_else(|| p.referral.clone())
         .or_else(|| referrer.as_deref().map(urls::source_of))
         .unwrap_or_else(|| "(direct)".into());
-    let medium = p
-        .utm_medium
+    let medium = o
+        .medium
         .clone()
+        .or_else(|| p.utm_medium.clone())
         .or_else(|| p.gclid.then(|| "cpc".to_string()))
         .or_else(|| p.fbclid.then(|| "social".to_string()))
         .or_else(|| referrer.as_ref().map(|_| "referral".to_string()))
@@ -111,16 +121,16 @@ fn open_session(v: &Visit, id: String, at: &Landing<'_>, returning: bool) -> Ses
         referrer,
         source,
         medium,
-        campaign: p.utm_campaign,
-        term: p.utm_term,
-        content: p.utm_content,
+        campaign: o.campaign.or(p.utm_campaign),
+        term: o.term.or(p.utm_term),
+        content: o.content.or(p.utm_content),
         affiliate_id: None,
-        country: v.country.clone(),
-        region: v.region.clone(),
-        device: v.agent.device.map(|d| d.as_str().to_string()),
-        browser: v.agent.browser.map(str::to_string),
-        os: v.agent.os.map(str::to_string),
-        language: v.language.clone(),
+        country: o.country.or_else(|| v.country.clone()),
+        region: o.region.or_else(|| v.region.clone()),
+        device: o.device.or_else(|| v.agent.device.map(|d| d.as_str().to_string())),
+        browser: o.browser.or_else(|| v.agent.browser.map(str::to_string)),
+        os: o.os.or_else(|| v.agent.os.map(str::to_string)),
+        language: o.language.or_else(|| v.language.clone()),
         pageviews: 0,
         events: 0,
         is_returning: returning,
@@ -157,6 +167,32 @@ fn outbox(row: &SessionRow, kind: &str, at: i64, route: &str, name: Option<Strin
     }
 }
 
+/// A pageview's or custom event's time: skew-corrected from the tracker;
+/// exact from the import, where an event older than the visitor's latest
+/// makes its line invalid (rule IMP-06).
+fn time_of(v: &Visit, ts: Option<i64>, last_at: i64, origin: Option<&LineOrigin>) -> Result<i64> {
+    if !v.trusted {
+        return Ok(event_time(v.received_at, v.sent_at, ts, last_at));
+    }
+    let t = ts.unwrap_or(v.received_at);
+    if t < last_at {
+        let line = origin.map_or(0, |o| o.line);
+        return Err(Error::invalid(format!("line {line}: older than the visitor's latest stored pageview or event")));
+    }
+    Ok(t)
+}
+
+/// The stored path: from the URL, or an imported line's `path` (redacted alike).
+fn path_of(v: &Visit, url: &url::Url, origin: Option<&LineOrigin>) -> String {
+    match origin.and_then(|o| o.path.as_deref()) {
+        Some(p) => {
+            let p = if v.redact { urls::redact_path(p) } else { p.to_string() };
+            p.chars().take(1024).collect()
+        }
+        None => urls::stored_path(url, v.hash, v.redact),
+    }
+}
+
 /// Where a pageview named by a later event lives: among this batch's new
 /// rows, or stored.
 #[derive(Clone, Copy)]
@@ -170,7 +206,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
     let mut out = Outcome::default();
     let state = store::lock_visitor(conn, &v.site_id, &v.visitor_id)?;
     let mut last_at = state.last_at;
-    let mut sessions = Sessions { touched: HashMap::new(), current: None, seen: state.sessions };
+    let mut sessions = Sessions { touched: HashMap::new(), current: None, seen: state.sessions, opened: 0 };
     if !state.session_id.is_empty()
         && let Some(row) = store::session(conn, &state.session_id)?
     {
@@ -205,17 +241,25 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
             continue;
         };
         match event {
-            Incoming::Pageview { ts, pageview_id, url, referrer, properties } => {
+            Incoming::Pageview { ts, pageview_id, url, referrer, properties, origin } => {
                 let (host, port) = urls::host_of(&url);
                 // A resent pageview changes nothing (rule TRK-29).
-                if !urls::on_domains(&host, port, &v.domains) || by_pageview.contains_key(&pageview_id) {
+                if (!v.trusted && !urls::on_domains(&host, port, &v.domains)) || by_pageview.contains_key(&pageview_id)
+                {
                     out.rejected += 1;
                     continue;
                 }
-                let t = event_time(v.received_at, v.sent_at, ts, last_at);
-                let path = urls::stored_path(&url, v.hash, v.redact);
+                let t = time_of(v, ts, last_at, origin.as_deref())?;
+                let path = path_of(v, &url, origin.as_deref());
                 let route = routes::route_of(&path, &v.route_patterns);
-                let at = Landing { t, url: &url, referrer: referrer.as_deref(), path: &path, route: &route };
+                let at = Landing {
+                    t,
+                    url: &url,
+                    referrer: referrer.as_deref(),
+                    path: &path,
+                    route: &route,
+                    origin: origin.as_deref(),
+                };
                 let session = sessions.join_or_open(v, last_at, &at)?;
                 let s = sessions.touched.get_mut(&session).map(|x| &mut x.row);
                 let Some(s) = s else { continue };
@@ -256,16 +300,17 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 out.accepted += 1;
                 out.session_id = Some(session);
             }
-            Incoming::Custom { ts, url, name, properties } => {
+            Incoming::Custom { ts, url, name, properties, origin } => {
                 let (host, port) = urls::host_of(&url);
-                if !urls::on_domains(&host, port, &v.domains) {
+                if !v.trusted && !urls::on_domains(&host, port, &v.domains) {
                     out.rejected += 1;
                     continue;
                 }
-                let t = event_time(v.received_at, v.sent_at, ts, last_at);
-                let path = urls::stored_path(&url, v.hash, v.redact);
+                let t = time_of(v, ts, last_at, origin.as_deref())?;
+                let path = path_of(v, &url, origin.as_deref());
                 let route = routes::route_of(&path, &v.route_patterns);
-                let at = Landing { t, url: &url, referrer: None, path: &path, route: &route };
+                let at =
+                    Landing { t, url: &url, referrer: None, path: &path, route: &route, origin: origin.as_deref() };
                 let session = sessions.join_or_open(v, last_at, &at)?;
                 let Some(s) = sessions.touched.get_mut(&session).map(|x| &mut x.row) else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
@@ -401,6 +446,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
         }
     }
     store::insert_outbox(conn, &outbox_rows)?;
+    out.sessions = sessions.opened;
     Ok(out)
 }
 
@@ -410,6 +456,8 @@ struct Sessions {
     current: Option<String>,
     /// Sessions the visitor had on the site (`returning`).
     seen: i64,
+    /// Sessions this batch opened.
+    opened: usize,
 }
 
 impl Sessions {
@@ -428,6 +476,7 @@ impl Sessions {
         let id = ids::time_ordered("s_", at.t)?;
         let row = open_session(v, id.clone(), at, self.seen > 0);
         self.seen += 1;
+        self.opened += 1;
         self.touched.insert(id.clone(), Touched { row, is_new: true, dirty: true });
         self.current = Some(id.clone());
         Ok(id)

@@ -134,6 +134,26 @@ impl Vitals {
     }
 }
 
+/// What an imported line says of itself beyond a tracker event (ANALYTICS.md
+/// §4.4): its line number, a stored path instead of a URL, and the session's
+/// attribution and client when the line opens a session.
+#[derive(Debug, Clone, Default)]
+pub struct LineOrigin {
+    pub line: usize,
+    pub path: Option<String>,
+    pub source: Option<String>,
+    pub medium: Option<String>,
+    pub campaign: Option<String>,
+    pub term: Option<String>,
+    pub content: Option<String>,
+    pub device: Option<String>,
+    pub browser: Option<String>,
+    pub os: Option<String>,
+    pub country: Option<String>,
+    pub region: Option<String>,
+    pub language: Option<String>,
+}
+
 /// One event that passed its checks.
 #[derive(Debug, Clone)]
 pub enum Incoming {
@@ -143,12 +163,14 @@ pub enum Incoming {
         url: Url,
         referrer: Option<String>,
         properties: Option<Map<String, Value>>,
+        origin: Option<Box<LineOrigin>>,
     },
     Custom {
         ts: Option<i64>,
         url: Url,
         name: String,
         properties: Option<Map<String, Value>>,
+        origin: Option<Box<LineOrigin>>,
     },
     Vitals {
         pageview_id: String,
@@ -199,7 +221,14 @@ pub fn check_event(v: &Value) -> Option<Incoming> {
                 Some(_) => return None,
             };
             let properties = properties(o.get("properties"), false).ok()?;
-            Some(Incoming::Pageview { ts, pageview_id: pageview_id()?, url: url()?, referrer, properties })
+            Some(Incoming::Pageview {
+                ts,
+                pageview_id: pageview_id()?,
+                url: url()?,
+                referrer,
+                properties,
+                origin: None,
+            })
         }
         "event" => {
             let name = field(o, "name").and_then(Value::as_str)?;
@@ -207,7 +236,7 @@ pub fn check_event(v: &Value) -> Option<Incoming> {
                 return None;
             }
             let properties = properties(o.get("properties"), false).ok()?;
-            Some(Incoming::Custom { ts, url: url()?, name: name.to_string(), properties })
+            Some(Incoming::Custom { ts, url: url()?, name: name.to_string(), properties, origin: None })
         }
         "vitals" => {
             let vitals = vitals_of(o);

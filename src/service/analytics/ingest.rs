@@ -196,6 +196,7 @@ pub async fn ingest(cx: &Context, tracker: &Tracker, req: Request<'_>) -> std::r
         region: None,
         idle_ms: cx.config.session_idle.as_millis() as i64,
         max_ms: cx.config.session_max.as_millis() as i64,
+        trusted: false,
     };
     let outcome = cx
         .write(move |c| {

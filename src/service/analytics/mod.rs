@@ -6,6 +6,7 @@
 //! - `limits`: the tracker's rate limits;
 //! - `ingest`: `POST /rastro/events`, the checks in their order;
 //! - `accept`: one batch's rows, written in one group commit;
+//! - `import`, `export`: historical events in and out (NDJSON);
 //! - `rollup`: the outbox applied to the rollups, once per event;
 //! - `reads`: overview, live visitors, a session;
 //! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
@@ -14,6 +15,8 @@
 pub mod accept;
 pub mod agent;
 pub mod batch;
+pub mod export;
+pub mod import;
 pub mod ingest;
 pub mod limits;
 pub mod pages;

@@ -597,3 +597,59 @@ pub fn visitor_events(
     q.texts(site_ids).texts(visitor_ids).int(from).int(to).int(limit as i64);
     q.load(conn)
 }
+
+// ---------------------------------------------------------------- imports
+
+#[derive(Debug, QueryableByName)]
+pub struct ImportRow {
+    #[diesel(sql_type = Text)]
+    pub body_sha256: String,
+    #[diesel(sql_type = Text)]
+    pub answer: String,
+}
+
+pub fn import(conn: &mut AnyConnection, site_id: &str, import_id: &str) -> QueryResult<Option<ImportRow>> {
+    let mut q = RawQuery::new("SELECT body_sha256, answer FROM web_imports WHERE site_id = ? AND import_id = ?");
+    q.text(site_id).text(import_id);
+    Ok(q.load::<ImportRow>(conn)?.into_iter().next())
+}
+
+pub fn insert_import(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    import_id: &str,
+    sha: &str,
+    answer: &str,
+    now: i64,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_imports (site_id, import_id, body_sha256, answer, created_at) VALUES (?, ?, ?, ?, ?)",
+    );
+    q.text(site_id).text(import_id).text(sha).text(answer).int(now);
+    q.execute(conn)
+}
+
+/// A site's events in `[from, to]` after a position, `(occurredAt, id)` asc (the export).
+pub fn events_page(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    from: i64,
+    to: i64,
+    after: Option<(i64, String)>,
+    limit: usize,
+) -> QueryResult<Vec<EventRow>> {
+    let c = byte_order(conn);
+    let mut sql =
+        format!("SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ?");
+    if after.is_some() {
+        sql.push_str(&format!(" AND (occurred_at > ? OR (occurred_at = ? AND id{c} > ?))"));
+    }
+    sql.push_str(&format!(" ORDER BY occurred_at, id{c} LIMIT ?"));
+    let mut q = RawQuery::new(sql);
+    q.text(site_id).int(from).int(to);
+    if let Some((t, id)) = after {
+        q.int(t).int(t).text(id);
+    }
+    q.int(limit as i64);
+    q.load(conn)
+}

@@ -3,6 +3,8 @@
 //! again adds nothing. Two sites (Loja X and Pet Mania), a board, and leads of
 //! the last 30 days from ads and from organic origins, some qualified and won.
 
+pub mod analytics;
+
 use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
 use crate::error::{Code, Result};
 use crate::service::context::Context;

@@ -1,0 +1,106 @@
+//! The host API's web-analytics routes: the import and the export of
+//! historical events (ANALYTICS.md §4.4), NDJSON both ways.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use actix_web::http::header::CONTENT_TYPE;
+use actix_web::web::Bytes;
+use actix_web::{HttpRequest, HttpResponse, mime, web};
+use futures_core::Stream;
+use serde::Deserialize;
+
+use super::AppState;
+use crate::error::{Error, Result};
+use crate::service::analytics::{export, import};
+use crate::service::leads::sites;
+use crate::service::validate;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/sites/{siteId}/analytics/import", web::post().to(import_events))
+        .route("/sites/{siteId}/analytics/export", web::get().to(export_events));
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImportQuery {
+    import_id: String,
+}
+
+/// `POST /v1/sites/{siteId}/analytics/import?importId=`: 201 when stored, 200
+/// for a repeat of the same body (rules IMP-01 to IMP-07).
+pub async fn import_events(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    q: web::Query<ImportQuery>,
+    body: web::Payload,
+) -> Result<HttpResponse> {
+    let mime = req.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<mime::Mime>().ok());
+    let ndjson = match &mime {
+        Some(m) if m.type_() == mime::APPLICATION && m.subtype() == "x-ndjson" => true,
+        Some(m) if super::body::json_mime(m) => false,
+        _ => {
+            return Err(Error::new(
+                crate::error::Code::UnsupportedMediaType,
+                "the body must be application/x-ndjson or a JSON array (application/json)",
+            ));
+        }
+    };
+    import::check_import_id(&q.import_id)?;
+    let bytes = super::body::read(body, st.cx.config.import_body_limit_bytes).await?;
+    let answer = import::import(&st.cx, &path.into_inner(), &q.import_id, &bytes, ndjson).await?;
+    Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportQuery {
+    from: i64,
+    to: i64,
+}
+
+/// Pages of NDJSON from a task, as a response body.
+struct Lines(tokio::sync::mpsc::Receiver<std::result::Result<Bytes, actix_web::Error>>);
+
+impl Stream for Lines {
+    type Item = std::result::Result<Bytes, actix_web::Error>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx)
+    }
+}
+
+/// `GET /v1/sites/{siteId}/analytics/export?from&to` (rule IMP-08): streamed.
+pub async fn export_events(
+    st: web::Data<AppState>,
+    path: web::Path<String>,
+    q: web::Query<ExportQuery>,
+) -> Result<HttpResponse> {
+    let (site_id, from, to) = (path.into_inner(), q.from, q.to);
+    validate::range(from, to, 366)?;
+    let sid = site_id.clone();
+    st.cx.db.run(move |c| sites::require(c, &sid).map(|_| ())).await?;
+    let (tx, rx) = tokio::sync::mpsc::channel(2);
+    let db = st.cx.db.clone();
+    actix_web::rt::spawn(async move {
+        let mut cursor = Some(export::Cursor::default());
+        loop {
+            let (site, mut cur) = (site_id.clone(), cursor.take().unwrap_or_default());
+            let page = db.run(move |c| export::next_page(c, &site, from, to, &mut cur).map(|p| (p, cur))).await;
+            let chunk = match page {
+                Ok((Some(text), cur)) => {
+                    cursor = Some(cur);
+                    Ok(Bytes::from(text))
+                }
+                Ok((None, _)) => return,
+                // The status is sent: a failure mid-way ends the body early.
+                Err(e) => Err(actix_web::error::ErrorInternalServerError(e.code.as_str())),
+            };
+            let failed = chunk.is_err();
+            if tx.send(chunk).await.is_err() || failed {
+                return;
+            }
+        }
+    });
+    Ok(HttpResponse::Ok().content_type("application/x-ndjson").streaming(Lines(rx)))
+}
