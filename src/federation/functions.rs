@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::Caller;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
+use crate::service::analytics::coverage as analytics_coverage;
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
 use crate::service::leads::board::{self, SetEventMap};
@@ -93,6 +94,7 @@ pub enum Function {
     ListSessions,
     SessionJourney,
     VisitorJourney,
+    DataCoverage,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -145,6 +147,7 @@ impl Function {
         Function::ListSessions,
         Function::SessionJourney,
         Function::VisitorJourney,
+        Function::DataCoverage,
     ];
 
     pub const fn spec(self) -> Spec {
@@ -178,6 +181,7 @@ impl Function {
             Function::ListSessions => f("listSessions", Query, Core, Read, false),
             Function::SessionJourney => f("sessionJourney", Query, Core, Read, false),
             Function::VisitorJourney => f("visitorJourney", Query, Core, Read, false),
+            Function::DataCoverage => f("dataCoverage", Query, Core, Read, true),
         }
     }
 
@@ -543,8 +547,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             if caller.public && (a.now - now).abs() > skew {
                 return Err(Error::invalid("now must be within RASTRO_LIVE_NOW_SKEW of the server clock"));
             }
-            let (window, public) = (st.cx.config.live_window.as_millis() as i64, caller.public);
-            st.cx.db.run(move |c| analytics::live_visitors(c, a, window, public)).await
+            st.analytics.live.live_visitors(&st.cx, a, caller.public, crate::service::validate::MAX_SITES).await
         }
         Function::GetSession => {
             let a: analytics::SessionArgs = args(raw)?;
@@ -567,6 +570,11 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             let a: analytics_sessions::VisitorJourneyArgs = args(raw)?;
             caller.check_sites(&a.site_ids)?;
             st.cx.db.run(move |c| analytics_sessions::visitor_journey(c, a)).await
+        }
+        Function::DataCoverage => {
+            let a: analytics_coverage::CoverageArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_coverage::data_coverage(c, a, now)).await
         }
         Function::SyncMetaNow => {
             let a: SiteArgs = args(raw)?;
@@ -707,6 +715,6 @@ mod tests {
             assert_eq!(*f as usize, i, "{f:?}");
             assert_eq!(Function::parse(f.name()), Some(*f));
         }
-        assert_eq!(Function::ALL.len(), Function::VisitorJourney as usize + 1);
+        assert_eq!(Function::ALL.len(), Function::DataCoverage as usize + 1);
     }
 }

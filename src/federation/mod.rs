@@ -40,6 +40,7 @@ pub struct Federation {
     pub grants: GrantReader,
     leads: bool,
     meta_ads: bool,
+    live_window_ms: i64,
 }
 
 /// `manifest`: static metadata, served without auth.
@@ -66,6 +67,22 @@ pub struct Limits {
     pub max_conversions: i64,
     /// Most route patterns of a site (updateSite).
     pub max_route_patterns: usize,
+    /// Longest route pattern.
+    pub max_route_pattern_length: usize,
+    /// Longest hourly `overview`, in hours.
+    pub max_hourly_overview_hours: i64,
+    /// Most `liveVisitors` rows.
+    pub max_live_visitors: i64,
+    /// The `liveVisitors` window (`RASTRO_LIVE_WINDOW`).
+    pub live_window_ms: i64,
+    /// Largest `listSessions` page.
+    pub max_sessions_page: i64,
+    /// Largest `sessionJourney` page.
+    pub max_journey_page: i64,
+    /// Most `visitorJourney` events.
+    pub max_journey_events: i64,
+    /// Most events in one tracker batch.
+    pub max_events_per_batch: usize,
 }
 
 impl Federation {
@@ -80,6 +97,7 @@ impl Federation {
             grants: GrantReader::new(db),
             leads: config.federation_leads,
             meta_ads: config.federation_meta_ads && config.federation_leads,
+            live_window_ms: config.live_window.as_millis() as i64,
         }
     }
 
@@ -119,6 +137,14 @@ impl Federation {
                 max_list_leads: 100,
                 max_conversions: 50,
                 max_route_patterns: 32,
+                max_route_pattern_length: 256,
+                max_hourly_overview_hours: 24,
+                max_live_visitors: crate::service::analytics::reads::MAX_LIVE,
+                live_window_ms: self.live_window_ms,
+                max_sessions_page: crate::service::analytics::sessions::MAX_SESSIONS_PAGE,
+                max_journey_page: crate::service::analytics::sessions::MAX_JOURNEY_PAGE,
+                max_journey_events: crate::service::analytics::sessions::MAX_JOURNEY_EVENTS,
+                max_events_per_batch: crate::service::analytics::batch::MAX_EVENTS,
             },
         }
     }

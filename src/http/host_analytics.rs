@@ -49,7 +49,11 @@ pub async fn import_events(
     };
     import::check_import_id(&q.import_id)?;
     let bytes = super::body::read(body, st.cx.config.import_body_limit_bytes).await?;
-    let answer = import::import(&st.cx, &path.into_inner(), &q.import_id, &bytes, ndjson).await?;
+    let site_id = path.into_inner();
+    let answer = import::import(&st.cx, &site_id, &q.import_id, &bytes, ndjson).await?;
+    if answer.created {
+        st.analytics.live.changed(&site_id);
+    }
     Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
 }
 

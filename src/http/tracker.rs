@@ -123,7 +123,7 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
         origin: header_str(&req, header::ORIGIN),
         referer: header_str(&req, header::REFERER),
     };
-    match ingest::ingest(&st.cx, &st.analytics.tracker, request).await {
+    match ingest::ingest(&st.cx, &st.analytics, request).await {
         Ok(answer) => cors(HttpResponse::Ok().json(answer)),
         Err(r) => refused(r),
     }

@@ -1072,3 +1072,105 @@ backend_test!(the_demo_seeds_ninety_days_of_analytics_once, analytics_builder, |
     assert!(o["sources"].as_array().unwrap().iter().any(|s| s["source"] == "Google"));
     assert!(o["totals"]["avgEngagedMs"].as_i64().unwrap() > 0);
 });
+
+// rule: MAN-01
+// rule: MAN-02
+// rule: MAN-03
+backend_test!(the_manifest_names_the_analytics_functions_and_their_limits, analytics_builder, |fed| {
+    let m = fed.both(None, "manifest", json!({})).await.unwrap();
+    let functions: Vec<&str> = m["functions"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    for f in
+        ["overview", "liveVisitors", "getSession", "listSessions", "sessionJourney", "visitorJourney", "dataCoverage"]
+    {
+        assert!(functions.contains(&f), "{f}");
+    }
+    let l = &m["limits"];
+    assert_eq!((l["maxLiveVisitors"].as_i64(), l["liveWindowMs"].as_i64()), (Some(500), Some(300_000)));
+    assert_eq!((l["maxHourlyOverviewHours"].as_i64(), l["maxSessionsPage"].as_i64()), (Some(24), Some(100)));
+    assert_eq!(
+        (l["maxJourneyPage"].as_i64(), l["maxJourneyEvents"].as_i64(), l["maxEventsPerBatch"].as_i64()),
+        (Some(200), Some(500), Some(50))
+    );
+    assert_eq!(l["maxRoutePatternLength"], 256);
+    site(&fed.app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let status = fed.both(Some(&reader(&fed)), "connectionStatus", json!({})).await.unwrap();
+    assert_eq!(status["capabilities"], m["capabilities"]);
+});
+
+fn short_live_window(backend: Backend) -> FedBuilder {
+    analytics_builder(backend).env("RASTRO_LIVE_WINDOW", "1m")
+}
+
+// rule: MAN-02
+backend_test!(the_live_window_is_the_setting_in_the_manifest_and_the_reads, short_live_window, |fed| {
+    let m = fed.both(None, "manifest", json!({})).await.unwrap();
+    assert_eq!(m["limits"]["liveWindowMs"], 60_000);
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
+    let t = reader(&fed);
+    let live = |now: i64| fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now}));
+    assert_eq!(live(T0 + 60_000).await.unwrap()["count"], 1);
+    assert_eq!(live(T0 + 60_001).await.unwrap()["count"], 0);
+});
+
+// rule: ARPT-22
+// rule: ARPT-24
+// rule: ARPT-26
+backend_test!(data_coverage_tells_collected_from_missing, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, PUBLIC]).await;
+    let t = reader(&fed);
+    let (from, to) = day_range();
+    let cov = |args: Value| fed.both(Some(&t), "dataCoverage", args);
+    let before = cov(json!({"siteId": "loja", "from": from, "to": to})).await.unwrap();
+    assert_eq!(before["trackingSince"], Value::Null);
+    assert_eq!(before["classes"]["events"]["status"], "unavailable", "an empty report is no proof of no visits");
+    track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
+    // The day of the first event, read at its end: partial (tracking began inside it).
+    let day = cov(json!({"siteId": "loja", "from": from, "to": to, "now": to})).await.unwrap();
+    assert_eq!(day["trackingSince"], T0);
+    assert_eq!(day["classes"]["sessions"], json!({"status": "partial", "coveredFrom": T0, "coveredTo": to}));
+    // A range after tracking began, in the past: complete.
+    let later = cov(json!({"siteId": "loja", "from": T0 + 1, "to": T0 + 1000, "now": T0 + DAY})).await.unwrap();
+    assert_eq!(
+        later["classes"]["aggregates"],
+        json!({"status": "complete", "coveredFrom": T0 + 1, "coveredTo": T0 + 1000})
+    );
+    // Before tracking: unavailable.
+    let earlier = cov(json!({"siteId": "loja", "from": from - DAY, "to": from - 1})).await.unwrap();
+    assert_eq!(earlier["classes"]["events"]["status"], "unavailable");
+    assert!(!earlier.to_string().contains("v_visitor") && !earlier.to_string().contains("s_"), "no ids");
+    Fed::expect_err(cov(json!({"siteId": "loja", "from": 1.5, "to": to})).await, 400, "INVALID_ARGUMENT");
+    // A public link may ask.
+    let public =
+        fed.key.sign(&with(claims(&[PUBLIC]), json!({"rastro_site_ids": ["loja"], "exp": T0 / 1000 + 86_400})));
+    assert!(fed.both(Some(&public), "dataCoverage", json!({"siteId": "loja", "from": from, "to": to})).await.is_ok());
+});
+
+// rule: STORE-08
+backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
+    let (rt, cx) = (&app.state.analytics, &app.state.cx);
+    let args = || rastrod::service::analytics::reads::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let first = rt.live.live_visitors(cx, args(), false, 10).await.unwrap();
+    assert_eq!(first["count"], 1);
+    let before = cx.db.queries();
+    for _ in 0..20 {
+        assert_eq!(rt.live.live_visitors(cx, args(), false, 10).await.unwrap(), first);
+    }
+    assert_eq!(cx.db.queries(), before, "twenty polls, no database read");
+    // A tracker commit of the site: the next read is fresh.
+    track(app, "loja", "v_visitor0002", vec![pageview("2", "/")]).await;
+    assert_eq!(rt.live.live_visitors(cx, args(), false, 10).await.unwrap()["count"], 2);
+    // Past the TTL a read is fresh too, and a reader's far `now` reads the database.
+    let far = rastrod::service::analytics::reads::LiveArgs { now: T0 - DAY, ..args() };
+    assert_eq!(rt.live.live_visitors(cx, far, false, 10).await.unwrap()["count"], 0);
+    let unknown = rastrod::service::analytics::reads::LiveArgs { site_ids: vec!["nope".into()], ..args() };
+    assert_eq!(rt.live.live_visitors(cx, unknown, false, 10).await.unwrap_err().code.as_str(), "NOT_FOUND");
+});

@@ -118,3 +118,62 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     server_a.stop().await.unwrap();
     server_b.stop().await.unwrap();
 }
+
+// rule: STORE-07
+// rule: STORE-04
+/// Two processes take one visitor's batches at the same time: one session,
+/// and their report actors, draining together, count each event once.
+#[actix_web::test]
+async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
+    let Some(db) = TestDb::postgres() else { return };
+    let key = rastrod::ids::secrets_key().unwrap();
+    let clock = ManualClock::new(T0);
+    let (server_a, server_b) =
+        (process(&db.url, &key, clock.clone()).await, process(&db.url, &key, clock.clone()).await);
+    let (a, b) = (server_a.state.clone(), server_b.state.clone());
+    let now = rastrod::clock::Clock::now_ms(&*clock);
+    let site = CreateSite {
+        site_id: "loja".into(),
+        name: "Loja".into(),
+        currency: "BRL".into(),
+        timezone: "America/Sao_Paulo".into(),
+        owner_id: "o".into(),
+        domains: Some(vec![crate::analytics::HOST.into()]),
+        cookieless: None,
+    };
+    a.cx.db.write(move |c| sites::create(c, now, site)).await.unwrap();
+    let http = reqwest::Client::new();
+    let mut sends = Vec::new();
+    for i in 0..20 {
+        let addr = if i % 2 == 0 { server_a.addr } else { server_b.addr };
+        let body = serde_json::json!({"siteId": "loja", "visitorId": "v_visitor0001",
+            "events": [crate::analytics::pageview(&i.to_string(), &format!("/p/{i}"))]});
+        let req = http
+            .post(format!("http://{addr}/rastro/events"))
+            .header("user-agent", crate::analytics::UA)
+            .body(body.to_string());
+        sends.push(tokio::spawn(async move { req.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }));
+    }
+    let mut answers = Vec::new();
+    for s in sends {
+        answers.push(s.await.unwrap());
+    }
+    let sessions: std::collections::BTreeSet<String> =
+        answers.iter().map(|a| a["sessionId"].as_str().unwrap().to_string()).collect();
+    assert_eq!(sessions.len(), 1, "one session for one gap: {answers:?}");
+    let (da, db_) = (rastrod::actors::report::drain(&a.cx), rastrod::actors::report::drain(&b.cx));
+    let (na, nb) = tokio::join!(da, db_);
+    assert_eq!(na.unwrap() + nb.unwrap(), 20, "each outbox row applied by one process");
+    let day = T0 - T0 % 86_400_000;
+    let args = rastrod::service::analytics::reads::OverviewArgs {
+        site_ids: vec!["loja".into()],
+        from: day,
+        to: day + 86_400_000 - 1,
+        interval: Default::default(),
+    };
+    let o = a.cx.db.run(move |c| rastrod::service::analytics::reads::overview(c, args, false)).await.unwrap();
+    assert_eq!((o["totals"]["pageviews"].as_i64(), o["totals"]["sessions"].as_i64()), (Some(20), Some(1)));
+    assert_eq!(o["totals"]["visitors"], 1);
+    server_a.stop().await.unwrap();
+    server_b.stop().await.unwrap();
+}

@@ -127,7 +127,12 @@ fn origin_allowed(origin: Option<&str>, referer: Option<&str>, domains: &[String
     }
 }
 
-pub async fn ingest(cx: &Context, tracker: &Tracker, req: Request<'_>) -> std::result::Result<Answer, Refusal> {
+pub async fn ingest(
+    cx: &Context,
+    rt: &super::runtime::Runtime,
+    req: Request<'_>,
+) -> std::result::Result<Answer, Refusal> {
+    let tracker = &rt.tracker;
     // Check 2: the batch's shape.
     let b = batch::parse(req.body)?;
     let n = b.events.len();
@@ -204,6 +209,9 @@ pub async fn ingest(cx: &Context, tracker: &Tracker, req: Request<'_>) -> std::r
             Ok(Written::new(outcome, Effects { changes_cached_reads: false, ..Effects::default() }))
         })
         .await?;
+    if outcome.accepted > 0 {
+        rt.live.changed(&site.site_id);
+    }
     Ok(Answer {
         accepted: outcome.accepted,
         rejected: outcome.rejected,

@@ -9,16 +9,20 @@
 //! - `import`, `export`: historical events in and out (NDJSON);
 //! - `rollup`: the outbox applied to the rollups, once per event;
 //! - `reads`: overview, live visitors, a session;
+//! - `live`: `liveVisitors` through the read cache;
+//! - `coverage`: `dataCoverage`;
 //! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
 //! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
 
 pub mod accept;
 pub mod agent;
 pub mod batch;
+pub mod coverage;
 pub mod export;
 pub mod import;
 pub mod ingest;
 pub mod limits;
+pub mod live;
 pub mod pages;
 pub mod reads;
 pub mod rollup;

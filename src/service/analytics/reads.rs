@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::service::leads::sites;
 use crate::service::validate;
 use crate::store::analytics::rollups::{self as r, DAY, HOUR};
-use crate::store::analytics::{self as store, SessionRow};
+use crate::store::analytics::{self as store, LiveRow, SessionRow};
 
 pub const MAX_LIVE: i64 = 500;
 const TOP: usize = 10;
@@ -333,11 +333,17 @@ pub fn live_visitors_of(
     let ids: Vec<String> = rows.iter().map(|r| r.session_id.clone()).collect();
     let sessions: HashMap<String, SessionRow> =
         store::sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
-    let visitors: Vec<Value> = rows
-        .into_iter()
-        .filter_map(|v| {
-            let s = sessions.get(&v.session_id)?;
-            Some(if public {
+    let entries: Vec<(LiveRow, SessionRow)> =
+        rows.into_iter().filter_map(|v| sessions.get(&v.session_id).cloned().map(|s| (v, s))).collect();
+    Ok(live_answer(a.now, count, &entries, public))
+}
+
+/// The `liveVisitors` answer of ordered rows; a public token's rows redacted (rule PUB-05).
+pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], public: bool) -> Value {
+    let visitors: Vec<Value> = entries
+        .iter()
+        .map(|(v, s)| {
+            if public {
                 json!({"siteId": v.site_id, "visitorId": s.id, "sessionId": s.id, "startedAt": s.started_at,
                     "lastSeenAt": v.last_at, "currentPath": v.current_route, "pageviews": s.pageviews, "events": s.events,
                     "source": s.source, "country": s.country, "device": s.device})
@@ -348,10 +354,10 @@ pub fn live_visitors_of(
                     "affiliate": Value::Null, "returning": s.is_returning, "conversions": s.conversions,
                     "revenueCents": s.revenue_cents, "goals": [], "funnel": Value::Null, "country": s.country,
                     "device": s.device})
-            })
+            }
         })
         .collect();
-    Ok(json!({"now": a.now, "count": count, "truncated": count > visitors.len() as i64, "visitors": visitors}))
+    json!({"now": now, "count": count, "truncated": count > visitors.len() as i64, "visitors": visitors})
 }
 
 /// A session as `getSession` answers it (§5.2 SessionSummary).

@@ -10,12 +10,13 @@ use crate::service::effects::{Effects, Written};
 
 pub struct Runtime {
     pub tracker: Tracker,
+    pub live: super::live::LiveCache,
     cursor_key: OnceCell<Vec<u8>>,
 }
 
 impl Runtime {
     pub fn new(config: &crate::config::Config) -> Runtime {
-        Runtime { tracker: Tracker::new(config), cursor_key: OnceCell::new() }
+        Runtime { tracker: Tracker::new(config), live: Default::default(), cursor_key: OnceCell::new() }
     }
 
     /// The key that signs pagination cursors: made once for the database.

@@ -653,3 +653,35 @@ pub fn events_page(
     q.int(limit as i64);
     q.load(conn)
 }
+
+/// The time of a site's earliest stored pageview or custom event (its
+/// earliest session's start): `dataCoverage`'s `trackingSince`.
+pub fn tracking_since(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<i64>> {
+    #[derive(QueryableByName)]
+    struct Since {
+        #[diesel(sql_type = Nullable<BigInt>)]
+        t: Option<i64>,
+    }
+    let mut q = RawQuery::new("SELECT MIN(started_at) AS t FROM web_sessions WHERE site_id = ?");
+    q.text(site_id);
+    Ok(q.load::<Since>(conn)?.into_iter().next().and_then(|r| r.t))
+}
+
+/// A site's live state: its visitor rows whose last pageview or custom event
+/// is at or after `since`, with their sessions (the live read cache's fill).
+pub fn live_since(conn: &mut AnyConnection, site_id: &str, since: i64) -> QueryResult<Vec<(LiveRow, SessionRow)>> {
+    let mut q = RawQuery::new(
+        "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id FROM web_visitors \
+         WHERE site_id = ? AND last_at >= ? AND session_id <> ''",
+    );
+    q.text(site_id).int(since);
+    let rows: Vec<LiveRow> = q.load(conn)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(500) {
+        let ids: Vec<String> = chunk.iter().map(|r| r.session_id.clone()).collect();
+        let found: std::collections::HashMap<String, SessionRow> =
+            sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
+        out.extend(chunk.iter().filter_map(|r| found.get(&r.session_id).cloned().map(|s| (r.clone(), s))));
+    }
+    Ok(out)
+}
