@@ -78,6 +78,28 @@ enum Cmd {
     Report(ReportArgs),
     /// Start rastrod with federation on; dashboards poll metaStatus with their JWTs, then GET /v1/ping; compare.
     Federation(FederationArgs),
+    /// Start rastrod; the tracker's POST /rastro/events (one pageview per request, then 50-event
+    /// batches), then GET /v1/ping; rollup lag, bytes per stored pageview, peak RSS.
+    Events(EventsArgs),
+}
+
+#[derive(Args)]
+struct EventsArgs {
+    /// One-pageview requests, and as many pings.
+    #[arg(long, default_value_t = 100_000)]
+    requests: usize,
+    /// 50-event batch requests.
+    #[arg(long, default_value_t = 2_000)]
+    batches: usize,
+    /// Distinct visitors the requests come from (each a browser sending its pageviews in order).
+    #[arg(long, default_value_t = 20_000)]
+    visitors: usize,
+    #[arg(long, default_value_t = 64)]
+    connections: usize,
+    #[arg(long, default_value_t = 5_000)]
+    warmup: usize,
+    #[command(flatten)]
+    daemon: DaemonArgs,
 }
 
 #[derive(Args)]
@@ -180,6 +202,7 @@ fn main() -> ExitCode {
         Cmd::Ingest(a) => ingest(a),
         Cmd::Report(a) => report(a),
         Cmd::Federation(a) => federation(a),
+        Cmd::Events(a) => events(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -721,6 +744,148 @@ fn ingest(a: IngestArgs) -> AnyResult<()> {
                 writes / batches,
                 batches / rec.elapsed.as_secs_f64()
             );
+        }
+        println!("{}", machine_line());
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    });
+    daemon.stop();
+    outcome
+}
+
+// ---------------------------------------------------------------------------
+// events: the tracker's ingestion.
+
+const EVENTS_UA: &str =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+const EVENTS_PATHS: &[&str] = &["/", "/p/1", "/p/2", "/p/3", "/blog/como-escolher", "/carrinho", "/checkout", "/sobre"];
+
+/// A tracker request: `POST /rastro/events` as a browser sends it (text/plain, a UA, the page's Origin).
+fn tracker_request(host: &str, body: &str) -> Vec<u8> {
+    format!(
+        "POST /rastro/events HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {EVENTS_UA}\r\nOrigin: https://loja.example.com\r\n\
+         Content-Type: text/plain;charset=UTF-8\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Event `i` of the run: visitor `i % visitors`, a fresh pageview id, a path, sometimes a landing with UTM.
+fn tracker_event(i: usize) -> String {
+    let path = EVENTS_PATHS[i % EVENTS_PATHS.len()];
+    let query = if i.is_multiple_of(7) { "?utm_source=ig&utm_medium=social&utm_campaign=natal" } else { "" };
+    format!(
+        r#"{{"type":"pageview","pageviewId":"p_loadgen{i:016}","url":"https://loja.example.com{path}{query}","referrer":"https://www.google.com/"}}"#
+    )
+}
+
+fn peak_rss_kib(pid: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+}
+
+fn events(a: EventsArgs) -> AnyResult<()> {
+    if a.connections == 0 || a.requests == 0 || a.visitors == 0 {
+        return Err("--connections, --requests and --visitors must be positive".into());
+    }
+    let binary = a.daemon.binary()?;
+    let db = FreshDb::new(a.daemon.database_url.as_deref())?;
+    let sqlite_file = db.dir.as_ref().map(|d| d.join("rastrod.db"));
+    let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file, synchronous=FULL)" };
+    let db_url = db.url.clone();
+    // Limits far above the load: this measures ingestion, not the limiter.
+    let env = [
+        ("RASTRO_TRACKER_IP_RATE", "100000000".to_string()),
+        ("RASTRO_TRACKER_SITE_RATE", "100000000".to_string()),
+        ("RASTRO_TRACKER_NEW_VISITOR_RATE", "100000000".to_string()),
+    ];
+    let mut daemon = Daemon::start(binary, db, &env)?;
+    let rt = a.daemon.client_runtime()?;
+    let outcome = rt.block_on(async {
+        let (addr, key, pid) = (daemon.addr.clone(), daemon.key.clone(), daemon.pid());
+        wait_ready(&addr, &key).await?;
+        println!("{}", machine_line());
+        println!(
+            "daemon pid {pid} on {addr}, {backend}; {} connections, {} visitors, {} one-pageview requests, {} 50-event batches",
+            a.connections, a.visitors, a.requests, a.batches
+        );
+        let mut c = Conn::open(&addr).await?;
+        let site = r#"{"siteId":"loja","name":"Loja","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"loadgen","domains":["loja.example.com"]}"#;
+        let r = c.roundtrip(&request("POST", "/v1/sites", &addr, &key, Some(site))).await?;
+        if r.status != 201 {
+            return Err(format!("creating the site: {} {}", r.status, String::from_utf8_lossy(&r.body)).into());
+        }
+        let ping_req = Arc::new(request("GET", "/v1/ping", &addr, &key, None));
+        let ping = {
+            let p = ping_req.clone();
+            Arc::new(move |_c: usize, _i: usize| p.as_ref().clone())
+        };
+        if a.warmup > 0 {
+            phase("warmup", &addr, a.connections, a.warmup, &[200], &pid, ping.clone()).await?;
+        }
+        let visitors = a.visitors;
+        let one = {
+            let addr = addr.clone();
+            Arc::new(move |_c: usize, i: usize| {
+                let body = format!(r#"{{"siteId":"loja","visitorId":"v_loadgen{:014}","events":[{}]}}"#, i % visitors, tracker_event(i));
+                tracker_request(&addr, &body)
+            })
+        };
+        let pv = phase("pageview", &addr, a.connections, a.requests, &[200], &pid, one).await?;
+        let offset = a.requests;
+        let batch = {
+            let addr = addr.clone();
+            Arc::new(move |_c: usize, i: usize| {
+                let events: Vec<String> = (0..50).map(|k| tracker_event(offset + i * 50 + k)).collect();
+                let body = format!(r#"{{"siteId":"loja","visitorId":"v_loadgenb{:013}","events":[{}]}}"#, i, events.join(","));
+                tracker_request(&addr, &body)
+            })
+        };
+        let bt = if a.batches > 0 { Some(phase("batch50", &addr, a.connections, a.batches, &[200], &pid, batch).await?) } else { None };
+        // Rollup lag: how long until the report actor has applied everything accepted.
+        let lag_start = Instant::now();
+        let store = rastrod::db::Db::open(&db_url, 1, 1, 16)?;
+        loop {
+            let left = store.run(|c| Ok(rastrod::store::analytics::outbox_len(c)?)).await?;
+            if left == 0 {
+                break;
+            }
+            if lag_start.elapsed() > Duration::from_secs(120) {
+                return Err(format!("{left} events still not applied after 120 s").into());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let drain = lag_start.elapsed();
+        let mut c = Conn::open(&addr).await?;
+        let png = phase("ping", &addr, a.connections, a.requests, &[200], &pid, ping).await?;
+        let _ = c.roundtrip(&request("GET", "/health", &addr, &key, None)).await;
+
+        println!();
+        pv.print();
+        if let Some(b) = &bt {
+            b.print();
+            println!("{:<11} = {:.0} events/s in 50-event batches", "", b.rate() * 50.0);
+        }
+        png.print();
+        println!(
+            "ratio pageview/ping = {:.1} %; pageview p99 {:.2} ms (target ≥ 20,000 events/s and p99 ≤ 25 ms on SQLite, ≥ 5,000/s on PostgreSQL)",
+            pv.rate() / png.rate() * 100.0,
+            pct(&pv.lat_us, 99.0) as f64 / 1000.0
+        );
+        println!("rollups: the outbox was empty {:.0} ms after the last answer (target: trail ≤ 2 s)", drain.as_secs_f64() * 1000.0);
+        if let Some(kib) = peak_rss_kib(&pid) {
+            println!("daemon peak RSS {:.1} MiB (target ≤ 150 MB)", kib as f64 / 1024.0);
+        }
+        if let Some(file) = &sqlite_file {
+            let stored = (a.requests + a.batches * 50) as f64;
+            let bytes: u64 = ["", "-wal"]
+                .iter()
+                .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", file.display())).ok())
+                .map(|m| m.len())
+                .sum();
+            println!("SQLite file and WAL: {:.1} MiB = {:.0} bytes per stored pageview, rollups included (target ≤ 150)", bytes as f64 / 1_048_576.0, bytes as f64 / stored);
         }
         println!("{}", machine_line());
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())

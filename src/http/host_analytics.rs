@@ -11,6 +11,7 @@ use futures_core::Stream;
 use serde::Deserialize;
 
 use super::AppState;
+use super::errors::ErrorBody;
 use crate::error::{Error, Result};
 use crate::service::analytics::{export, import};
 use crate::service::leads::sites;
@@ -21,14 +22,22 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/sites/{siteId}/analytics/export", web::get().to(export_events));
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ImportQuery {
+    /// 1–128 of `[A-Za-z0-9_.:-]`: a repeat with the same body answers the first answer.
     import_id: String,
 }
 
 /// `POST /v1/sites/{siteId}/analytics/import?importId=`: 201 when stored, 200
 /// for a repeat of the same body (rules IMP-01 to IMP-07).
+#[utoipa::path(post, path = "/v1/sites/{siteId}/analytics/import", tag = "analytics", security(("hostKey" = [])),
+    params(("siteId" = String, Path), ImportQuery),
+    request_body(content = Vec<serde_json::Value>, content_type = "application/json",
+        description = "1–10,000 events as a JSON array, or as NDJSON (`application/x-ndjson`, one JSON object a line); ANALYTICS.md §4.4"),
+    responses((status = 201, body = import::ImportAnswer), (status = 200, body = import::ImportAnswer, description = "The first answer to this importId and body"),
+        (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn import_events(
     st: web::Data<AppState>,
     req: HttpRequest,
@@ -48,6 +57,9 @@ pub async fn import_events(
         }
     };
     import::check_import_id(&q.import_id)?;
+    // The site first: an unknown one is 404 whatever the body.
+    let site = path.clone();
+    st.cx.db.run(move |c| sites::require(c, &site).map(|_| ())).await?;
     let bytes = super::body::read(body, st.cx.config.import_body_limit_bytes).await?;
     let site_id = path.into_inner();
     let answer = import::import(&st.cx, &site_id, &q.import_id, &bytes, ndjson).await?;
@@ -57,10 +69,13 @@ pub async fn import_events(
     Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ExportQuery {
+    /// Epoch ms, inclusive.
     from: i64,
+    /// Epoch ms, inclusive; at most 366 UTC days after `from`.
     to: i64,
 }
 
@@ -75,6 +90,11 @@ impl Stream for Lines {
 }
 
 /// `GET /v1/sites/{siteId}/analytics/export?from&to` (rule IMP-08): streamed.
+#[utoipa::path(get, path = "/v1/sites/{siteId}/analytics/export", tag = "analytics", security(("hostKey" = [])),
+    params(("siteId" = String, Path), ExportQuery),
+    responses((status = 200, content_type = "application/x-ndjson", body = String,
+        description = "The site's events of the range in the import's format plus eventId and sessionId"),
+        (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn export_events(
     st: web::Data<AppState>,
     path: web::Path<String>,

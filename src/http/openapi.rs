@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{federation, host, host_conversions, host_federation, host_meta, ops};
+use super::{federation, host, host_analytics, host_conversions, host_federation, host_meta, ops, tracker};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -41,6 +41,11 @@ use super::{federation, host, host_conversions, host_federation, host_meta, ops}
         host_meta::meta_status,
         ops::thumbnail,
         host_conversions::meta_conversions,
+        host_analytics::import_events,
+        host_analytics::export_events,
+        tracker::health,
+        tracker::tracker_js,
+        tracker::events,
         host_federation::provision_connection,
         host_federation::get_grant,
         host_federation::revoke_connection,
@@ -52,7 +57,7 @@ use super::{federation, host, host_conversions, host_federation, host_meta, ops}
         federation::convex_function,
     ),
     modifiers(&SecuritySchemes, &ErrorCodes),
-    tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "meta", description = "The Meta connection, ad account links and pixels (host API)"), (name = "federation-host", description = "Local grants of dashboard connections (host API)"), (name = "federation", description = "The federated API, `Authorization: Bearer <JWT>`: REST and Convex's wire format"), (name = "ops"))
+    tags((name = "host", description = "The host API, `Authorization: Bearer <host key>`"), (name = "meta", description = "The Meta connection, ad account links and pixels (host API)"), (name = "federation-host", description = "Local grants of dashboard connections (host API)"), (name = "analytics", description = "Web analytics: the tracker's routes (open) and the host's import and export"), (name = "federation", description = "The federated API, `Authorization: Bearer <JWT>`: REST and Convex's wire format"), (name = "ops"))
 )]
 pub struct ApiDoc;
 

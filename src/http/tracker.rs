@@ -32,6 +32,8 @@ fn cors(mut res: HttpResponse) -> HttpResponse {
 }
 
 /// `GET /rastro/health` (rule TRK-01).
+#[utoipa::path(get, path = "/rastro/health", tag = "analytics",
+    responses((status = 200, description = "`{status, version, features}`"), (status = 503, body = super::errors::ErrorBody)))]
 pub async fn health(st: web::Data<AppState>) -> HttpResponse {
     let reachable =
         st.cx.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await;
@@ -56,6 +58,8 @@ fn etag() -> &'static str {
 }
 
 /// `GET /rastro/tracker.js` (rule TRK-03): cacheable for an hour, revalidated by ETag.
+#[utoipa::path(get, path = "/rastro/tracker.js", tag = "analytics",
+    responses((status = 200, content_type = "application/javascript", body = String), (status = 304, description = "Not modified (If-None-Match)")))]
 pub async fn tracker_js(req: HttpRequest) -> HttpResponse {
     let tag = etag();
     let matches = req
@@ -110,6 +114,11 @@ fn refused(r: Refusal) -> HttpResponse {
 }
 
 /// `POST /rastro/events` (§3.3): JSON or text/plain with any parameters.
+#[utoipa::path(post, path = "/rastro/events", tag = "analytics",
+    request_body(content = TrackerBatch, description = "A tracker batch (also sent as text/plain); unknown fields are ignored"),
+    responses((status = 200, body = ingest::Answer, description = "accepted + rejected + bot = the events sent"),
+        (status = 400, body = super::errors::ErrorBody), (status = 404, body = super::errors::ErrorBody),
+        (status = 413, body = super::errors::ErrorBody), (status = 429, body = super::errors::ErrorBody)))]
 pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payload) -> HttpResponse {
     // Check 1: the body's size (413), read under the body deadline.
     let bytes = match super::body::read(body, st.cx.config.tracker_body_limit_bytes).await {
@@ -127,4 +136,25 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
         Ok(answer) => cors(HttpResponse::Ok().json(answer)),
         Err(r) => refused(r),
     }
+}
+
+/// The documented shape of a tracker batch (ANALYTICS.md §3.3); the handler
+/// reads the body itself, so a cached older tracker's extra fields pass.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct TrackerBatch {
+    /// An existing site's id.
+    #[schema(pattern = "^[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,63}$")]
+    site_id: String,
+    /// `[A-Za-z0-9_-]{8,64}`, not starting `c_` (ids the server derives).
+    #[schema(pattern = "^[A-Za-z0-9_-]{8,64}$")]
+    visitor_id: Option<String>,
+    sent_at: Option<i64>,
+    hash: Option<bool>,
+    bot: Option<bool>,
+    language: Option<String>,
+    /// 1–50 events: pageview, event, vitals, engagement; each checked alone (a bad one is counted in `rejected`).
+    #[schema(min_items = 1, max_items = 50)]
+    events: Vec<serde_json::Value>,
 }

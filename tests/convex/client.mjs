@@ -44,6 +44,15 @@ out.wrongKind = await refused(() => admin.query(api.updateSite, { siteId, name: 
 const reader = new ConvexHttpClient(url, options);
 reader.setAuth(readerToken);
 out.readerSites = await reader.query(api.listSites, {});
+// Web analytics as a dashboard polls it: the day's overview, and sessions page by page
+// with usePaginatedQuery's options (an `id`, a null cursor, then the continueCursor).
+const dayFrom = Math.floor(Number(to) / 86400000) * 86400000;
+out.overview = await reader.query(api.overview, { siteIds: [siteId], from: dayFrom, to: dayFrom + 86400000 - 1 });
+const page = (cursor) => reader.query(api.listSessions, {
+  siteId, from: dayFrom, to: dayFrom + 86400000 - 1, paginationOpts: { numItems: 1, cursor, id: 7 },
+});
+out.sessionsFirst = await page(null);
+out.sessionsSecond = await page(out.sessionsFirst.continueCursor);
 out.configureForbidden = await refused(() => reader.mutation(api.updateSite, { siteId, name: "x" }));
 
 console.log(JSON.stringify(out));

@@ -1174,3 +1174,69 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     let unknown = rastrod::service::analytics::reads::LiveArgs { site_ids: vec!["nope".into()], ..args() };
     assert_eq!(rt.live.live_visitors(cx, unknown, false, 10).await.unwrap_err().code.as_str(), "NOT_FOUND");
 });
+
+/// A GeoIP database of the test's own: 203.0.113.0/24 in São Paulo, Brazil
+/// (with a city, which must never be stored), 198.51.100.0/24 in the US with
+/// no region.
+fn geo_db() -> (crate::common::TempDir, String) {
+    use crate::mmdb::{V, ipv4_db, s};
+    let br = V::Map(vec![
+        ("city", V::Map(vec![("names", V::Map(vec![("en", s("São Paulo"))]))])),
+        ("country", V::Map(vec![("iso_code", s("BR"))])),
+        ("subdivisions", V::Arr(vec![V::Map(vec![("iso_code", s("SP"))])])),
+    ]);
+    let us = V::Map(vec![("country", V::Map(vec![("iso_code", s("US"))]))]);
+    let bytes = ipv4_db(&[("203.0.113.0".parse().unwrap(), 24, br), ("198.51.100.0".parse().unwrap(), 24, us)]);
+    let dir = crate::common::TempDir::new("rastrod_geoip");
+    let path = dir.0.join("test-city.mmdb");
+    std::fs::write(&path, bytes).unwrap();
+    let path = path.to_string_lossy().to_string();
+    (dir, path)
+}
+
+// rule: TRK-33
+#[actix_web::test]
+async fn sessions_carry_country_and_region_from_the_geoip_database() {
+    let (_dir, path) = geo_db();
+    for backend in [Backend::Sqlite, Backend::Postgres] {
+        let Some(fed) = analytics_builder(backend)
+            .env("RASTRO_GEOIP_DB", &path)
+            .env("RASTRO_TRUSTED_PROXIES", "127.0.0.1/32")
+            .start()
+            .await
+        else {
+            continue;
+        };
+        let app = &fed.app;
+        site(app, "loja", false).await;
+        fed.grant(&["loja"], &[READ]).await;
+        let t = reader(&fed);
+        let mut found = Vec::new();
+        for (i, ip) in ["203.0.113.9", "198.51.100.7", "192.0.2.1"].iter().enumerate() {
+            let body = json!({"siteId": "loja", "visitorId": format!("v_visitor000{i}"), "events": [pageview(&i.to_string(), "/")]});
+            let a = track_as(app, &body, &[("user-agent", UA), ("x-forwarded-for", ip)]).await;
+            let s = fed
+                .both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": a.body["sessionId"]}))
+                .await
+                .unwrap();
+            found.push((s["country"].clone(), s["region"].clone()));
+            assert!(!s.to_string().contains("Paulo") && !s.to_string().contains(ip), "no city, no address: {s}");
+        }
+        assert_eq!(found, vec![(json!("BR"), json!("BR-SP")), (json!("US"), Value::Null), (Value::Null, Value::Null)]);
+        drain(app).await;
+        let (from, to) = day_range();
+        let o = fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from, "to": to})).await.unwrap();
+        assert_eq!(
+            o["countries"],
+            json!([{"country": "BR", "sessions": 1}, {"country": "US", "sessions": 1}, {"country": null, "sessions": 1}])
+        );
+        fed.finish().await;
+    }
+    // An unreadable file stops start-up, naming the setting.
+    let err = rastrod::config::Config::load_from(
+        None,
+        &[("RASTRO_GEOIP_DB".to_string(), "/nonexistent.mmdb".to_string())].into(),
+    )
+    .unwrap_err();
+    assert!(err.contains("RASTRO_GEOIP_DB"), "{err}");
+}

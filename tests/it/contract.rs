@@ -37,7 +37,7 @@ async fn the_openapi_document_holds_against_the_server() {
     let log = report.join("output.txt");
     let mut child = Command::new(bin)
         .args(["--no-color", "--config-file", config, "run", &format!("{}/openapi.json", app.base)])
-        .args(["--checks", "all", "--seed", "20261201", "--max-examples", MAX_EXAMPLES, "--workers", "2"])
+        .args(["--checks", "all", "--seed", "20261201", "--max-examples", MAX_EXAMPLES, "--workers", "1"])
         .args(["--no-shrink", "-H", &format!("Authorization: Bearer {HOST_KEY}")])
         .arg("--report-dir")
         .arg(&report)

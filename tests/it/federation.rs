@@ -512,7 +512,8 @@ backend_test!(leads_off_hides_and_refuses_the_lead_functions, leads_off_builder,
             "getSession",
             "listSessions",
             "sessionJourney",
-            "visitorJourney"
+            "visitorJourney",
+            "dataCoverage"
         ])
     );
     let token = fed.token(&[READ]);

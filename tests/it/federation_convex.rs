@@ -29,6 +29,15 @@ async fn the_convex_npm_client_calls_the_federated_api() {
     fed.grant(&["s1", "s2"], &[CONFIGURE]).await;
     fed.app.put("/v1/sites/s1/pipeline", json!({"columns": [{"key": "agendado", "name": "Agendado"}]})).await.ok();
     fed.app.lead("s1", "k1", T0 - 3_600_000, json!({"adId": "301", "campaignId": "101"})).await.ok();
+    // Two visits of the day, imported, and applied to the rollups.
+    let lines: Vec<Value> = (0..2)
+        .map(|i| {
+            json!({"type": "pageview", "occurredAt": T0 - 1_000 + i, "visitorId": format!("v_visitor000{i}"),
+            "pageviewId": format!("p_{i:0>16}"), "path": "/"})
+        })
+        .collect();
+    assert_eq!(crate::analytics::import(&fed.app, "s1", "convex", &lines).await.status, 201);
+    crate::analytics::drain(&fed.app).await;
     let admin = fed.token(&[READ, CONFIGURE]);
     let reader = fed.key.sign(&with(claims(&[READ]), json!({"sub": "reader"})));
     let (from, to) = (T0 - DAY, T0);
@@ -54,6 +63,17 @@ async fn the_convex_npm_client_calls_the_federated_api() {
         assert!(out["metaStatus"].is_array(), "{}", out["metaStatus"]);
     }
     assert_eq!(out["readerSites"].as_array().unwrap().len(), 2);
+    // rule: MAN-04
+    let day = T0 - T0.rem_euclid(DAY);
+    let rest = fed
+        .rest(Some(&fed.token(&[READ])), "overview", json!({"siteIds": ["s1"], "from": day, "to": day + DAY - 1}))
+        .await;
+    assert_eq!(out["overview"], rest.body, "the Convex client reads the REST answer");
+    assert_eq!(out["overview"]["totals"]["sessions"], 2);
+    let (first, second) = (&out["sessionsFirst"], &out["sessionsSecond"]);
+    assert_eq!((first["page"].as_array().map(Vec::len), first["isDone"].as_bool()), (Some(1), Some(false)));
+    assert_eq!((second["page"].as_array().map(Vec::len), second["isDone"].as_bool()), (Some(1), Some(true)));
+    assert_ne!(first["page"][0]["sessionId"], second["page"][0]["sessionId"]);
     for (case, code) in [
         ("unauthenticated", "FEDERATION_UNAUTHENTICATED"),
         ("siteDenied", "FEDERATION_SITE_DENIED"),

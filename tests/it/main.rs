@@ -4,6 +4,7 @@
 mod common;
 
 mod analytics;
+mod analytics_crash;
 mod board;
 mod browser;
 mod contract;
@@ -19,6 +20,7 @@ mod hardening;
 mod leads;
 mod meta_connection;
 mod meta_login;
+mod mmdb;
 mod ops;
 mod reports;
 mod scale_out;

@@ -26,7 +26,7 @@ const SITE_PAST_MS: i64 = 400 * 86_400_000;
 /// How many invalid line numbers a refusal names.
 const NAMED_LINES: usize = 10;
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, serde::Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportAnswer {
     pub import_id: String,

@@ -69,7 +69,7 @@ pub struct Request<'a> {
     pub referer: Option<&'a str>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Answer {
     pub accepted: usize,
@@ -186,6 +186,8 @@ pub async fn ingest(
             (if open { yesterday } else { today }, true)
         }
     };
+    // Country and region from the address when a database is set; the address is not kept.
+    let location = cx.config.geoip_db.as_ref().map_or((None, None), |g| g.locate(req.ip));
     let visit = Visit {
         site_id: site.site_id.clone(),
         domains: site.domains.clone(),
@@ -197,8 +199,8 @@ pub async fn ingest(
         redact: cx.config.path_redaction,
         language: b.language.clone(),
         agent: agent::classify(req.user_agent),
-        country: None,
-        region: None,
+        country: location.0,
+        region: location.1,
         idle_ms: cx.config.session_idle.as_millis() as i64,
         max_ms: cx.config.session_max.as_millis() as i64,
         trusted: false,

@@ -2,7 +2,7 @@
 //! sessions, the rollups the report actors keep, and the reads over them.
 //!
 //! - `batch`: a tracker batch's shape and each event's checks;
-//! - `urls`, `agent`, `routes`: what a URL, a User-Agent and a path become;
+//! - `urls`, `agent`, `routes`, `geo`: what a URL, a User-Agent, a path and an address become;
 //! - `limits`: the tracker's rate limits;
 //! - `ingest`: `POST /rastro/events`, the checks in their order;
 //! - `accept`: one batch's rows, written in one group commit;
@@ -19,6 +19,7 @@ pub mod agent;
 pub mod batch;
 pub mod coverage;
 pub mod export;
+pub mod geo;
 pub mod import;
 pub mod ingest;
 pub mod limits;

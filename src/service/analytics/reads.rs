@@ -27,7 +27,12 @@ pub fn rate(n: i64, d: i64) -> Value {
         return Value::Null;
     }
     let q = (20_000 * n + d).div_euclid(2 * d);
-    json!(q as f64 / 10_000.0)
+    shortest(q, 10_000)
+}
+
+/// `q / scale` as the shortest JSON number: `1`, not `1.0` (§5.4).
+fn shortest(q: i64, scale: i64) -> Value {
+    if q % scale == 0 { json!(q / scale) } else { json!(q as f64 / scale as f64) }
 }
 
 /// An average in ms, half up; null when n = 0.
@@ -40,7 +45,7 @@ pub fn per_session(n: i64, d: i64) -> Value {
     if d == 0 {
         return Value::Null;
     }
-    json!((200 * n + d).div_euclid(2 * d) as f64 / 100.0)
+    shortest((200 * n + d).div_euclid(2 * d), 100)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -406,6 +411,10 @@ mod tests {
         assert_eq!(avg_ms(1, 0), Value::Null);
         assert_eq!(per_session(5, 3), json!(1.67));
         assert_eq!(per_session(1, 0), Value::Null);
+        // The shortest JSON number: 1, not 1.0.
+        assert_eq!(rate(3, 3).to_string(), "1");
+        assert_eq!(per_session(4, 2).to_string(), "2");
+        assert_eq!(rate(0, 3).to_string(), "0");
     }
 
     // rule: OVR-08

@@ -1,0 +1,100 @@
+//! Web analytics across a kill -9 of the real binary: every event the daemon
+//! acknowledged is stored, and after a restart the report actor applies each
+//! stored event to the rollups exactly once.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use diesel::prelude::*;
+use serde_json::json;
+
+use crate::analytics::{HOST, UA, pageview};
+use crate::common::{HOST_KEY, TestDb, free_port};
+
+fn serve(db: &TestDb, port: u16, rollup_interval: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_rastrod"))
+        .arg("serve")
+        .env("RASTRO_DATABASE_URL", &db.url)
+        .env("RASTRO_HOST_API_KEY", HOST_KEY)
+        .env("RASTRO_LISTEN", format!("127.0.0.1:{port}"))
+        .env("RASTRO_ROLLUP_INTERVAL", rollup_interval)
+        .env("RASTRO_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[derive(QueryableByName)]
+struct N {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+fn count(conn: &mut SqliteConnection, sql: &str) -> i64 {
+    diesel::sql_query(sql).load::<N>(conn).unwrap()[0].n
+}
+
+// rule: STORE-01
+// rule: STORE-04
+#[actix_web::test]
+async fn a_kill_9_loses_no_acknowledged_event_and_counts_none_twice() {
+    let db = TestDb::sqlite();
+    let port = free_port();
+    // Rollups wait: the kill comes between acceptance and application.
+    let mut child = serve(&db, port, "1h");
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    crate::common::wait_healthy(&http, &base).await;
+    http.post(format!("{base}/v1/sites"))
+        .bearer_auth(HOST_KEY)
+        .json(&json!({"siteId": "loja", "name": "L", "currency": "BRL", "timezone": "UTC", "ownerId": "o", "domains": [HOST]}))
+        .send()
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..400 {
+        let (http, base) = (http.clone(), base.clone());
+        tasks.push(actix_web::rt::spawn(async move {
+            let body = json!({"siteId": "loja", "visitorId": format!("v_visitor{i:04}"), "events": [pageview(&i.to_string(), "/")]});
+            let res = http.post(format!("{base}/rastro/events")).header("user-agent", UA).body(body.to_string()).send().await;
+            match res {
+                Ok(r) if r.status().as_u16() == 200 => r.json::<serde_json::Value>().await.ok().and_then(|v| v["accepted"].as_u64()).unwrap_or(0),
+                _ => 0,
+            }
+        }));
+    }
+    let first = tasks.remove(0).await.unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut acknowledged = first;
+    for t in tasks {
+        acknowledged += t.await.unwrap();
+    }
+    assert!(acknowledged >= 1);
+    let path = db.sqlite_path().unwrap().to_string_lossy().to_string();
+    let stored = {
+        let mut conn = SqliteConnection::establish(&path).unwrap();
+        count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_events")
+    };
+    assert!(stored as u64 >= acknowledged, "{stored} stored, {acknowledged} acknowledged");
+
+    // Restart: the report actor applies the outbox left behind, once.
+    let port = free_port();
+    let mut child = serve(&db, port, "100ms");
+    crate::common::wait_healthy(&http, &format!("http://127.0.0.1:{port}")).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut conn = SqliteConnection::establish(&path).unwrap();
+    while count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_outbox") > 0 {
+        assert!(Instant::now() < deadline, "the outbox was not applied");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let counted =
+        count(&mut conn, "SELECT CAST(COALESCE(SUM(pageviews), 0) AS BIGINT) AS n FROM web_counters WHERE tier = 'd'");
+    let sessions =
+        count(&mut conn, "SELECT CAST(COALESCE(SUM(sessions), 0) AS BIGINT) AS n FROM web_counters WHERE tier = 'd'");
+    assert_eq!(counted, stored, "each stored pageview counted once");
+    assert_eq!(sessions, stored, "one session per visitor");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
