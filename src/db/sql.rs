@@ -56,6 +56,8 @@ mod tests {
 pub struct RawQuery {
     pub sql: String,
     binds: Vec<Bind>,
+    /// Prepared once per connection and statement text (see [`Prepared`]).
+    prepared: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -72,7 +74,14 @@ type MultiBackend = <AnyConnection as diesel::Connection>::Backend;
 
 impl RawQuery {
     pub fn new(sql: impl Into<String>) -> Self {
-        RawQuery { sql: sql.into(), binds: Vec::new() }
+        RawQuery { sql: sql.into(), binds: Vec::new(), prepared: false }
+    }
+
+    /// A query of a hot path whose text has a few shapes at most: each
+    /// connection prepares each text once and keeps it (diesel never caches
+    /// a `sql_query`, so SQLite would parse and plan it on every call).
+    pub fn prepared(sql: impl Into<String>) -> Self {
+        RawQuery { sql: sql.into(), binds: Vec::new(), prepared: true }
     }
     pub fn push(&mut self, sql: &str) -> &mut Self {
         self.sql.push_str(sql);
@@ -136,11 +145,54 @@ impl RawQuery {
         T: diesel::QueryableByName<MultiBackend> + 'static,
     {
         use diesel::RunQueryDsl;
-        self.boxed(conn).load(conn)
+        if self.prepared { Prepared(self).load(conn) } else { self.boxed(conn).load(conn) }
     }
 
     pub fn execute(&self, conn: &mut AnyConnection) -> diesel::QueryResult<usize> {
         use diesel::RunQueryDsl;
-        self.boxed(conn).execute(conn)
+        if self.prepared { Prepared(self).execute(conn) } else { self.boxed(conn).execute(conn) }
+    }
+}
+
+/// A [`RawQuery`] written through diesel's query builder: the backend writes
+/// its own placeholders, and the statement is safe to cache, so diesel keeps
+/// it prepared per connection, keyed by its text and bind types.
+pub struct Prepared<'a>(&'a RawQuery);
+
+impl diesel::query_builder::QueryId for Prepared<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl diesel::query_builder::Query for Prepared<'_> {
+    type SqlType = diesel::sql_types::Untyped;
+}
+
+impl diesel::RunQueryDsl<AnyConnection> for Prepared<'_> {}
+
+impl diesel::query_builder::QueryFragment<MultiBackend> for Prepared<'_> {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, MultiBackend>,
+    ) -> diesel::QueryResult<()> {
+        use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
+        let mut binds = self.0.binds.iter();
+        let mut parts = self.0.sql.split('?');
+        if let Some(first) = parts.next() {
+            out.push_sql(first);
+        }
+        for part in parts {
+            match binds.next() {
+                Some(Bind::Text(s)) => out.push_bind_param::<Text, String>(s)?,
+                Some(Bind::BigInt(i)) => out.push_bind_param::<BigInt, i64>(i)?,
+                Some(Bind::OptText(s)) => out.push_bind_param::<Nullable<Text>, Option<String>>(s)?,
+                Some(Bind::OptBigInt(i)) => out.push_bind_param::<Nullable<BigInt>, Option<i64>>(i)?,
+                Some(Bind::Bytes(b)) => out.push_bind_param::<Binary, Vec<u8>>(b)?,
+                Some(Bind::Bool(b)) => out.push_bind_param::<Bool, bool>(b)?,
+                None => return Err(diesel::result::Error::QueryBuilderError("a placeholder without its bind".into())),
+            }
+            out.push_sql(part);
+        }
+        Ok(())
     }
 }

@@ -53,14 +53,14 @@ pub struct VisitorRow {
 /// placeholder row is made first, so two processes accepting one visitor's
 /// batches take turns instead of both opening a session (rule STORE-07).
 pub fn lock_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<VisitorRow> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
          current_route, sessions) VALUES (?, ?, '', 0, 0, '', '', 0) ON CONFLICT (site_id, visitor_id) DO NOTHING",
     );
     q.text(site_id).text(visitor_id);
     q.execute(conn)?;
     let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE" };
-    let mut q = RawQuery::new(format!(
+    let mut q = RawQuery::prepared(format!(
         "SELECT session_id, session_started_at, last_at, sessions FROM web_visitors \
          WHERE site_id = ? AND visitor_id = ?{lock}"
     ));
@@ -70,7 +70,7 @@ pub fn lock_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -
 
 /// Whether a visitor has a state row (the cookieless midnight rule looks).
 pub fn visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<Option<VisitorRow>> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "SELECT session_id, session_started_at, last_at, sessions FROM web_visitors WHERE site_id = ? AND visitor_id = ?",
     );
     q.text(site_id).text(visitor_id);
@@ -89,7 +89,7 @@ pub struct VisitorUpdate<'a> {
 }
 
 pub fn update_visitor(conn: &mut AnyConnection, v: &VisitorUpdate<'_>) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "UPDATE web_visitors SET session_id = ?, session_started_at = ?, last_at = ?, current_path = ?, \
          current_route = ?, sessions = ? WHERE site_id = ? AND visitor_id = ?",
     );
@@ -106,7 +106,7 @@ pub fn update_visitor(conn: &mut AnyConnection, v: &VisitorUpdate<'_>) -> QueryR
 
 /// A placeholder left by a batch that stored nothing goes again.
 pub fn drop_empty_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new("DELETE FROM web_visitors WHERE site_id = ? AND visitor_id = ? AND session_id = ''");
+    let mut q = RawQuery::prepared("DELETE FROM web_visitors WHERE site_id = ? AND visitor_id = ? AND session_id = ''");
     q.text(site_id).text(visitor_id);
     q.execute(conn)
 }
@@ -176,7 +176,7 @@ const SESSION_COLUMNS: &str = "id, site_id, visitor_id, started_at, last_at, end
     os, language, pageviews, events, is_returning, conversions, revenue_cents";
 
 pub fn session(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<SessionRow>> {
-    let mut q = RawQuery::new(format!("SELECT {SESSION_COLUMNS} FROM web_sessions WHERE id = ?"));
+    let mut q = RawQuery::prepared(format!("SELECT {SESSION_COLUMNS} FROM web_sessions WHERE id = ?"));
     q.text(id);
     Ok(q.load::<SessionRow>(conn)?.into_iter().next())
 }
@@ -185,14 +185,16 @@ pub fn sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<Ses
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q =
-        RawQuery::new(format!("SELECT {SESSION_COLUMNS} FROM web_sessions WHERE id IN {}", placeholders(ids.len())));
+    let mut q = RawQuery::prepared(format!(
+        "SELECT {SESSION_COLUMNS} FROM web_sessions WHERE id IN {}",
+        placeholders(ids.len())
+    ));
     q.texts(ids);
     q.load(conn)
 }
 
 pub fn insert_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(format!(
+    let mut q = RawQuery::prepared(format!(
         "INSERT INTO web_sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
          ?, ?, ?, ?, ?, ?, ?, ?)"
     ));
@@ -228,7 +230,7 @@ pub fn insert_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<u
 
 /// The fields a later event moves.
 pub fn update_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "UPDATE web_sessions SET last_at = ?, end_at = ?, exit_path = ?, pageviews = ?, events = ? WHERE id = ?",
     );
     q.int(s.last_at).int(s.end_at).text(&s.exit_path).int(s.pageviews).int(s.events).text(&s.id);
@@ -284,7 +286,7 @@ pub fn pageviews(conn: &mut AnyConnection, site_id: &str, pageview_ids: &[String
     if pageview_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = RawQuery::new(format!(
+    let mut q = RawQuery::prepared(format!(
         "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND pageview_id IN {}",
         placeholders(pageview_ids.len())
     ));
@@ -298,7 +300,7 @@ pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult
         return Ok(0);
     }
     let one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-    let mut q = RawQuery::new(format!("INSERT INTO web_events ({EVENT_COLUMNS}) VALUES "));
+    let mut q = RawQuery::prepared(format!("INSERT INTO web_events ({EVENT_COLUMNS}) VALUES "));
     for (i, e) in rows.iter().enumerate() {
         q.push(if i == 0 { one } else { ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" });
         q.text(&e.id)
@@ -324,7 +326,7 @@ pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult
 
 /// A stored pageview's engagement and vitals after later events.
 pub fn update_pageview_measures(conn: &mut AnyConnection, e: &EventRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "UPDATE web_events SET engaged_ms = ?, lcp = ?, inp = ?, cls = ?, fcp = ?, ttfb = ? WHERE id = ?",
     );
     q.opt_int(e.engaged_ms).opt_int(e.lcp).opt_int(e.inp).opt_int(e.cls).opt_int(e.fcp).opt_int(e.ttfb).text(&e.id);
@@ -373,7 +375,7 @@ pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResul
     if rows.is_empty() {
         return Ok(0);
     }
-    let mut q = RawQuery::new(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
+    let mut q = RawQuery::prepared(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
     for (i, r) in rows.iter().enumerate() {
         q.push(if i == 0 { "" } else { ", " });
         q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -398,7 +400,7 @@ pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResul
 /// PostgreSQL so each row is applied once (rule STORE-04).
 pub fn take_outbox(conn: &mut AnyConnection, limit: usize) -> QueryResult<Vec<OutboxRow>> {
     let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE SKIP LOCKED" };
-    let mut q = RawQuery::new(format!("SELECT id, {OUTBOX_COLUMNS} FROM web_outbox ORDER BY id LIMIT ?{lock}"));
+    let mut q = RawQuery::prepared(format!("SELECT id, {OUTBOX_COLUMNS} FROM web_outbox ORDER BY id LIMIT ?{lock}"));
     q.int(limit as i64);
     q.load(conn)
 }
@@ -459,11 +461,11 @@ pub fn live(
         "FROM web_visitors WHERE site_id IN {} AND last_at >= ? AND last_at <= ? AND session_id <> ''",
         placeholders(site_ids.len())
     );
-    let mut count = RawQuery::new(format!("SELECT COUNT(*) AS n {scope}"));
+    let mut count = RawQuery::prepared(format!("SELECT COUNT(*) AS n {scope}"));
     count.texts(site_ids).int(from).int(to);
     let n = count.load::<CountRow>(conn)?.first().map_or(0, |r| r.n);
     let c = byte_order(conn);
-    let mut q = RawQuery::new(format!(
+    let mut q = RawQuery::prepared(format!(
         "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id {scope} \
          ORDER BY last_at DESC, site_id{c}, visitor_id{c} LIMIT ?"
     ));
@@ -543,7 +545,7 @@ pub fn sessions_page(
         sql.push_str(&format!(" AND (started_at < ? OR (started_at = ? AND id{c} < ?))"));
     }
     sql.push_str(&format!(" ORDER BY started_at DESC, id{c} DESC LIMIT ?"));
-    let mut q = RawQuery::new(sql);
+    let mut q = RawQuery::prepared(sql);
     q.text(site_id).int(from).int(to);
     if let Some((t, id)) = after {
         q.int(t).int(t).text(id);
@@ -569,7 +571,7 @@ pub fn journey_page(
         sql.push_str(&format!(" AND (occurred_at > ? OR (occurred_at = ? AND id{c} > ?))"));
     }
     sql.push_str(&format!(" ORDER BY occurred_at, id{c} LIMIT ?"));
-    let mut q = RawQuery::new(sql);
+    let mut q = RawQuery::prepared(sql);
     q.text(session_id).int(from).int(to);
     if let Some((t, id)) = after {
         q.int(t).int(t).text(id);
@@ -670,7 +672,7 @@ pub fn tracking_since(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Op
 /// A site's live state: its visitor rows whose last pageview or custom event
 /// is at or after `since`, with their sessions (the live read cache's fill).
 pub fn live_since(conn: &mut AnyConnection, site_id: &str, since: i64) -> QueryResult<Vec<(LiveRow, SessionRow)>> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id FROM web_visitors \
          WHERE site_id = ? AND last_at >= ? AND session_id <> ''",
     );

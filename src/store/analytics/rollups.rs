@@ -48,7 +48,7 @@ pub fn add_counters(
     bucket: i64,
     c: &Counters,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "INSERT INTO web_counters (site_id, tier, bucket, sessions, bounces, duration_sum, pageviews, custom_events, \
          engaged_sum, engaged_count, conversions, revenue_cents) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
          ON CONFLICT (site_id, tier, bucket) DO UPDATE SET sessions = web_counters.sessions + excluded.sessions, \
@@ -85,7 +85,7 @@ pub fn add_breakdown(
     key: &str,
     count: i64,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "INSERT INTO web_breakdowns (site_id, tier, bucket, dim, key, count) VALUES (?, ?, ?, ?, ?, ?) \
          ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET count = web_breakdowns.count + excluded.count",
     );
@@ -108,7 +108,7 @@ pub fn set_bits(
     dim: &str,
     key: &str,
 ) -> QueryResult<Option<Vec<u8>>> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "SELECT bits FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = ? AND key = ?",
     );
     q.text(site_id).text(tier).int(bucket).text(dim).text(key);
@@ -124,7 +124,7 @@ pub fn put_set(
     key: &str,
     bits: Vec<u8>,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::prepared(
         "INSERT INTO web_visitor_sets (site_id, tier, bucket, dim, key, bits) VALUES (?, ?, ?, ?, ?, ?) \
          ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET bits = excluded.bits",
     );
