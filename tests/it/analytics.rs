@@ -182,6 +182,7 @@ backend_test!(the_checks_run_in_their_order_and_store_nothing_on_a_refusal, |app
 // rule: TRK-29
 // rule: TRK-30
 // rule: SES-08
+// rule: SES-01
 backend_test!(each_event_is_accepted_or_rejected_and_the_counts_add_up, analytics_builder, |fed| {
     let app = &fed.app;
     site(app, "loja", false).await;
@@ -265,6 +266,7 @@ backend_test!(bots_are_counted_and_never_stored_even_from_a_foreign_origin, anal
 // rule: SES-16
 // rule: SES-18
 // rule: STORE-02
+// rule: ARPT-03
 backend_test!(sessions_open_after_thirty_idle_minutes_and_reads_see_them_at_once, analytics_builder, |fed| {
     let app = &fed.app;
     site(app, "loja", false).await;
@@ -388,6 +390,7 @@ backend_test!(cookieless_sites_derive_a_daily_visitor_id_and_answer_no_ids, anal
 // rule: OVR-10
 // rule: STORE-03
 // rule: STORE-04
+// rule: OVR-09
 backend_test!(overview_counts_from_the_rollups_once_each, analytics_builder, |fed| {
     let app = &fed.app;
     site(app, "loja", false).await;
@@ -478,6 +481,7 @@ backend_test!(overview_counts_from_the_rollups_once_each, analytics_builder, |fe
 });
 
 // rule: OVR-12
+// rule: PUB-01
 // rule: PUB-04
 // rule: PUB-05
 // rule: PUB-06
@@ -761,6 +765,7 @@ backend_test!(list_sessions_pages_by_signed_cursors, analytics_builder, |fed| {
 
 // rule: ARPT-05
 // rule: ARPT-07
+// rule: SES-09
 backend_test!(journeys_list_a_sessions_and_a_visitors_events_in_order, analytics_builder, |fed| {
     let app = &fed.app;
     site(app, "loja", false).await;
@@ -773,7 +778,8 @@ backend_test!(journeys_list_a_sessions_and_a_visitors_events_in_order, analytics
     app.clock.advance(MINUTE);
     track(app, "loja", "v_visitor0001", vec![pageview("2", "/p/1")]).await;
     app.clock.advance(MINUTE);
-    track(app, "outra", "v_visitor0001", vec![pageview("3", "/x")]).await;
+    let other = track(app, "outra", "v_visitor0001", vec![pageview("3", "/x")]).await["sessionId"].clone();
+    assert_ne!(other, s, "one visitor on two sites has two sessions");
     let (from, to) = day_range();
     let page = fed
         .both(
@@ -1240,3 +1246,100 @@ async fn sessions_carry_country_and_region_from_the_geoip_database() {
     .unwrap_err();
     assert!(err.contains("RASTRO_GEOIP_DB"), "{err}");
 }
+
+// rule: ARPT-01
+backend_test!(report_ranges_are_integers_in_order_within_366_days, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    let (from, to) = day_range();
+    let page = json!({"numItems": 10, "cursor": null});
+    for (f, tt) in [(json!(to), json!(from)), (json!(from - 400 * DAY), json!(to)), (json!("yesterday"), json!(to))] {
+        let a = fed
+            .both(Some(&t), "listSessions", json!({"siteId": "loja", "from": f, "to": tt, "paginationOpts": page}))
+            .await;
+        Fed::expect_err(a, 400, "INVALID_ARGUMENT");
+        let c = fed.both(Some(&t), "dataCoverage", json!({"siteId": "loja", "from": f, "to": tt})).await;
+        Fed::expect_err(c, 400, "INVALID_ARGUMENT");
+    }
+    let ok = fed
+        .both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "loja", "from": from - 365 * DAY, "to": to, "paginationOpts": page}),
+        )
+        .await;
+    assert!(ok.is_ok(), "366 UTC days");
+});
+
+// rule: CFG-03
+backend_test!(domains_are_unique_lowercase_hosts_with_an_optional_port, analytics_builder, |fed| {
+    let app = &fed.app;
+    let create = |domains: Value| {
+        app.post("/v1/sites", json!({"siteId": "loja", "name": "L", "currency": "BRL", "timezone": "UTC", "ownerId": "o1", "domains": domains}))
+    };
+    for bad in [
+        json!(["Loja.com"]),
+        json!(["https://loja.com"]),
+        json!(["loja.com/x"]),
+        json!(["*.loja.com"]),
+        json!(["a@loja.com"]),
+        json!(["loja.com", "loja.com"]),
+        json!(["loja.com:0"]),
+        json!(["loja.com:99999"]),
+    ] {
+        let a = create(bad.clone()).await;
+        assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{bad}");
+    }
+    assert_eq!(create(json!(["loja.com", "localhost:8080", "shop.loja.com"])).await.status, 201);
+    assert_eq!(app.patch("/v1/sites/loja", json!({"domains": ["LOJA.com"]})).await.status, 400);
+    fed.grant(&["loja"], &[READ, crate::federation::CONFIGURE]).await;
+    let admin = fed.token(&[READ, crate::federation::CONFIGURE]);
+    let a = fed.both(Some(&admin), "updateSite", json!({"siteId": "loja", "domains": ["Loja.com"]})).await;
+    Fed::expect_err(a, 400, "INVALID_ARGUMENT");
+});
+
+// rule: SES-05
+// rule: SES-04
+backend_test!(a_cookieless_session_open_at_midnight_continues_under_its_id, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "pet", true).await;
+    fed.grant(&["pet"], &[READ]).await;
+    let t = reader(&fed);
+    // Ten minutes before midnight, then fifteen after: one session, one visitor id.
+    let midnight = T0 - T0.rem_euclid(DAY) + DAY;
+    app.clock.set(midnight - 10 * MINUTE);
+    let send = |id: &str| json!({"siteId": "pet", "events": [pageview(id, "/")]});
+    track_as(app, &send("1"), &[("user-agent", UA)]).await;
+    app.clock.set(midnight + 15 * MINUTE);
+    track_as(app, &send("2"), &[("user-agent", UA)]).await;
+    let live =
+        fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["pet"], "now": midnight + 15 * MINUTE})).await.unwrap();
+    assert_eq!(live["count"], 1, "{live}");
+    assert_eq!(live["visitors"][0]["pageviews"], 2);
+    // Salts of days that ended more than 48 hours ago go when a new day's salt is made.
+    app.clock.set(midnight + 3 * DAY);
+    track_as(app, &send("3"), &[("user-agent", UA)]).await;
+    let days = app
+        .state
+        .cx
+        .db
+        .run(|c| {
+            use diesel::RunQueryDsl;
+            #[derive(diesel::QueryableByName)]
+            struct D {
+                #[diesel(sql_type = diesel::sql_types::BigInt)]
+                day: i64,
+            }
+            Ok(diesel::sql_query("SELECT day FROM web_salts ORDER BY day")
+                .load::<D>(c)?
+                .into_iter()
+                .map(|d| d.day)
+                .collect::<Vec<_>>())
+        })
+        .await
+        .unwrap();
+    assert!(days.iter().all(|d| *d >= midnight + DAY), "old salts remain: {days:?}");
+    assert!(days.contains(&(midnight + 3 * DAY)));
+});

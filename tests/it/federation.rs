@@ -686,6 +686,8 @@ backend_test!(configure_needs_the_permission_on_token_and_grant, fed_builder, |f
 });
 
 // rule: FED-09
+// rule: PUB-02
+// rule: PUB-03
 backend_test!(public_links_see_only_their_surface, fed_builder, |fed| {
     sites(&fed).await;
     let public = fed.key.sign(&with(claims(&[PUBLIC]), json!({"rastro_site_ids": ["s2"]})));
