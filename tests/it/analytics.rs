@@ -1343,3 +1343,39 @@ backend_test!(a_cookieless_session_open_at_midnight_continues_under_its_id, anal
     assert!(days.iter().all(|d| *d >= midnight + DAY), "old salts remain: {days:?}");
     assert!(days.contains(&(midnight + 3 * DAY)));
 });
+
+// rule: ROUTE-03
+// rule: ROUTE-06
+backend_test!(routes_group_pages_while_journeys_keep_raw_paths, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    app.patch("/v1/sites/loja", json!({"routePatterns": ["/p/:id"]})).await.ok();
+    fed.grant(&["loja"], &[READ, PUBLIC]).await;
+    let t = reader(&fed);
+    let s = track(app, "loja", "v_visitor0001", vec![pageview("1", "/p/7"), pageview("2", "/p/8")]).await["sessionId"]
+        .clone();
+    let (from, to) = day_range();
+    let j = fed
+        .both(
+            Some(&t),
+            "sessionJourney",
+            json!({"siteId": "loja", "sessionId": s, "from": from, "to": to,
+            "paginationOpts": {"numItems": 10, "cursor": null}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!((j["page"][0]["path"].as_str(), j["page"][0]["route"].as_str()), (Some("/p/7"), Some("/p/:id")));
+    let live = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": T0})).await.unwrap();
+    assert_eq!(
+        (live["visitors"][0]["currentPath"].as_str(), live["visitors"][0]["entryPath"].as_str()),
+        (Some("/p/8"), Some("/p/7"))
+    );
+    let public =
+        fed.key.sign(&with(claims(&[PUBLIC]), json!({"rastro_site_ids": ["loja"], "exp": T0 / 1000 + 86_400})));
+    let pl = fed.both(Some(&public), "liveVisitors", json!({"siteIds": ["loja"], "now": T0})).await.unwrap();
+    assert_eq!(pl["visitors"][0]["currentPath"], "/p/:id", "a public page sees the route, not the raw path");
+    drain(app).await;
+    let o = fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from, "to": to})).await.unwrap();
+    assert_eq!(o["pages"], json!([{"route": "/p/:id", "pageviews": 2, "visitors": 1}]));
+    assert_eq!(o["entryPages"], json!([{"route": "/p/:id", "sessions": 1}]));
+});
