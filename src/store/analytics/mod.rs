@@ -286,7 +286,9 @@ pub fn pageviews(conn: &mut AnyConnection, site_id: &str, pageview_ids: &[String
     if pageview_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = RawQuery::prepared(format!(
+    // Not prepared: PostgreSQL would keep the generic plan it chose while the
+    // table was empty (a scan), and each lookup would read the whole site.
+    let mut q = RawQuery::new(format!(
         "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND pageview_id IN {}",
         placeholders(pageview_ids.len())
     ));
