@@ -531,6 +531,40 @@ pub fn key(conn: &mut AnyConnection, name: &str, fresh: [u8; 32]) -> QueryResult
     Ok(q.load::<KeyRow>(conn)?.into_iter().next().map(|r| r.secret).unwrap_or_default())
 }
 
+/// One page of a keyset listing over `(time, id)`: the rows whose `scope`
+/// column equals a value, with `time` in `[from, to]`, after a position (the
+/// last row's keys), ascending or descending (the listings and the export).
+struct Keyset<'a> {
+    select: String,
+    scope: (&'a str, &'a str),
+    time: &'a str,
+    from: i64,
+    to: i64,
+    after: Option<(i64, String)>,
+    limit: usize,
+    desc: bool,
+}
+
+impl Keyset<'_> {
+    fn query(self, conn: &AnyConnection) -> RawQuery {
+        let c = byte_order(conn);
+        let (cmp, dir) = if self.desc { ("<", " DESC") } else { (">", "") };
+        let (col, time) = (self.scope.0, self.time);
+        let mut sql = format!("{} WHERE {col} = ? AND {time} >= ? AND {time} <= ?", self.select);
+        if self.after.is_some() {
+            sql.push_str(&format!(" AND ({time} {cmp} ? OR ({time} = ? AND id{c} {cmp} ?))"));
+        }
+        sql.push_str(&format!(" ORDER BY {time}{dir}, id{c}{dir} LIMIT ?"));
+        let mut q = RawQuery::prepared(sql);
+        q.text(self.scope.1).int(self.from).int(self.to);
+        if let Some((t, id)) = self.after {
+            q.int(t).int(t).text(id);
+        }
+        q.int(self.limit as i64);
+        q
+    }
+}
+
 /// Sessions of a site started in `[from, to]`, `startedAt` desc, id desc, after a position.
 pub fn sessions_page(
     conn: &mut AnyConnection,
@@ -540,20 +574,9 @@ pub fn sessions_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<SessionRow>> {
-    let c = byte_order(conn);
-    let mut sql =
-        format!("SELECT {SESSION_COLUMNS} FROM web_sessions WHERE site_id = ? AND started_at >= ? AND started_at <= ?");
-    if after.is_some() {
-        sql.push_str(&format!(" AND (started_at < ? OR (started_at = ? AND id{c} < ?))"));
-    }
-    sql.push_str(&format!(" ORDER BY started_at DESC, id{c} DESC LIMIT ?"));
-    let mut q = RawQuery::prepared(sql);
-    q.text(site_id).int(from).int(to);
-    if let Some((t, id)) = after {
-        q.int(t).int(t).text(id);
-    }
-    q.int(limit as i64);
-    q.load(conn)
+    let select = format!("SELECT {SESSION_COLUMNS} FROM web_sessions");
+    let page = Keyset { select, scope: ("site_id", site_id), time: "started_at", from, to, after, limit, desc: true };
+    page.query(conn).load(conn)
 }
 
 /// A session's pageviews and custom events in `[from, to]`, `(occurredAt, id)` asc, after a position.
@@ -565,21 +588,10 @@ pub fn journey_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
-    let c = byte_order(conn);
-    let mut sql = format!(
-        "SELECT {EVENT_COLUMNS} FROM web_events WHERE session_id = ? AND occurred_at >= ? AND occurred_at <= ?"
-    );
-    if after.is_some() {
-        sql.push_str(&format!(" AND (occurred_at > ? OR (occurred_at = ? AND id{c} > ?))"));
-    }
-    sql.push_str(&format!(" ORDER BY occurred_at, id{c} LIMIT ?"));
-    let mut q = RawQuery::prepared(sql);
-    q.text(session_id).int(from).int(to);
-    if let Some((t, id)) = after {
-        q.int(t).int(t).text(id);
-    }
-    q.int(limit as i64);
-    q.load(conn)
+    let select = format!("SELECT {EVENT_COLUMNS} FROM web_events");
+    let page =
+        Keyset { select, scope: ("session_id", session_id), time: "occurred_at", from, to, after, limit, desc: false };
+    page.query(conn).load(conn)
 }
 
 /// The newest `limit` events of visitor ids on sites in `[from, to]`, newest first.
@@ -642,20 +654,9 @@ pub fn events_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
-    let c = byte_order(conn);
-    let mut sql =
-        format!("SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ?");
-    if after.is_some() {
-        sql.push_str(&format!(" AND (occurred_at > ? OR (occurred_at = ? AND id{c} > ?))"));
-    }
-    sql.push_str(&format!(" ORDER BY occurred_at, id{c} LIMIT ?"));
-    let mut q = RawQuery::new(sql);
-    q.text(site_id).int(from).int(to);
-    if let Some((t, id)) = after {
-        q.int(t).int(t).text(id);
-    }
-    q.int(limit as i64);
-    q.load(conn)
+    let select = format!("SELECT {EVENT_COLUMNS} FROM web_events");
+    let page = Keyset { select, scope: ("site_id", site_id), time: "occurred_at", from, to, after, limit, desc: false };
+    page.query(conn).load(conn)
 }
 
 /// The time of a site's earliest stored pageview or custom event (its
