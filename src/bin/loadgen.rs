@@ -673,6 +673,21 @@ async fn wait_ready(addr: &str, key: &str) -> AnyResult<()> {
     }
 }
 
+/// `POST /v1/sites` with `body`, expecting 201.
+async fn create_site(c: &mut Conn, addr: &str, key: &str, body: &str) -> AnyResult<()> {
+    let r = c.roundtrip(&request("POST", "/v1/sites", addr, key, Some(body))).await?;
+    if r.status != 201 {
+        return Err(format!("creating the site: {} {}", r.status, String::from_utf8_lossy(&r.body)).into());
+    }
+    Ok(())
+}
+
+/// The authenticated no-op request every benchmark compares with: `GET /v1/ping`.
+fn ping_maker(addr: &str, key: &str) -> Arc<impl Fn(usize, usize) -> Vec<u8> + Send + Sync + 'static> {
+    let req = request("GET", "/v1/ping", addr, key, None);
+    Arc::new(move |_c: usize, _i: usize| req.clone())
+}
+
 /// A counter of the daemon's /metrics page.
 fn metric(page: &str, name: &str) -> Option<f64> {
     page.lines()
@@ -698,17 +713,10 @@ fn ingest(a: IngestArgs) -> AnyResult<()> {
         );
         let mut c = Conn::open(&addr).await?;
         let site = r#"{"siteId":"loadgen","name":"Load test","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"loadgen"}"#;
-        let r = c.roundtrip(&request("POST", "/v1/sites", &addr, &key, Some(site))).await?;
-        if r.status != 201 {
-            return Err(format!("creating the site: {} {}", r.status, String::from_utf8_lossy(&r.body)).into());
-        }
+        create_site(&mut c, &addr, &key, site).await?;
         let metrics0 = String::from_utf8_lossy(&c.roundtrip(&request("GET", "/metrics", &addr, &key, None)).await?.body).into_owned();
 
-        let ping_req = Arc::new(request("GET", "/v1/ping", &addr, &key, None));
-        let ping = {
-            let p = ping_req.clone();
-            Arc::new(move |_c: usize, _i: usize| p.as_ref().clone())
-        };
+        let ping = ping_maker(&addr, &key);
         if a.warmup > 0 {
             phase("warmup", &addr, a.connections, a.warmup, &[200], &pid, ping.clone()).await?;
         }
@@ -813,15 +821,8 @@ fn events(a: EventsArgs) -> AnyResult<()> {
         );
         let mut c = Conn::open(&addr).await?;
         let site = r#"{"siteId":"loja","name":"Loja","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"loadgen","domains":["loja.example.com"]}"#;
-        let r = c.roundtrip(&request("POST", "/v1/sites", &addr, &key, Some(site))).await?;
-        if r.status != 201 {
-            return Err(format!("creating the site: {} {}", r.status, String::from_utf8_lossy(&r.body)).into());
-        }
-        let ping_req = Arc::new(request("GET", "/v1/ping", &addr, &key, None));
-        let ping = {
-            let p = ping_req.clone();
-            Arc::new(move |_c: usize, _i: usize| p.as_ref().clone())
-        };
+        create_site(&mut c, &addr, &key, site).await?;
+        let ping = ping_maker(&addr, &key);
         if a.warmup > 0 {
             phase("warmup", &addr, a.connections, a.warmup, &[200], &pid, ping.clone()).await?;
         }
@@ -1044,8 +1045,7 @@ fn federation(a: FederationArgs) -> AnyResult<()> {
         let metrics0 = metrics_page(&addr, &key).await?;
         let meta = phase("metaStatus", &addr, dashboards, a.requests, &[200], &pid, poll).await?;
         let metrics1 = metrics_page(&addr, &key).await?;
-        let ping_req = Arc::new(request("GET", "/v1/ping", &addr, &key, None));
-        let ping = Arc::new(move |_c: usize, _i: usize| ping_req.as_ref().clone());
+        let ping = ping_maker(&addr, &key);
         let png = phase("ping", &addr, dashboards, a.requests, &[200], &pid, ping).await?;
 
         println!();

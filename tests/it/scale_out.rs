@@ -36,6 +36,25 @@ async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> RunningServer
     rastrod::server::start(config, clock, listener).await.unwrap()
 }
 
+/// Two daemons on one fresh PostgreSQL schema, with one secrets key and one clock.
+async fn two_processes(db: &TestDb, clock: &Arc<ManualClock>) -> (RunningServer, RunningServer) {
+    let key = rastrod::ids::secrets_key().unwrap();
+    (process(&db.url, &key, clock.clone()).await, process(&db.url, &key, clock.clone()).await)
+}
+
+/// A site of owner `o` on `domains`.
+fn site(id: &str, domains: Option<Vec<String>>) -> CreateSite {
+    CreateSite {
+        site_id: id.into(),
+        name: id.into(),
+        currency: "BRL".into(),
+        timezone: "America/Sao_Paulo".into(),
+        owner_id: "o".into(),
+        domains,
+        cookieless: None,
+    }
+}
+
 fn count(outcomes: &[BTreeMap<String, Vec<Outcome>>], account: &str, kind: Kind) -> usize {
     outcomes.iter().flat_map(|o| o.get(account)).flatten().filter(|o| **o == Outcome::Synced(kind)).count()
 }
@@ -44,22 +63,12 @@ fn count(outcomes: &[BTreeMap<String, Vec<Outcome>>], account: &str, kind: Kind)
 #[actix_web::test]
 async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     let Some(db) = TestDb::postgres() else { return };
-    let key = rastrod::ids::secrets_key().unwrap();
     let clock = ManualClock::new(T0);
-    let (server_a, server_b) =
-        (process(&db.url, &key, clock.clone()).await, process(&db.url, &key, clock.clone()).await);
+    let (server_a, server_b) = two_processes(&db, &clock).await;
     let (a, b) = (server_a.state.clone(), server_b.state.clone());
 
     let now = rastrod::clock::Clock::now_ms(&*clock);
-    let site = CreateSite {
-        site_id: "loja-x".into(),
-        name: "Loja X".into(),
-        currency: "BRL".into(),
-        timezone: "America/Sao_Paulo".into(),
-        owner_id: "o".into(),
-        domains: None,
-        cookieless: None,
-    };
+    let site = site("loja-x", None);
     a.cx.db.write(move |c| sites::create(c, now, site)).await.unwrap();
     let token =
         SetMetaConnection { access_token: SecretString(rastrod::config::Secret::new("rastro-fake-sample-token:0")) };
@@ -126,21 +135,11 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
 #[actix_web::test]
 async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
     let Some(db) = TestDb::postgres() else { return };
-    let key = rastrod::ids::secrets_key().unwrap();
     let clock = ManualClock::new(T0);
-    let (server_a, server_b) =
-        (process(&db.url, &key, clock.clone()).await, process(&db.url, &key, clock.clone()).await);
+    let (server_a, server_b) = two_processes(&db, &clock).await;
     let (a, b) = (server_a.state.clone(), server_b.state.clone());
     let now = rastrod::clock::Clock::now_ms(&*clock);
-    let site = CreateSite {
-        site_id: "loja".into(),
-        name: "Loja".into(),
-        currency: "BRL".into(),
-        timezone: "America/Sao_Paulo".into(),
-        owner_id: "o".into(),
-        domains: Some(vec![crate::analytics::HOST.into()]),
-        cookieless: None,
-    };
+    let site = site("loja", Some(vec![crate::analytics::HOST.into()]));
     a.cx.db.write(move |c| sites::create(c, now, site)).await.unwrap();
     let http = reqwest::Client::new();
     let mut sends = Vec::new();

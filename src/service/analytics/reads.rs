@@ -197,17 +197,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let mut by_site: HashMap<String, r::Counters> = HashMap::new();
     let mut totals = r::Counters::default();
     for row in &counter_rows {
-        let c = r::Counters {
-            sessions: row.sessions,
-            bounces: row.bounces,
-            duration_sum: row.duration_sum,
-            pageviews: row.pageviews,
-            custom_events: row.custom_events,
-            engaged_sum: row.engaged_sum,
-            engaged_count: row.engaged_count,
-            conversions: row.conversions,
-            revenue_cents: row.revenue_cents,
-        };
+        let c = r::Counters::from(row);
         series.entry(row.bucket).or_default().add(&c);
         by_site.entry(row.site_id.clone()).or_default().add(&c);
         totals.add(&c);

@@ -199,6 +199,22 @@ pub struct CounterRow {
     pub revenue_cents: i64,
 }
 
+impl From<&CounterRow> for Counters {
+    fn from(r: &CounterRow) -> Counters {
+        Counters {
+            sessions: r.sessions,
+            bounces: r.bounces,
+            duration_sum: r.duration_sum,
+            pageviews: r.pageviews,
+            custom_events: r.custom_events,
+            engaged_sum: r.engaged_sum,
+            engaged_count: r.engaged_count,
+            conversions: r.conversions,
+            revenue_cents: r.revenue_cents,
+        }
+    }
+}
+
 pub fn counters(
     conn: &mut AnyConnection,
     site_ids: &[String],
