@@ -172,18 +172,24 @@ pub async fn ingest(
         _ => {
             let day = now - now.rem_euclid(DAY_MS);
             let today = cookieless_id(&tracker.salt(cx, day).await?, &site.site_id, req.ip, req.user_agent);
-            // A session open at midnight continues under its first id (rule SES-05).
-            let yesterday =
-                cookieless_id(&tracker.salt(cx, day - DAY_MS).await?, &site.site_id, req.ip, req.user_agent);
-            let (sid, idle) = (site.site_id.clone(), cx.config.session_idle.as_millis() as i64);
-            let y = yesterday.clone();
-            let open = cx
-                .db
-                .run(move |c| {
-                    Ok(store::visitor(c, &sid, &y)?.is_some_and(|s| !s.session_id.is_empty() && now - s.last_at < idle))
-                })
-                .await?;
-            (if open { yesterday } else { today }, true)
+            // A session open at midnight continues under its first id (rule SES-05);
+            // only in the first idle period of a day can yesterday's still be open.
+            let idle = cx.config.session_idle.as_millis() as i64;
+            let mut open = None;
+            if now - day < idle {
+                let yesterday =
+                    cookieless_id(&tracker.salt(cx, day - DAY_MS).await?, &site.site_id, req.ip, req.user_agent);
+                let (sid, y) = (site.site_id.clone(), yesterday.clone());
+                let still_open = cx
+                    .db
+                    .run(move |c| {
+                        Ok(store::visitor(c, &sid, &y)?
+                            .is_some_and(|s| !s.session_id.is_empty() && now - s.last_at < idle))
+                    })
+                    .await?;
+                open = still_open.then_some(yesterday);
+            }
+            (open.unwrap_or(today), true)
         }
     };
     // Country and region from the address when a database is set; the address is not kept.
