@@ -117,6 +117,14 @@ settings! {
         "serve the leads capability";
     federation_meta_ads: bool = "federation.meta_ads", "RASTRO_FEDERATION_META_ADS", "true", parse_bool,
         "serve the metaAds capability (needs leads)";
+    federation_site_map: bool = "federation.site_map", "RASTRO_FEDERATION_SITE_MAP", "true", parse_bool,
+        "serve the siteMap capability (the rollups are always written)";
+    federation_visitor_profiles: bool = "federation.visitor_profiles", "RASTRO_FEDERATION_VISITOR_PROFILES", "true", parse_bool,
+        "serve the visitorProfiles capability (getVisitorProfile, profile on live and session rows)";
+    federation_people: bool = "federation.people", "RASTRO_FEDERATION_PEOPLE", "true", parse_bool,
+        "serve the people capability (listPeople)";
+    federation_tracked_links: bool = "federation.tracked_links", "RASTRO_FEDERATION_TRACKED_LINKS", "true", parse_bool,
+        "serve the trackedLinks capability (the link functions and the /rastro/l redirect)";
     log: String = "log.filter", "RASTRO_LOG", "info", parse_string,
         "tracing filter (e.g. info, rastrod=debug)";
     log_format: LogFormat = "log.format", "RASTRO_LOG_FORMAT", "text", parse_log_format,

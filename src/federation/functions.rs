@@ -50,6 +50,10 @@ pub enum Capability {
     Core,
     Leads,
     MetaAds,
+    SiteMap,
+    VisitorProfiles,
+    People,
+    TrackedLinks,
 }
 
 /// What a caller needs: nothing (manifest), a reader, or the configure scope.

@@ -40,6 +40,10 @@ pub struct Federation {
     pub grants: GrantReader,
     leads: bool,
     meta_ads: bool,
+    site_map: bool,
+    visitor_profiles: bool,
+    people: bool,
+    tracked_links: bool,
     live_window_ms: i64,
 }
 
@@ -97,6 +101,10 @@ impl Federation {
             grants: GrantReader::new(db),
             leads: config.federation_leads,
             meta_ads: config.federation_meta_ads && config.federation_leads,
+            site_map: config.federation_site_map,
+            visitor_profiles: config.federation_visitor_profiles,
+            people: config.federation_people,
+            tracked_links: config.federation_tracked_links,
             live_window_ms: config.live_window.as_millis() as i64,
         }
     }
@@ -106,6 +114,10 @@ impl Federation {
             Capability::Core => true,
             Capability::Leads => self.leads,
             Capability::MetaAds => self.meta_ads,
+            Capability::SiteMap => self.site_map,
+            Capability::VisitorProfiles => self.visitor_profiles,
+            Capability::People => self.people,
+            Capability::TrackedLinks => self.tracked_links,
         }
     }
 
@@ -116,6 +128,19 @@ impl Federation {
         }
         if self.meta_ads {
             caps.push("metaAds");
+        }
+        for (capability, name) in [
+            (Capability::SiteMap, "siteMap"),
+            (Capability::VisitorProfiles, "visitorProfiles"),
+            (Capability::People, "people"),
+            (Capability::TrackedLinks, "trackedLinks"),
+        ] {
+            // Advertised only while switched on and backed by a served function
+            // (a host without a capability's functions advertises none of it).
+            let backed = Function::ALL.iter().any(|f| f.spec().capability == capability);
+            if self.serves(capability) && backed {
+                caps.push(name);
+            }
         }
         caps
     }
