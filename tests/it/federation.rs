@@ -513,7 +513,20 @@ backend_test!(leads_off_hides_and_refuses_the_lead_functions, leads_off_builder,
             "listSessions",
             "sessionJourney",
             "visitorJourney",
-            "dataCoverage"
+            "dataCoverage",
+            "listConversions",
+            "revenueSummary",
+            "goalsReport",
+            "affiliatesReport",
+            "listGoals",
+            "upsertGoal",
+            "removeGoal",
+            "listFunnels",
+            "upsertFunnel",
+            "removeFunnel",
+            "listAffiliates",
+            "upsertAffiliate",
+            "removeAffiliate"
         ])
     );
     let token = fed.token(&[READ]);

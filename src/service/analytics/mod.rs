@@ -12,14 +12,22 @@
 //! - `live`: `liveVisitors` through the read cache;
 //! - `coverage`: `dataCoverage`;
 //! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
-//! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
+//! - `runtime`: what one process keeps (rate limits, salts, the cursor key);
+//! - `definitions`: goals, funnels and affiliates (the configure scope);
+//! - `conversions`: the trusted ledger, `listConversions`, `revenueSummary`;
+//! - `goals`, `affiliates`: the definition reports; `span`: exact ranges over rollups.
 
 pub mod accept;
+pub mod affiliates;
 pub mod agent;
 pub mod batch;
+pub mod conversions;
 pub mod coverage;
+pub mod definitions;
 pub mod export;
+pub mod extras;
 pub mod geo;
+pub mod goals;
 pub mod import;
 pub mod ingest;
 pub mod limits;
@@ -30,4 +38,5 @@ pub mod rollup;
 pub mod routes;
 pub mod runtime;
 pub mod sessions;
+pub mod span;
 pub mod urls;
