@@ -22,7 +22,9 @@ use crate::service::analytics::definitions::{
 };
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
-use crate::service::analytics::{affiliates as analytics_affiliates, goals as analytics_goals};
+use crate::service::analytics::{
+    affiliates as analytics_affiliates, funnels as analytics_funnels, goals as analytics_goals,
+};
 use crate::service::leads::board::{self, SetEventMap};
 use crate::service::leads::reports::{self, LeadsDailyArgs, LeadsReportArgs};
 use crate::service::leads::{self, sites};
@@ -107,6 +109,7 @@ pub enum Function {
     ListConversions,
     RevenueSummary,
     GoalsReport,
+    FunnelsReport,
     AffiliatesReport,
     ListGoals,
     UpsertGoal,
@@ -173,6 +176,7 @@ impl Function {
         Function::ListConversions,
         Function::RevenueSummary,
         Function::GoalsReport,
+        Function::FunnelsReport,
         Function::AffiliatesReport,
         Function::ListGoals,
         Function::UpsertGoal,
@@ -220,6 +224,7 @@ impl Function {
             Function::ListConversions => f("listConversions", Query, Core, Read, false),
             Function::RevenueSummary => f("revenueSummary", Query, Core, Read, false),
             Function::GoalsReport => f("goalsReport", Query, Core, Read, false),
+            Function::FunnelsReport => f("funnelsReport", Query, Core, Read, false),
             Function::AffiliatesReport => f("affiliatesReport", Query, Core, Read, false),
             Function::ListGoals => f("listGoals", Query, Core, Configure, false),
             Function::UpsertGoal => f("upsertGoal", Mutation, Core, Configure, false),
@@ -660,6 +665,12 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             let a: analytics_goals::GoalsArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             st.cx.db.run(move |c| analytics_goals::goals_report(c, a)).await
+        }
+        Function::FunnelsReport => {
+            let a: analytics_funnels::FunnelsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let cap = st.cx.config.report_funnel_row_cap;
+            st.cx.db.run(move |c| analytics_funnels::funnels_report(c, a, cap)).await
         }
         Function::AffiliatesReport => {
             let a: analytics_affiliates::AffiliatesArgs = args(raw)?;

@@ -100,6 +100,8 @@ pub struct Limits {
     pub max_affiliates: usize,
     pub max_commission_bps: i64,
     pub max_affiliate_window_days: i64,
+    /// Longest `funnelsReport`, in UTC days.
+    pub max_funnel_days: i64,
 }
 
 impl Federation {
@@ -193,6 +195,7 @@ impl Federation {
                 max_affiliates: defs::MAX_AFFILIATES,
                 max_commission_bps: defs::MAX_COMMISSION_BPS,
                 max_affiliate_window_days: defs::MAX_AFFILIATE_WINDOW_DAYS,
+                max_funnel_days: crate::service::analytics::funnels::MAX_FUNNEL_DAYS,
             },
         }
     }

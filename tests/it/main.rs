@@ -16,6 +16,7 @@ mod fake_graph;
 mod federation;
 mod federation_convex;
 mod federation_jwt;
+mod funnels;
 mod graph_client;
 mod hardening;
 mod leads;

@@ -194,6 +194,21 @@ fn affiliate_of(conn: &mut AnyConnection, site_id: &str, url: &url::Url) -> Resu
     Ok(defs_store::affiliate_by_slug(conn, site_id, &slug.to_lowercase())?.map(|a| a.id))
 }
 
+/// The funnel step index's rows of the batch's events, for the funnels in force.
+fn index_funnel_steps(conn: &mut AnyConnection, site_id: &str, rows: &[EventRow]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let funnels: Vec<(String, Vec<super::definitions::Step>)> =
+        defs_store::funnels(conn, site_id)?.iter().map(|f| (f.id.clone(), super::definitions::steps_of(f))).collect();
+    if funnels.is_empty() {
+        return Ok(());
+    }
+    let steps: Vec<_> = rows.iter().flat_map(|e| super::funnels::rows_for(&funnels, e)).collect();
+    crate::store::analytics::funnels::insert_steps(conn, site_id, &steps)?;
+    Ok(())
+}
+
 /// Records the batch's completions: one row each, one (session, goal) row
 /// the first time a session completes a goal, which its outbox row then says.
 fn record_hits(conn: &mut AnyConnection, site_id: &str, hits: &[Hit], outbox_rows: &mut [OutboxRow]) -> Result<()> {
@@ -486,6 +501,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
     }
 
     store::insert_events(conn, &new_rows)?;
+    index_funnel_steps(conn, &v.site_id, &new_rows)?;
     for (row, changed) in stored.iter().zip(&stored_changed) {
         if *changed {
             store::update_pageview_measures(conn, row)?;

@@ -13,6 +13,7 @@ use crate::ids;
 use crate::service::leads::sites;
 use crate::service::validate;
 use crate::store::analytics::definitions::{self as store, AffiliateRow, FunnelRow, GoalRow};
+use crate::store::analytics::funnels as funnel_store;
 
 pub const MAX_GOALS: usize = 50;
 pub const MAX_FUNNELS: usize = 20;
@@ -283,10 +284,16 @@ pub fn upsert_funnel(conn: &mut AnyConnection, now: i64, a: UpsertFunnel) -> Res
         created_at: existing.as_ref().map_or(now, |f| f.created_at),
         updated_at: now,
     };
+    // A new funnel, or new steps or window: its index is rebuilt from the retained events.
+    let changed = existing.as_ref().is_none_or(|f| f.steps != row.steps || f.window_ms != row.window_ms);
     if existing.is_some() {
         store::update_funnel(conn, &row).map_err(db)?;
     } else {
         store::insert_funnel(conn, &row).map_err(db)?;
+    }
+    if changed {
+        funnel_store::delete_steps(conn, &row.id).map_err(db)?;
+        funnel_store::start_rebuild(conn, &row.id, &row.site_id).map_err(db)?;
     }
     Ok(row.id)
 }
@@ -294,6 +301,10 @@ pub fn upsert_funnel(conn: &mut AnyConnection, now: i64, a: UpsertFunnel) -> Res
 pub fn remove_funnel(conn: &mut AnyConnection, site_id: &str, funnel_id: &str) -> Result<Value> {
     sites::require(conn, site_id)?;
     let n = store::remove_funnel(conn, site_id, funnel_id).map_err(db)?;
+    if n > 0 {
+        funnel_store::delete_steps(conn, funnel_id).map_err(db)?;
+        funnel_store::end_rebuild(conn, funnel_id).map_err(db)?;
+    }
     Ok(json!({"removed": n > 0}))
 }
 

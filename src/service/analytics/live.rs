@@ -72,7 +72,7 @@ impl LiveCache {
                             crate::service::leads::sites::require(c, &sid)?;
                             let rows = store::live_since(c, &sid, since)?;
                             // Goals and affiliates change only with a commit, which drops this state.
-                            let extras = Extras::load(c, rows.iter().map(|(_, s)| s))?;
+                            let extras = Extras::load_live(c, rows.iter().map(|(_, s)| s))?;
                             Ok((rows, extras))
                         })
                         .await?;

@@ -15,7 +15,7 @@
 //! - `runtime`: what one process keeps (rate limits, salts, the cursor key);
 //! - `definitions`: goals, funnels and affiliates (the configure scope);
 //! - `conversions`: the trusted ledger, `listConversions`, `revenueSummary`;
-//! - `goals`, `affiliates`: the definition reports; `span`: exact ranges over rollups.
+//! - `goals`, `affiliates`, `funnels`: the definition reports (and the funnel step index); `span`: exact ranges over rollups.
 
 pub mod accept;
 pub mod affiliates;
@@ -26,6 +26,7 @@ pub mod coverage;
 pub mod definitions;
 pub mod export;
 pub mod extras;
+pub mod funnels;
 pub mod geo;
 pub mod goals;
 pub mod import;

@@ -342,7 +342,7 @@ pub fn live_visitors_of(
         store::sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
     let entries: Vec<(LiveRow, SessionRow)> =
         rows.into_iter().filter_map(|v| sessions.get(&v.session_id).cloned().map(|s| (v, s))).collect();
-    let extras = if public { Extras::default() } else { Extras::load(conn, entries.iter().map(|(_, s)| s))? };
+    let extras = if public { Extras::default() } else { Extras::load_live(conn, entries.iter().map(|(_, s)| s))? };
     Ok(live_answer(a.now, count, &entries, &extras, public))
 }
 
@@ -360,7 +360,7 @@ pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extr
                     "lastSeenAt": v.last_at, "currentPath": v.current_path, "entryPath": s.entry_path,
                     "pageviews": s.pageviews, "events": s.events, "source": s.source, "campaign": s.campaign,
                     "affiliate": extras.affiliate(s), "returning": s.is_returning, "conversions": s.conversions,
-                    "revenueCents": s.revenue_cents, "goals": extras.goals(s), "funnel": Value::Null, "country": s.country,
+                    "revenueCents": s.revenue_cents, "goals": extras.goals(s), "funnel": extras.funnel(s), "country": s.country,
                     "device": s.device})
             }
         })

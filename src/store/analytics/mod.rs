@@ -4,6 +4,7 @@
 
 pub mod conversions;
 pub mod definitions;
+pub mod funnels;
 pub mod goals;
 pub mod rollups;
 
@@ -285,7 +286,7 @@ pub struct EventRow {
     pub ttfb: Option<i64>,
 }
 
-const EVENT_COLUMNS: &str = "id, site_id, session_id, visitor_id, kind, name, path, route, occurred_at, pageview_id, \
+pub(crate) const EVENT_COLUMNS: &str = "id, site_id, session_id, visitor_id, kind, name, path, route, occurred_at, pageview_id, \
     properties, engaged_ms, lcp, inp, cls, fcp, ttfb";
 
 /// Stored pageviews of a site by their `pageviewId`.
