@@ -527,7 +527,10 @@ backend_test!(leads_off_hides_and_refuses_the_lead_functions, leads_off_builder,
             "removeFunnel",
             "listAffiliates",
             "upsertAffiliate",
-            "removeAffiliate"
+            "removeAffiliate",
+            "retentionStatus",
+            "setRetentionPolicy",
+            "disableRetentionPolicy"
         ])
     );
     let token = fed.token(&[READ]);

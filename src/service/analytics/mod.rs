@@ -35,6 +35,7 @@ pub mod limits;
 pub mod live;
 pub mod pages;
 pub mod reads;
+pub mod retention;
 pub mod rollup;
 pub mod routes;
 pub mod runtime;
