@@ -248,6 +248,12 @@ impl Function {
         }
     }
 
+    /// A web-analytics function (ANALYTICS.md §1.2), also served on the host
+    /// API: every function from `overview` on.
+    pub fn is_web_analytics(self) -> bool {
+        (self as usize) >= (Function::Overview as usize)
+    }
+
     /// The seed name (`rastroFederation:<name>`).
     pub const fn name(self) -> &'static str {
         self.spec().name

@@ -188,9 +188,16 @@ fn completed<'a>(goals: &'a [(String, Matcher)], kind: &str, path: &str, name: O
     goals.iter().filter(|(_, m)| m.matches(kind, path, name)).map(|(id, _)| id.as_str()).collect()
 }
 
-/// The existing affiliate a session's landing `ref` names, lowercased (rule SES-15).
-fn affiliate_of(conn: &mut AnyConnection, site_id: &str, url: &url::Url) -> Result<Option<String>> {
-    let Some(slug) = urls::params(url).referral else { return Ok(None) };
+/// The existing affiliate a session's landing `ref` (or an imported line's
+/// `affiliate`) names, lowercased (rule SES-15).
+fn affiliate_of(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    url: &url::Url,
+    origin: Option<&LineOrigin>,
+) -> Result<Option<String>> {
+    let named = origin.and_then(|o| o.affiliate.clone()).or_else(|| urls::params(url).referral);
+    let Some(slug) = named else { return Ok(None) };
     Ok(defs_store::affiliate_by_slug(conn, site_id, &slug.to_lowercase())?.map(|a| a.id))
 }
 
@@ -350,7 +357,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 let Some(s) = s else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
                 if fresh {
-                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url)?;
+                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url, origin.as_deref())?;
                 }
                 s.pageviews += 1;
                 s.last_at = t;
@@ -405,7 +412,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 let Some(s) = sessions.touched.get_mut(&session).map(|x| &mut x.row) else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
                 if fresh {
-                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url)?;
+                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url, origin.as_deref())?;
                 }
                 s.events += 1;
                 s.last_at = t;

@@ -161,6 +161,7 @@ fn check_line(number: usize, v: &Value, site: &sites::Site, now: i64) -> std::re
         ] {
             *slot = bounded(o, field, 100)?;
         }
+        origin.affiliate = bounded(o, "affiliate", 64)?;
     }
     let referrer = text(o, "referrer")?.map(str::to_string);
     if referrer.as_deref().is_some_and(|r| urls::referrer_host(r).is_none()) {
