@@ -18,6 +18,7 @@ use crate::error::{Code, Error, Result};
 use crate::service::analytics::coverage as analytics_coverage;
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
+use crate::service::analytics::{site_map_report, vitals_report};
 use crate::service::leads::board::{self, SetEventMap};
 use crate::service::leads::reports::{self, LeadsDailyArgs, LeadsReportArgs};
 use crate::service::leads::{self, sites};
@@ -99,6 +100,8 @@ pub enum Function {
     SessionJourney,
     VisitorJourney,
     DataCoverage,
+    VitalsReport,
+    SiteMap,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -152,6 +155,8 @@ impl Function {
         Function::SessionJourney,
         Function::VisitorJourney,
         Function::DataCoverage,
+        Function::VitalsReport,
+        Function::SiteMap,
     ];
 
     pub const fn spec(self) -> Spec {
@@ -186,6 +191,8 @@ impl Function {
             Function::SessionJourney => f("sessionJourney", Query, Core, Read, false),
             Function::VisitorJourney => f("visitorJourney", Query, Core, Read, false),
             Function::DataCoverage => f("dataCoverage", Query, Core, Read, true),
+            Function::VitalsReport => f("vitalsReport", Query, Core, Read, false),
+            Function::SiteMap => f("siteMap", Query, Capability::SiteMap, Read, false),
         }
     }
 
@@ -580,6 +587,16 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             caller.check_site(&a.site_id)?;
             st.cx.db.run(move |c| analytics_coverage::data_coverage(c, a, now)).await
         }
+        Function::VitalsReport => {
+            let a: vitals_report::VitalsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| vitals_report::vitals_report(c, a)).await
+        }
+        Function::SiteMap => {
+            let a: site_map_report::SiteMapArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            st.cx.db.run(move |c| site_map_report::site_map(c, a, &|_| false)).await
+        }
         Function::SyncMetaNow => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
@@ -719,6 +736,6 @@ mod tests {
             assert_eq!(*f as usize, i, "{f:?}");
             assert_eq!(Function::parse(f.name()), Some(*f));
         }
-        assert_eq!(Function::ALL.len(), Function::DataCoverage as usize + 1);
+        assert_eq!(Function::ALL.len(), Function::SiteMap as usize + 1);
     }
 }

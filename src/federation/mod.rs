@@ -87,6 +87,10 @@ pub struct Limits {
     pub max_journey_events: i64,
     /// Most events in one tracker batch.
     pub max_events_per_batch: usize,
+    /// Longest `vitalsReport`, in complete UTC days.
+    pub max_vitals_days: i64,
+    /// Longest `siteMap`, in complete UTC days.
+    pub max_site_map_days: i64,
 }
 
 impl Federation {
@@ -170,6 +174,8 @@ impl Federation {
                 max_journey_page: crate::service::analytics::sessions::MAX_JOURNEY_PAGE,
                 max_journey_events: crate::service::analytics::sessions::MAX_JOURNEY_EVENTS,
                 max_events_per_batch: crate::service::analytics::batch::MAX_EVENTS,
+                max_vitals_days: crate::service::analytics::vitals_report::MAX_DAYS,
+                max_site_map_days: crate::service::analytics::site_map_report::MAX_DAYS,
             },
         }
     }
@@ -256,7 +262,14 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
     // Read by a query that starts after this call arrived (shared with the calls waiting beside it).
     let grant = fed.grants.active(&identity.connection_id, &identity.organization_id).await?;
     if !fed.serves(spec.capability) {
-        let what = if spec.capability == Capability::MetaAds { "Meta ads" } else { "leads" };
+        let what = match spec.capability {
+            Capability::MetaAds => "Meta ads",
+            Capability::SiteMap => "a site map",
+            Capability::VisitorProfiles => "visitor profiles",
+            Capability::People => "people",
+            Capability::TrackedLinks => "tracked links",
+            _ => "leads",
+        };
         return Err(invalid_scope(&format!("This host does not connect {what}")));
     }
     let sites = if identity.public {

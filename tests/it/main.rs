@@ -25,6 +25,7 @@ mod ops;
 mod reports;
 mod scale_out;
 mod shutdown;
+mod site_map;
 mod status;
 mod sync;
 mod tracker_browser;

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::agent::Agent;
 use super::batch::{Incoming, LineOrigin, Vitals};
-use super::{routes, urls};
+use super::{routes, site_map, urls, vitals as vitals_rollup};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
@@ -164,6 +164,10 @@ fn outbox(row: &SessionRow, kind: &str, at: i64, route: &str, name: Option<Strin
         d_duration: 0,
         d_engaged_sum: 0,
         d_engaged_count: 0,
+        prev_route: None,
+        pageview_no: 0,
+        vital_old: None,
+        vital_new: None,
     }
 }
 
@@ -264,6 +268,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 let s = sessions.touched.get_mut(&session).map(|x| &mut x.row);
                 let Some(s) = s else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
+                let prev_route = site_map::previous_route(s, &v.route_patterns);
                 s.pageviews += 1;
                 s.last_at = t;
                 s.end_at = s.end_at.max(t);
@@ -272,6 +277,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 o.new_session = i64::from(fresh);
                 o.d_bounces = bounce(s) - b0;
                 o.d_duration = duration(s) - d0;
+                site_map::mark(&mut o, prev_route, s.pageviews);
                 outbox_rows.push(o);
                 by_pageview.insert(pageview_id.clone(), Target::New(new_rows.len()));
                 new_rows.push(EventRow {
@@ -362,7 +368,9 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                         &mut stored[i]
                     }
                 };
+                let before = row.clone();
                 merge_vitals(row, &vitals);
+                outbox_rows.extend(vitals_rollup::changes(&before, row));
                 out.accepted += 1;
                 out.session_id = Some(row.session_id.clone());
             }

@@ -4,8 +4,7 @@
 //!
 //! Retention is not served yet, so nothing is purged: `purgedBefore` is null
 //! for every class and the answer is `complete`, `partial` or `unavailable`.
-//! The site map's rollups are not written yet either: its class is
-//! `unavailable` until they are.
+//! The site map's class is collected from its `coverageFrom`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -46,8 +45,9 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
     validate::range(a.from, a.to, 366)?;
     let now = a.now.unwrap_or(server_now);
     validate::time("now", now)?;
-    sites::require(conn, &a.site_id)?;
+    let site = sites::require(conn, &a.site_id)?;
     let since = store::tracking_since(conn, &a.site_id)?;
+    let map_from = super::site_map::coverage_from(conn, &a.site_id, site.created_at)?;
     let c = |collected| class(a.from, a.to, now, collected, None);
     Ok(json!({
         "siteId": a.site_id, "from": a.from, "to": a.to, "now": now, "trackingSince": since,
@@ -56,7 +56,7 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
             "sessions": c(since),
             "events": c(since),
             "conversions": c(since),
-            "siteMap": c(None),
+            "siteMap": c(Some(map_from)),
         },
     }))
 }

@@ -8,6 +8,8 @@
 //! - `accept`: one batch's rows, written in one group commit;
 //! - `import`, `export`: historical events in and out (NDJSON);
 //! - `rollup`: the outbox applied to the rollups, once per event;
+//! - `site_map`, `vitals`: the site map's and the vitals digests' deltas;
+//! - `site_map_report`, `vitals_report`: `siteMap` and `vitalsReport`;
 //! - `reads`: overview, live visitors, a session;
 //! - `live`: `liveVisitors` through the read cache;
 //! - `coverage`: `dataCoverage`;
@@ -30,4 +32,8 @@ pub mod rollup;
 pub mod routes;
 pub mod runtime;
 pub mod sessions;
+pub mod site_map;
+pub mod site_map_report;
 pub mod urls;
+pub mod vitals;
+pub mod vitals_report;

@@ -155,6 +155,8 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
             r::put_set(conn, &site, tier, b, dm, &key, bytes).map_err(db)?;
         }
     }
+    super::site_map::apply(conn, &rows)?;
+    super::vitals::apply(conn, &rows, &sessions)?;
     let ids: Vec<i64> = rows.iter().map(|o| o.id).collect();
     for chunk in ids.chunks(500) {
         store::delete_outbox(conn, chunk).map_err(db)?;
