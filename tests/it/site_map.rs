@@ -113,7 +113,7 @@ backend_test!(the_site_map_counts_views_entries_exits_bounces_and_transitions, a
     let before = fed.both(Some(&t), "siteMap", args.clone()).await.unwrap();
     assert_eq!(before["sites"][0]["routes"], json!([]), "the map is a rollup: it trails acceptance");
     // The report actor's apply step writes the map, each outbox row once.
-    assert!(drain(app).await >= 12);
+    assert_eq!(drain(app).await, 11, "9 events on loja, 2 on dolar");
     assert_eq!(drain(app).await, 0);
     assert_eq!(app.count("web_outbox").await, 0);
     let m = fed.both(Some(&t), "siteMap", args).await.unwrap();
@@ -153,7 +153,7 @@ backend_test!(imported_pageviews_make_the_same_map_and_lower_its_coverage, analy
     let t = reader(&fed);
     let t0 = day_of(T0) - 5 * DAY + 3_600_000;
     let a = import(app, "imp", "map-1", &map_lines(t0)).await.ok();
-    assert_eq!(a["accepted"], 10);
+    assert_eq!(a["accepted"], 9);
     drain(app).await;
     let from = day_of(t0);
     let m = fed.both(Some(&t), "siteMap", json!({"siteIds": ["imp"], "from": from, "to": from + DAY - 1})).await.unwrap();
@@ -176,7 +176,9 @@ backend_test!(the_map_keeps_five_hundred_routes_and_two_thousand_transitions, an
                 "pageviewId": format!("p_{i:0>16}"), "path": format!("/r/{i:04}")})
         })
         .collect();
-    import(app, "loja", "many", &lines).await.ok();
+    // Two imports (the session goes on across them): one visitor's 2,002 rows are too many binds for one statement.
+    import(app, "loja", "many-1", &lines[..1001]).await.ok();
+    import(app, "loja", "many-2", &lines[1001..]).await.ok();
     drain(app).await;
     let m = fed.both(Some(&t), "siteMap", json!({"siteIds": ["loja"], "from": t0, "to": t0 + DAY - 1})).await.unwrap();
     let s = &m["sites"][0];
