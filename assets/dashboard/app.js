@@ -215,15 +215,15 @@
     if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
     var r = utcDays(), id = oneSite();
     api("POST", "/dashboard/api/analytics/site-map", { siteIds: [id], from: r.from, to: r.to }).then(function (m) {
-      var site = m.sites[0];
+      var sm = m.sites[0];
       fill(body,
-        h("p", { class: "muted", id: "sitemap-coverage" }, t("siteMapCoverage", { site: (site(id) || {}).name || id, date: date(site.coverageFrom, false, "UTC") })),
-        site.regrouping ? h("p", { class: "alert" }, t("siteMapRegrouping")) : null,
-        site.truncated ? h("p", { class: "alert" }, t("siteMapTruncated")) : null,
+        h("p", { class: "muted", id: "sitemap-coverage" }, t("siteMapCoverage", { site: (site(id) || {}).name || id, date: date(sm.coverageFrom, false, "UTC") })),
+        sm.regrouping ? h("p", { class: "alert" }, t("siteMapRegrouping")) : null,
+        sm.truncated ? h("p", { class: "alert" }, t("siteMapTruncated")) : null,
         grid("sitemap-routes", t("siteMapRoutes"), [t("page"), t("pageviews"), t("entries"), t("exits"), t("bounces")],
-          site.routes.map(function (x) { return [x.route, num(x.views), num(x.entries), num(x.exits), num(x.bounces)]; }), t("noVisits")),
+          sm.routes.map(function (x) { return [x.route, num(x.views), num(x.entries), num(x.exits), num(x.bounces)]; }), t("noVisits")),
         grid("sitemap-transitions", t("siteMapTransitions"), [t("fromPage"), t("toPage"), t("count")],
-          site.transitions.slice(0, 50).map(function (x) { return [x.from, x.to, num(x.count)]; }), t("noVisits")),
+          sm.transitions.slice(0, 50).map(function (x) { return [x.from, x.to, num(x.count)]; }), t("noVisits")),
         h("p", { class: "muted" }, t("siteMapNote")));
     }).catch(function (e) { say(body, explain(e)); });
   }

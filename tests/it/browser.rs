@@ -38,7 +38,7 @@ async fn screenshot(app: &TestApp, b: &Browser, name: &str) {
 }
 
 #[track_caller]
-fn no_serious_violations(screen: &str, found: Option<Vec<String>>) {
+pub fn no_serious_violations(screen: &str, found: Option<Vec<String>>) {
     if let Some(v) = found {
         assert!(v.is_empty(), "axe-core on {screen}: {v:#?}");
     }

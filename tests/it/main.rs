@@ -26,6 +26,7 @@ mod reports;
 mod scale_out;
 mod shutdown;
 mod site_map;
+mod site_map_browser;
 mod status;
 mod sync;
 mod tracker_browser;

@@ -138,7 +138,11 @@ backend_test!(the_site_map_counts_views_entries_exits_bounces_and_transitions, a
     assert_eq!(empty["sites"][0]["coverageFrom"], coverage);
     // dataCoverage's siteMap class is collected from coverageFrom.
     let cov = fed
-        .both(Some(&t), "dataCoverage", json!({"siteId": "loja", "from": coverage, "to": coverage + DAY - 1, "now": coverage + 2 * DAY}))
+        .both(
+            Some(&t),
+            "dataCoverage",
+            json!({"siteId": "loja", "from": coverage, "to": coverage + DAY - 1, "now": coverage + 2 * DAY}),
+        )
         .await
         .unwrap();
     assert_eq!(cov["classes"]["siteMap"]["status"], "complete");
@@ -156,7 +160,8 @@ backend_test!(imported_pageviews_make_the_same_map_and_lower_its_coverage, analy
     assert_eq!(a["accepted"], 9);
     drain(app).await;
     let from = day_of(t0);
-    let m = fed.both(Some(&t), "siteMap", json!({"siteIds": ["imp"], "from": from, "to": from + DAY - 1})).await.unwrap();
+    let m =
+        fed.both(Some(&t), "siteMap", json!({"siteIds": ["imp"], "from": from, "to": from + DAY - 1})).await.unwrap();
     assert_eq!(m["sites"][0]["routes"], expected_routes());
     assert_eq!(m["sites"][0]["transitions"], expected_transitions());
     assert_eq!(m["sites"][0]["coverageFrom"], from, "lowered to the day of the earliest imported pageview");
@@ -252,7 +257,8 @@ fn expected_vitals() -> (Value, Value, Value) {
         none("fcp"),
         none("ttfb"),
     ]);
-    let by_page = json!([{"route": "/p/1", "samples": 6, "metrics": p1}, {"route": "/", "samples": 5, "metrics": home}]);
+    let by_page =
+        json!([{"route": "/p/1", "samples": 6, "metrics": p1}, {"route": "/", "samples": 5, "metrics": home}]);
     let empty = json!([none("lcp"), none("inp"), none("cls"), none("fcp"), none("ttfb")]);
     let by_device = json!([
         {"device": "mobile", "metrics": p1},

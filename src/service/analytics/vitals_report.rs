@@ -178,8 +178,11 @@ mod tests {
         let r = rows(&d);
         assert_eq!(r[0]["p75"], Value::Null);
         assert_eq!(r[0]["rating"], Value::Null);
-        assert_eq!(r[2], json!({"metric": "cls", "samples": 3, "p75": 0.1235, "rating": "needs-improvement",
-            "good": 2, "needsImprovement": 1, "poor": 0}));
+        assert_eq!(
+            r[2],
+            json!({"metric": "cls", "samples": 3, "p75": 0.1235, "rating": "needs-improvement",
+            "good": 2, "needsImprovement": 1, "poor": 0})
+        );
         assert_eq!(thresholds()["cls"], json!([0.1, 0.25]));
     }
 }

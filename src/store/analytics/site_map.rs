@@ -17,7 +17,13 @@ pub struct RouteCounts {
     pub continuations: i64,
 }
 
-pub fn add_route(conn: &mut AnyConnection, site_id: &str, day: i64, route: &str, c: &RouteCounts) -> QueryResult<usize> {
+pub fn add_route(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    day: i64,
+    route: &str,
+    c: &RouteCounts,
+) -> QueryResult<usize> {
     let mut q = RawQuery::prepared(
         "INSERT INTO web_map_routes (site_id, day, route, views, entries, continuations) VALUES (?, ?, ?, ?, ?, ?) \
          ON CONFLICT (site_id, day, route) DO UPDATE SET views = web_map_routes.views + excluded.views, \
