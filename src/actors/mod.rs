@@ -6,6 +6,7 @@
 
 pub mod account_sync;
 pub mod pixel_sender;
+pub mod regroup;
 pub mod report;
 pub mod supervisor;
 
@@ -23,6 +24,7 @@ pub struct Actors {
     pub sync: OnceLock<Addr<supervisor::Supervisor>>,
     pub pixels: OnceLock<Addr<pixel_sender::PixelSenders>>,
     pub reports: OnceLock<Addr<report::ReportActor>>,
+    pub regroups: OnceLock<Addr<regroup::RegroupActor>>,
 }
 
 impl Dispatch for Actors {
@@ -53,6 +55,9 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
     if actors.reports.get().is_none() {
         let _ = actors.reports.set(report::ReportActor::new(cx.clone()).start());
     }
+    if actors.regroups.get().is_none() {
+        let _ = actors.regroups.set(regroup::RegroupActor::new(cx.clone()).start());
+    }
 }
 
 /// On SIGTERM, before the writer's last commit: both supervisors stop their
@@ -64,6 +69,9 @@ pub async fn shutdown(actors: &Actors, grace: Duration) {
     let pixels = actors.pixels.get().cloned();
     if let Some(addr) = actors.reports.get() {
         let _ = addr.send(report::Shutdown).await;
+    }
+    if let Some(addr) = actors.regroups.get() {
+        let _ = addr.send(regroup::Shutdown).await;
     }
     let stop = async {
         let sync = async {

@@ -352,6 +352,8 @@ pub struct SiteSettings {
     pub currency: String,
     pub cookieless: bool,
     pub route_patterns: Vec<String>,
+    /// A `routePatterns` change is still regrouping stored routes (§5.8).
+    pub regrouping: bool,
 }
 
 impl From<sites::Site> for SiteSettings {
@@ -363,8 +365,15 @@ impl From<sites::Site> for SiteSettings {
             currency: s.currency,
             cookieless: s.cookieless,
             route_patterns: s.route_patterns,
+            regrouping: false,
         }
     }
+}
+
+/// A site's settings with its regrouping state.
+fn settings(conn: &mut AnyConnection, site: sites::Site) -> Result<SiteSettings> {
+    let regrouping = crate::service::analytics::regroup::regrouping(conn, &site.site_id)?;
+    Ok(SiteSettings { regrouping, ..SiteSettings::from(site) })
 }
 
 /// FED-12: the sites outside `scope` that `owner`'s links or pixels still feed.
@@ -479,7 +488,15 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
         Function::SiteSettings => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            json(SiteSettings::from(st.cx.db.run(move |c| sites::get(c, &a.site_id)).await?))
+            json(
+                st.cx
+                    .db
+                    .run(move |c| {
+                        let site = sites::get(c, &a.site_id)?;
+                        settings(c, site)
+                    })
+                    .await?,
+            )
         }
         Function::UpdateSite => {
             let a: UpdateSiteArgs = args(raw)?;
@@ -494,8 +511,14 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
                 cookieless: None,
             };
             sites::check_update(&input)?;
-            let site = st.cx.write_plain(move |c| sites::update(c, now, &a.site_id, input)).await?;
-            json(SiteSettings::from(site))
+            let site = st
+                .cx
+                .write_plain(move |c| {
+                    let site = sites::update(c, now, &a.site_id, input)?;
+                    settings(c, site)
+                })
+                .await?;
+            json(site)
         }
         Function::LeadsReport => {
             let a: LeadsReportArgs = args(raw)?;
@@ -595,7 +618,7 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
         Function::SiteMap => {
             let a: site_map_report::SiteMapArgs = args(raw)?;
             caller.check_sites(&a.site_ids)?;
-            st.cx.db.run(move |c| site_map_report::site_map(c, a, &|_| false)).await
+            st.cx.db.run(move |c| site_map_report::site_map(c, a)).await
         }
         Function::SyncMetaNow => {
             let a: SiteArgs = args(raw)?;

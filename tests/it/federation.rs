@@ -649,7 +649,7 @@ backend_test!(configure_needs_the_permission_on_token_and_grant, fed_builder, |f
     assert_eq!(
         settings,
         json!({"name": "Site s1", "domains": ["loja.example.com"], "timezone": "America/Sao_Paulo",
-            "currency": "BRL", "cookieless": false, "routePatterns": []})
+            "currency": "BRL", "cookieless": false, "routePatterns": [], "regrouping": false})
     );
     Fed::expect_err(fed.both(t, "siteSettings", json!({"siteId": "s3"})).await, 403, "FEDERATION_SITE_DENIED");
 

@@ -22,6 +22,7 @@ mod meta_connection;
 mod meta_login;
 mod mmdb;
 mod ops;
+mod regroup;
 mod reports;
 mod scale_out;
 mod shutdown;

@@ -38,9 +38,7 @@ async fn answers(app: &TestApp) -> (Value, Value) {
         .state
         .cx
         .db
-        .run(move |c| {
-            site_map_report::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }, &|_| false)
-        })
+        .run(move |c| site_map_report::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }))
         .await
         .unwrap();
     let vitals = app

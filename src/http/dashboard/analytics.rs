@@ -53,7 +53,7 @@ pub async fn site_map(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| site_map_report::site_map(c, args, &|_| false)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| site_map_report::site_map(c, args)).await?))
 }
 
 /// The "Vitals" screen: `vitalsReport` over the chosen client and days.

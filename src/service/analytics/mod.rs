@@ -10,6 +10,7 @@
 //! - `rollup`: the outbox applied to the rollups, once per event;
 //! - `site_map`, `vitals`: the site map's and the vitals digests' deltas;
 //! - `site_map_report`, `vitals_report`: `siteMap` and `vitalsReport`;
+//! - `regroup`: a `routePatterns` change's background regrouping, step by step;
 //! - `reads`: overview, live visitors, a session;
 //! - `live`: `liveVisitors` through the read cache;
 //! - `coverage`: `dataCoverage`;
@@ -28,6 +29,7 @@ pub mod limits;
 pub mod live;
 pub mod pages;
 pub mod reads;
+pub mod regroup;
 pub mod rollup;
 pub mod routes;
 pub mod runtime;

@@ -86,9 +86,8 @@ pub fn lines(routes: Vec<store::RouteRow>, mut transitions: Vec<store::Transitio
     SiteLines { routes: lines, transitions, truncated }
 }
 
-/// `siteMap` for sites already checked against the caller's scope;
-/// `regrouping` tells whether a site's routes are being regrouped.
-pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs, regrouping: &dyn Fn(&str) -> bool) -> Result<Value> {
+/// `siteMap` for sites already checked against the caller's scope.
+pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<Value> {
     validate::site_ids(&a.site_ids)?;
     complete_days(a.from, a.to, MAX_DAYS)?;
     let rows = sites::require_many(conn, &a.site_ids)?;
@@ -101,10 +100,11 @@ pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs, regrouping: &dyn Fn(&s
         let routes = store::routes(conn, &site.id, a.from, a.to)?;
         let transitions = store::transitions(conn, &site.id, a.from, a.to)?;
         let l = lines(routes, transitions);
+        let regrouping = super::regroup::regrouping(conn, &site.id)?;
         out.push(json!({
             "siteId": site.id,
             "coverageFrom": coverage_from,
-            "regrouping": regrouping(&site.id),
+            "regrouping": regrouping,
             "routes": l.routes.iter().map(|r| json!({
                 "route": r.route, "views": r.views, "entries": r.entries, "exits": r.exits, "bounces": r.bounces,
             })).collect::<Vec<_>>(),

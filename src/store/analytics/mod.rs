@@ -2,6 +2,7 @@
 //! sessions, the (site, visitor) state, the rollup outbox), the rollups the
 //! report actors keep, and the reads over both.
 
+pub mod regroup;
 pub mod rollups;
 pub mod site_map;
 pub mod vitals;
