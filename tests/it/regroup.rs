@@ -54,13 +54,12 @@ backend_test!(a_pattern_change_regroups_stored_routes_step_by_step, one_row_step
     app.patch("/v1/sites/loja", json!({"routePatterns": ["/blog/:slug"]})).await.ok();
     fed.grant(&["loja"], &[READ, CONFIGURE]).await;
     let t = reader(&fed);
-    let admin = fed.key.sign(&crate::federation::with(
-        claims(&[READ, CONFIGURE]),
-        json!({"exp": T0 / 1000 + 30 * 86_400}),
-    ));
-    let v1 = track(app, "loja", "v_visitor0001", vec![pageview("1", "/p/1"), pageview("2", "/p/2"), pageview("3", "/")])
-        .await["sessionId"]
-        .clone();
+    let admin =
+        fed.key.sign(&crate::federation::with(claims(&[READ, CONFIGURE]), json!({"exp": T0 / 1000 + 30 * 86_400})));
+    let v1 =
+        track(app, "loja", "v_visitor0001", vec![pageview("1", "/p/1"), pageview("2", "/p/2"), pageview("3", "/")])
+            .await["sessionId"]
+            .clone();
     track(app, "loja", "v_visitor0002", vec![pageview("4", "/p/1"), vitals("4", 1000)]).await;
     track(app, "loja", "v_visitor0003", vec![pageview("5", "/blog/x")]).await;
     drain(app).await;
@@ -126,8 +125,12 @@ backend_test!(a_pattern_change_regroups_stored_routes_step_by_step, one_row_step
         )
         .await
         .unwrap();
-    let got: Vec<(&str, &str)> =
-        j["page"].as_array().unwrap().iter().map(|e| (e["path"].as_str().unwrap(), e["route"].as_str().unwrap())).collect();
+    let got: Vec<(&str, &str)> = j["page"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["route"].as_str().unwrap()))
+        .collect();
     assert_eq!(got, vec![("/p/1", "/p/:id"), ("/p/2", "/p/:id"), ("/", "/")]);
     let s = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": v1})).await.unwrap();
     assert_eq!((s["entryPath"].as_str(), s["exitPath"].as_str()), (Some("/p/1"), Some("/")));
@@ -165,7 +168,8 @@ async fn a_regroup_goes_on_after_a_restart() {
     http.post(format!("{base}/v1/sites")).bearer_auth(crate::common::HOST_KEY).json(&site).send().await.unwrap();
     for (i, path) in ["/p/1", "/p/2", "/p/3"].iter().enumerate() {
         let body = json!({"siteId": "loja", "visitorId": format!("v_visitor000{i}"), "events": [pageview(&i.to_string(), path)]});
-        let res = http.post(format!("{base}/rastro/events")).header("user-agent", UA).body(body.to_string()).send().await;
+        let res =
+            http.post(format!("{base}/rastro/events")).header("user-agent", UA).body(body.to_string()).send().await;
         assert_eq!(res.unwrap().status(), 200);
     }
     rastrod::actors::report::drain(&first.state.cx).await.unwrap();
@@ -193,12 +197,48 @@ async fn a_regroup_goes_on_after_a_restart() {
         assert!(std::time::Instant::now() < deadline, "the restarted actor ends the job");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let routes = cx
-        .db
-        .run(|c| Ok(rastrod::store::analytics::site_map::routes(c, "loja", 0, i64::MAX / 2)?))
-        .await
-        .unwrap();
+    let routes =
+        cx.db.run(|c| Ok(rastrod::store::analytics::site_map::routes(c, "loja", 0, i64::MAX / 2)?)).await.unwrap();
     let got: Vec<(String, i64)> = routes.into_iter().map(|r| (r.route, r.views)).collect();
     assert_eq!(got, vec![("/p/:id".to_string(), 3)]);
     second.stop().await.unwrap();
 }
+
+// rule: ROUTE-10
+backend_test!(a_pattern_stored_before_the_grammar_is_answered_unchanged, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    // Written before the grammar existed (by hand here): `*x` is no segment of it.
+    app.state
+        .cx
+        .db
+        .run(|c| {
+            use diesel::RunQueryDsl;
+            diesel::sql_query(r#"UPDATE sites SET route_patterns = '["/promo/*x", "/p/:id"]' WHERE id = 'loja'"#)
+                .execute(c)?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let admin =
+        fed.key.sign(&crate::federation::with(claims(&[READ, CONFIGURE]), json!({"exp": T0 / 1000 + 30 * 86_400})));
+    let s = fed.both(Some(&admin), "siteSettings", json!({"siteId": "loja"})).await.unwrap();
+    assert_eq!(s["routePatterns"], json!(["/promo/*x", "/p/:id"]));
+    // It matches its whole path literally: /promo/*x is its own route, /promo/y is not grouped.
+    track(
+        app,
+        "loja",
+        "v_visitor0001",
+        vec![pageview("1", "/promo/*x"), pageview("2", "/promo/y"), pageview("3", "/p/9")],
+    )
+    .await;
+    drain(app).await;
+    let (from, to) = today();
+    let t = reader(&fed);
+    let m = fed.both(Some(&t), "siteMap", json!({"siteIds": ["loja"], "from": from, "to": to})).await.unwrap();
+    let routes: Vec<&str> =
+        m["sites"][0]["routes"].as_array().unwrap().iter().map(|r| r["route"].as_str().unwrap()).collect();
+    assert_eq!(routes, vec!["/p/:id", "/promo/*x", "/promo/y"]);
+    assert_eq!(m["routePatterns"]["loja"], json!(["/promo/*x", "/p/:id"]));
+});

@@ -33,8 +33,7 @@ pub fn schedule(conn: &mut AnyConnection, site_id: &str, patterns: &str, now: i6
 
 pub fn add_groups(conn: &mut AnyConnection, site_id: &str, routes: &[String]) -> QueryResult<()> {
     for r in routes {
-        let mut q =
-            RawQuery::new("INSERT INTO web_route_groups (site_id, route) VALUES (?, ?) ON CONFLICT DO NOTHING");
+        let mut q = RawQuery::new("INSERT INTO web_route_groups (site_id, route) VALUES (?, ?) ON CONFLICT DO NOTHING");
         q.text(site_id).text(r.as_str());
         q.execute(conn)?;
     }
@@ -127,8 +126,7 @@ pub fn path_rows(
 }
 
 pub fn set_route(conn: &mut AnyConnection, t: &PathTable, site_id: &str, key: &str, route: &str) -> QueryResult<usize> {
-    let mut q =
-        RawQuery::new(format!("UPDATE {} SET {} = ? WHERE site_id = ? AND {} = ?", t.table, t.route, t.key));
+    let mut q = RawQuery::new(format!("UPDATE {} SET {} = ? WHERE site_id = ? AND {} = ?", t.table, t.route, t.key));
     q.text(route).text(site_id).text(key);
     q.execute(conn)
 }
@@ -144,9 +142,8 @@ pub struct OutboxRoute {
 }
 
 pub fn outbox_rows(conn: &mut AnyConnection, site_id: &str, after: i64, limit: usize) -> QueryResult<Vec<OutboxRoute>> {
-    let mut q = RawQuery::new(
-        "SELECT id, route, prev_route FROM web_outbox WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?",
-    );
+    let mut q =
+        RawQuery::new("SELECT id, route, prev_route FROM web_outbox WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?");
     q.text(site_id).int(after).int(limit as i64);
     q.load(conn)
 }
@@ -195,7 +192,12 @@ pub struct BreakdownRow {
     pub count: i64,
 }
 
-pub fn breakdowns(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<BreakdownRow>> {
+pub fn breakdowns(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    keys: &[String],
+    limit: usize,
+) -> QueryResult<Vec<BreakdownRow>> {
     let mut q = RawQuery::new(format!(
         "SELECT tier, bucket, dim, key, count FROM web_breakdowns WHERE site_id = ? AND dim IN ('page', 'entry') \
          AND key IN {} LIMIT ?",
@@ -256,7 +258,12 @@ pub struct MapRouteRow {
     pub continuations: i64,
 }
 
-pub fn map_routes(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<MapRouteRow>> {
+pub fn map_routes(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    keys: &[String],
+    limit: usize,
+) -> QueryResult<Vec<MapRouteRow>> {
     let mut q = RawQuery::new(format!(
         "SELECT day, route, views, entries, continuations FROM web_map_routes WHERE site_id = ? AND route IN {} LIMIT ?",
         placeholders(keys.len())
@@ -283,7 +290,12 @@ pub struct TransitionRow {
     pub count: i64,
 }
 
-pub fn transitions(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<TransitionRow>> {
+pub fn transitions(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    keys: &[String],
+    limit: usize,
+) -> QueryResult<Vec<TransitionRow>> {
     let list = placeholders(keys.len());
     let mut q = RawQuery::new(format!(
         "SELECT day, from_route, to_route, count FROM web_map_transitions WHERE site_id = ? \
