@@ -239,7 +239,7 @@
         return row.metric === "cls" ? decFmt.format(row.p75) : num(row.p75) + " ms";
       }
       function rating(row) { return row.rating ? h("span", { class: "band band-" + row.rating }, t("rating_" + row.rating)) : S.unknown; }
-      function cells(rows) { return rows.map(function (row) { return h("span", { "data-m": row.metric }, p75(row), " ", rating(row)); }); }
+      function cells(rows) { return rows.map(function (row) { return row.p75 == null ? S.unknown : h("span", { "data-m": row.metric }, p75(row), " ", rating(row)); }); }
       var names = v.metrics.map(function (row) { return t("metric_" + row.metric); });
       fill(body,
         h("p", { class: "muted" }, t("vitalsFor", { site: (site(id) || {}).name || id })),

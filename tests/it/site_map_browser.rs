@@ -2,6 +2,8 @@
 //! the demo's imported days plus a few tracked pageviews): the figures on
 //! screen equal the `siteMap` and `vitalsReport` answers over the same days,
 //! and axe-core finds nothing serious. Skips, saying so, without chromium.
+//! `RASTRO_SCREENSHOTS=docs/screenshots` (SQLite run) saves the README's
+//! screenshots of both screens.
 
 use serde_json::{Value, json};
 
@@ -61,6 +63,8 @@ const ROWS: &str = "return Array.from(document.querySelectorAll(arguments[0] + '
 backend_test!(the_site_map_and_vitals_screens_show_the_reports, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
+    // The demo's 90 days of analytics (through the import) end yesterday.
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
     operator(&app, "demo", false, DEMO_OWNER).await;
     // Today, on top of the demo's days: one session over three pages.
     let body = json!({"siteId": "loja-x", "visitorId": "v_visitor0001", "events": [
@@ -72,7 +76,8 @@ backend_test!(the_site_map_and_vitals_screens_show_the_reports, fake_meta_builde
     crate::analytics::drain(&app).await;
     let (map, vitals) = answers(&app).await;
     let site = &map["sites"][0];
-    assert!(!site["routes"].as_array().unwrap().is_empty(), "the demo's days are on the map");
+    assert!(site["routes"].as_array().unwrap().len() > 2, "the demo's days are on the map");
+    assert!(vitals["metrics"][0]["samples"].as_i64().unwrap() > 1, "and its vitals");
 
     b.goto(&format!("{}/", app.base)).await;
     b.type_into("#op-name", "demo").await;
@@ -105,6 +110,7 @@ backend_test!(the_site_map_and_vitals_screens_show_the_reports, fake_meta_builde
     );
     assert_eq!(pairs.len(), site["transitions"].as_array().unwrap().len().min(50));
     crate::browser::no_serious_violations("the site map screen", b.axe().await);
+    crate::browser::screenshot(&app, &b, "mapa-do-site").await;
 
     b.click("[data-view=vitals]").await;
     b.wait_for("#vitals-metrics").await;
@@ -134,5 +140,6 @@ backend_test!(the_site_map_and_vitals_screens_show_the_reports, fake_meta_builde
     let device_names: Vec<&str> = devices.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(device_names, vec!["Celular", "Tablet", "Computador", "—"]);
     crate::browser::no_serious_violations("the vitals screen", b.axe().await);
+    crate::browser::screenshot(&app, &b, "vitals").await;
     b.quit().await;
 });
