@@ -133,7 +133,12 @@ fn path_table(
     cursor: &str,
     batch: usize,
 ) -> Result<Progress> {
-    let rows = store::path_rows(conn, t, site, cursor, batch)?;
+    // The position: "<time> <key>" (the time 0 for a table without one); "" at the start.
+    let (t0, key) = match cursor.split_once(' ') {
+        Some((tm, k)) => (tm.parse::<i64>().unwrap_or(i64::MIN), k),
+        None => (i64::MIN, ""),
+    };
+    let rows = store::path_rows(conn, t, site, (t0, key), batch)?;
     for row in &rows {
         if row.route == row.path
             && let Some(to) = m.target(&row.route)
@@ -142,7 +147,7 @@ fn path_table(
         }
     }
     Ok(match rows.last() {
-        Some(last) if rows.len() >= batch => Progress::More(last.key.clone()),
+        Some(last) if rows.len() >= batch => Progress::More(format!("{} {}", last.t, last.key)),
         _ => Progress::Done,
     })
 }

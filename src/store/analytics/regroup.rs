@@ -82,22 +82,28 @@ pub fn active(conn: &mut AnyConnection, site_id: &str) -> QueryResult<bool> {
 
 // ---------------------------------------------------------------- rows with a raw path beside their route
 
-/// A table whose rows keep the raw path beside the route.
+/// A table whose rows keep the raw path beside the route, scanned per site in
+/// the order of an index that starts with the site (`time`, then `key`, when
+/// the table has a time column).
 pub struct PathTable {
     pub table: &'static str,
     pub key: &'static str,
+    pub time: Option<&'static str>,
     pub path: &'static str,
     pub route: &'static str,
 }
 
-pub const EVENTS: PathTable = PathTable { table: "web_events", key: "id", path: "path", route: "route" };
+pub const EVENTS: PathTable =
+    PathTable { table: "web_events", key: "id", time: Some("occurred_at"), path: "path", route: "route" };
 pub const SESSIONS: PathTable =
-    PathTable { table: "web_sessions", key: "id", path: "entry_path", route: "entry_route" };
+    PathTable { table: "web_sessions", key: "id", time: Some("started_at"), path: "entry_path", route: "entry_route" };
 pub const VISITORS: PathTable =
-    PathTable { table: "web_visitors", key: "visitor_id", path: "current_path", route: "current_route" };
+    PathTable { table: "web_visitors", key: "visitor_id", time: None, path: "current_path", route: "current_route" };
 
 #[derive(Debug, QueryableByName)]
 pub struct PathRow {
+    #[diesel(sql_type = BigInt)]
+    pub t: i64,
     #[diesel(sql_type = Text)]
     pub key: String,
     #[diesel(sql_type = Text)]
@@ -106,22 +112,35 @@ pub struct PathRow {
     pub route: String,
 }
 
-/// The next `limit` rows of a site after `after`, by key.
+/// The next `limit` rows of a site after the position `(t, key)`.
 pub fn path_rows(
     conn: &mut AnyConnection,
     t: &PathTable,
     site_id: &str,
-    after: &str,
+    after: (i64, &str),
     limit: usize,
 ) -> QueryResult<Vec<PathRow>> {
-    let mut q = RawQuery::new(format!(
-        "SELECT {k} AS key, {p} AS path, {r} AS route FROM {tb} WHERE site_id = ? AND {k} > ? ORDER BY {k} LIMIT ?",
-        k = t.key,
-        p = t.path,
-        r = t.route,
-        tb = t.table
-    ));
-    q.text(site_id).text(after).int(limit as i64);
+    let (k, p, r, tb) = (t.key, t.path, t.route, t.table);
+    let c = super::byte_order(conn);
+    let mut q = match t.time {
+        Some(time) => {
+            let mut q = RawQuery::new(format!(
+                "SELECT {time} AS t, {k} AS key, {p} AS path, {r} AS route FROM {tb} WHERE site_id = ? \
+                 AND ({time} > ? OR ({time} = ? AND {k}{c} > ?)) ORDER BY {time}, {k}{c} LIMIT ?"
+            ));
+            q.text(site_id).int(after.0).int(after.0).text(after.1);
+            q
+        }
+        None => {
+            let mut q = RawQuery::new(format!(
+                "SELECT CAST(0 AS BIGINT) AS t, {k} AS key, {p} AS path, {r} AS route FROM {tb} WHERE site_id = ? AND {k}{c} > ? \
+                 ORDER BY {k}{c} LIMIT ?"
+            ));
+            q.text(site_id).text(after.1);
+            q
+        }
+    };
+    q.int(limit as i64);
     q.load(conn)
 }
 
