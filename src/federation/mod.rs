@@ -105,6 +105,10 @@ pub struct Limits {
     /// Retention day counts.
     pub min_retention_days: i64,
     pub max_retention_days: i64,
+    /// Longest `vitalsReport`, in complete UTC days.
+    pub max_vitals_days: i64,
+    /// Longest `siteMap`, in complete UTC days.
+    pub max_site_map_days: i64,
 }
 
 impl Federation {
@@ -201,6 +205,8 @@ impl Federation {
                 max_funnel_days: crate::service::analytics::funnels::MAX_FUNNEL_DAYS,
                 min_retention_days: crate::service::analytics::retention::MIN_DAYS,
                 max_retention_days: crate::service::analytics::retention::MAX_DAYS,
+                max_vitals_days: crate::service::analytics::vitals_report::MAX_DAYS,
+                max_site_map_days: crate::service::analytics::site_map_report::MAX_DAYS,
             },
         }
     }
@@ -287,7 +293,14 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
     // Read by a query that starts after this call arrived (shared with the calls waiting beside it).
     let grant = fed.grants.active(&identity.connection_id, &identity.organization_id).await?;
     if !fed.serves(spec.capability) {
-        let what = if spec.capability == Capability::MetaAds { "Meta ads" } else { "leads" };
+        let what = match spec.capability {
+            Capability::MetaAds => "Meta ads",
+            Capability::SiteMap => "a site map",
+            Capability::VisitorProfiles => "visitor profiles",
+            Capability::People => "people",
+            Capability::TrackedLinks => "tracked links",
+            _ => "leads",
+        };
         return Err(invalid_scope(&format!("This host does not connect {what}")));
     }
     let sites = if identity.public {

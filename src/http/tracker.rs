@@ -37,11 +37,16 @@ fn cors(mut res: HttpResponse) -> HttpResponse {
 pub async fn health(st: web::Data<AppState>) -> HttpResponse {
     let reachable =
         st.cx.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await;
+    let mut features = json!({"cookieless": true, "vitals": true});
+    // The site map's rollups are always written; the capability shows them (§3.1).
+    if st.federation.serves(crate::federation::Capability::SiteMap) {
+        features["siteMap"] = json!("dailyRollup");
+    }
     cors(match reachable {
         Ok(()) => HttpResponse::Ok().json(json!({
             "status": "ok",
             "version": env!("CARGO_PKG_VERSION"),
-            "features": {"cookieless": true, "vitals": true},
+            "features": features,
         })),
         Err(e) => e.error_response(),
     })

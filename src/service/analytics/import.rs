@@ -271,6 +271,11 @@ fn run(
         return Ok(answer);
     }
     let mut answer = ImportAnswer { import_id: import_id.to_string(), created: true, accepted: 0, bot: 0, sessions: 0 };
+    // The earliest imported pageview lowers the site map's `coverageFrom` (§5.5).
+    let pageviews = lines.iter().filter(|l| !l.bot && matches!(l.event, Incoming::Pageview { .. }));
+    if let Some(earliest) = pageviews.map(|l| l.occurred_at).min() {
+        crate::store::analytics::site_map::note_imported(conn, site_id, earliest)?;
+    }
     let mut by_visitor: BTreeMap<String, Vec<Line>> = BTreeMap::new();
     for line in lines {
         if line.bot {
