@@ -87,6 +87,8 @@ pub struct Limits {
     pub max_journey_events: i64,
     /// Most events in one tracker batch.
     pub max_events_per_batch: usize,
+    /// Largest `listPeople` page.
+    pub max_people_page: i64,
 }
 
 impl Federation {
@@ -170,6 +172,7 @@ impl Federation {
                 max_journey_page: crate::service::analytics::sessions::MAX_JOURNEY_PAGE,
                 max_journey_events: crate::service::analytics::sessions::MAX_JOURNEY_EVENTS,
                 max_events_per_batch: crate::service::analytics::batch::MAX_EVENTS,
+                max_people_page: crate::service::analytics::people::MAX_PEOPLE_PAGE,
             },
         }
     }
@@ -256,7 +259,14 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
     // Read by a query that starts after this call arrived (shared with the calls waiting beside it).
     let grant = fed.grants.active(&identity.connection_id, &identity.organization_id).await?;
     if !fed.serves(spec.capability) {
-        let what = if spec.capability == Capability::MetaAds { "Meta ads" } else { "leads" };
+        let what = match spec.capability {
+            Capability::MetaAds => "Meta ads",
+            Capability::VisitorProfiles => "visitor profiles",
+            Capability::People => "people",
+            Capability::SiteMap => "the site map",
+            Capability::TrackedLinks => "tracked links",
+            Capability::Core | Capability::Leads => "leads",
+        };
         return Err(invalid_scope(&format!("This host does not connect {what}")));
     }
     let sites = if identity.public {

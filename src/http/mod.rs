@@ -12,6 +12,7 @@ pub mod host_analytics;
 pub mod host_conversions;
 pub mod host_federation;
 pub mod host_meta;
+pub mod host_people;
 pub mod json;
 pub mod metrics;
 pub mod openapi;
@@ -63,6 +64,7 @@ pub fn build_app(
                 .wrap(from_fn(auth::require_host_key))
                 .configure(host::routes)
                 .configure(host_analytics::routes)
+                .configure(host_people::routes)
                 .configure(host_meta::routes)
                 .configure(host_conversions::routes)
                 .configure(host_federation::routes),

@@ -4,7 +4,9 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{federation, host, host_analytics, host_conversions, host_federation, host_meta, ops, tracker};
+use super::{
+    federation, host, host_analytics, host_conversions, host_federation, host_meta, host_people, ops, tracker,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -43,6 +45,8 @@ use super::{federation, host, host_analytics, host_conversions, host_federation,
         host_conversions::meta_conversions,
         host_analytics::import_events,
         host_analytics::export_events,
+        host_people::identify_visitor,
+        host_people::forget_person,
         tracker::health,
         tracker::tracker_js,
         tracker::events,

@@ -12,6 +12,7 @@
 //! - `live`: `liveVisitors` through the read cache;
 //! - `coverage`: `dataCoverage`;
 //! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
+//! - `identify`, `people`, `search`: identified people, their profiles and the people search;
 //! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
 
 pub mod accept;
@@ -20,14 +21,17 @@ pub mod batch;
 pub mod coverage;
 pub mod export;
 pub mod geo;
+pub mod identify;
 pub mod import;
 pub mod ingest;
 pub mod limits;
 pub mod live;
 pub mod pages;
+pub mod people;
 pub mod reads;
 pub mod rollup;
 pub mod routes;
 pub mod runtime;
+pub mod search;
 pub mod sessions;
 pub mod urls;
