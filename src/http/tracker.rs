@@ -41,7 +41,7 @@ pub async fn health(st: web::Data<AppState>) -> HttpResponse {
         Ok(()) => HttpResponse::Ok().json(json!({
             "status": "ok",
             "version": env!("CARGO_PKG_VERSION"),
-            "features": {"cookieless": true, "vitals": true},
+            "features": {"cookieless": true, "vitals": true, "identify": true},
         })),
         Err(e) => e.error_response(),
     })

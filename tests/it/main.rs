@@ -21,6 +21,7 @@ mod leads;
 mod meta_connection;
 mod meta_login;
 mod mmdb;
+mod people;
 mod ops;
 mod reports;
 mod scale_out;
