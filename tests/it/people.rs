@@ -218,9 +218,10 @@ backend_test!(bad_ids_and_cookieless_sites_carry_no_profile, analytics_builder, 
     assert_eq!(live["visitors"][0]["profile"], Value::Null);
     // A u_ id another owner issued is stored as sent and carries no profile.
     site_of(app, "outra", "o2").await;
-    fed.grant(&["loja", "semcookie", "outra"], &[READ]).await;
+    fed.grant_for("conn_2", crate::federation::ORG, "o2", &["outra"], &[READ]).await.ok();
+    let t2 = fed.key.sign(&with(claims(&[READ]), json!({"rastro_connection_id": "conn_2", "exp": T0 / 1000 + 86_400})));
     let s = track(app, "outra", u.as_str().unwrap(), vec![pageview("3", "/")]).await["sessionId"].clone();
-    let got = fed.both(Some(&t), "getSession", json!({"siteId": "outra", "sessionId": s})).await.unwrap();
+    let got = fed.both(Some(&t2), "getSession", json!({"siteId": "outra", "sessionId": s})).await.unwrap();
     assert_eq!((&got["visitorId"], &got["profile"]), (&u, &Value::Null));
 });
 
@@ -288,6 +289,7 @@ backend_test!(people_list_newest_first_and_search_names_and_emails, analytics_bu
         ids.push(a["visitorId"].as_str().unwrap().to_string());
     }
     // Two at the same millisecond: visitorId desc breaks the tie.
+    app.clock.advance(MINUTE);
     for ext in ["p5", "p6"] {
         let a = identify(app, "loja", json!({"externalId": ext})).await.ok();
         ids.push(a["visitorId"].as_str().unwrap().to_string());
