@@ -6,6 +6,7 @@
 pub mod analytics;
 pub mod assets;
 pub mod auth;
+pub mod people;
 pub mod reads;
 pub mod session;
 pub mod writes;
@@ -30,6 +31,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/leads", web::get().to(reads::list_leads))
                 .route("/analytics/overview", web::post().to(analytics::overview))
                 .route("/analytics/live", web::post().to(analytics::live))
+                .route("/sites/{siteId}/people", web::get().to(people::list))
+                .route("/sites/{siteId}/people/{visitorId}", web::get().to(people::profile))
                 .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(reads::lead_journey))
                 .route("/meta/connection", web::get().to(reads::meta_connection))
                 .route("/meta/connection", web::put().to(writes::set_connection))
