@@ -76,10 +76,7 @@ fn attribute_key(k: &str) -> bool {
 /// The body's shape and bounds (rules PPL-07, PPL-08); the messages never
 /// repeat the caller's text.
 pub fn check(input: &Identify) -> Result<()> {
-    let n = input.external_id.chars().count();
-    if n == 0 || n > MAX_EXTERNAL_ID {
-        return Err(Error::invalid(format!("externalId must be 1-{MAX_EXTERNAL_ID} characters")));
-    }
+    crate::service::validate::text("externalId", &input.external_id, 1, MAX_EXTERNAL_ID)?;
     if let Some(v) = &input.visitor_id {
         if !is_visitor_id(v) {
             return Err(Error::invalid("visitorId must be 8-64 characters of [A-Za-z0-9_-]"));
