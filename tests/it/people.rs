@@ -109,7 +109,11 @@ backend_test!(an_alias_joins_its_session_number_journey_and_profile, analytics_b
     assert_eq!(got["profile"], profile);
     let (from, to) = day_range();
     let list = fed
-        .both(Some(&t), "listSessions", json!({"siteId": "loja", "from": from, "to": to, "paginationOpts": page(10, Value::Null)}))
+        .both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "loja", "from": from, "to": to, "paginationOpts": page(10, Value::Null)}),
+        )
         .await
         .unwrap();
     assert_eq!(list["page"].as_array().unwrap().len(), 1, "one session");
@@ -117,7 +121,10 @@ backend_test!(an_alias_joins_its_session_number_journey_and_profile, analytics_b
     let now = T0 + 3 * MINUTE;
     let live = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now})).await.unwrap();
     assert_eq!(live["count"], 1, "one live visitor, not two: {live}");
-    assert_eq!((live["visitors"][0]["visitorId"].as_str(), &live["visitors"][0]["profile"]), (Some(u.as_str()), &profile));
+    assert_eq!(
+        (live["visitors"][0]["visitorId"].as_str(), &live["visitors"][0]["profile"]),
+        (Some(u.as_str()), &profile)
+    );
     // From the database too (a reader's `now` away from the server clock).
     let past = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now + 60_000})).await.unwrap();
     assert_eq!((past["count"].as_i64(), &past["visitors"][0]["profile"]), (Some(1), &profile));
@@ -127,12 +134,18 @@ backend_test!(an_alias_joins_its_session_number_journey_and_profile, analytics_b
     let by_alias = fed.both(Some(&t), "getVisitorProfile", json!({"siteId": "loja", "visitorId": ANON})).await.unwrap();
     assert_eq!(by_u, by_alias);
     assert_eq!(
-        (by_u["sessions"].as_i64(), by_u["pageviews"].as_i64(), by_u["conversions"].as_i64(), by_u["revenueCents"].as_i64()),
+        (
+            by_u["sessions"].as_i64(),
+            by_u["pageviews"].as_i64(),
+            by_u["conversions"].as_i64(),
+            by_u["revenueCents"].as_i64()
+        ),
         (Some(1), Some(3), Some(0), Some(0))
     );
     assert_eq!((by_u["identifiedAt"].as_i64(), by_u["firstSeenAt"].as_i64()), (Some(T0 + MINUTE), Some(T0)));
     assert_eq!((by_u["lastSeenAt"].as_i64(), &by_u["attributes"]), (Some(T0 + 3 * MINUTE), &json!({})));
-    let unknown = fed.both(Some(&t), "getVisitorProfile", json!({"siteId": "loja", "visitorId": "v_nobody00001"})).await;
+    let unknown =
+        fed.both(Some(&t), "getVisitorProfile", json!({"siteId": "loja", "visitorId": "v_nobody00001"})).await;
     assert_eq!(unknown.unwrap(), Value::Null);
 
     // The journey of the alias is the person's: the identified id, three events.
@@ -198,7 +211,11 @@ backend_test!(bad_ids_and_cookieless_sites_carry_no_profile, analytics_builder, 
     assert_eq!(answer["visitorId"], Value::Null);
     let (from, to) = day_range();
     let list = fed
-        .both(Some(&t), "listSessions", json!({"siteId": "semcookie", "from": from, "to": to, "paginationOpts": page(5, Value::Null)}))
+        .both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "semcookie", "from": from, "to": to, "paginationOpts": page(5, Value::Null)}),
+        )
         .await
         .unwrap();
     let row = &list["page"][0];
@@ -368,10 +385,11 @@ backend_test!(forgetting_rewrites_the_ids_and_a_new_identify_starts_afresh, anal
     fed.grant(&["loja", "loja2"], &[READ]).await;
     let t = reader(&fed);
     let s = track(app, "loja", ANON, vec![pageview("1", "/")]).await["sessionId"].clone();
-    let u = identify(app, "loja", json!({"externalId": "ana", "visitorId": ANON, "name": "Ana"})).await.ok()["visitorId"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let u =
+        identify(app, "loja", json!({"externalId": "ana", "visitorId": ANON, "name": "Ana"})).await.ok()["visitorId"]
+            .as_str()
+            .unwrap()
+            .to_string();
     app.clock.advance(MINUTE);
     track(app, "loja", &u, vec![pageview("2", "/conta")]).await;
     drain(app).await;
@@ -554,8 +572,8 @@ async fn no_external_id_leaves_the_real_binary() {
         }
     }
     assert!(!db_bytes.is_empty());
-    let log = [std::fs::read(logs.0.join("stdout.log")).unwrap(), std::fs::read(logs.0.join("stderr.log")).unwrap()]
-        .concat();
+    let log =
+        [std::fs::read(logs.0.join("stdout.log")).unwrap(), std::fs::read(logs.0.join("stderr.log")).unwrap()].concat();
     let log_text = String::from_utf8_lossy(&log).to_string();
     assert!(log_text.contains("DEBUG"), "debug logging was on");
     for a in &answers {

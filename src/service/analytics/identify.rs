@@ -190,7 +190,14 @@ pub async fn identify(cx: &Context, site_id: &str, input: Identify) -> Result<Id
 
 /// The alias's dense number and open session pass to the canonical id
 /// (§2 "Identify and numbers", §3.7 "Identify"): identify never splits a session.
-fn hand_over(c: &mut AnyConnection, site: &str, anon: &str, canonical: &str, now: i64, limits: (i64, i64)) -> Result<()> {
+fn hand_over(
+    c: &mut AnyConnection,
+    site: &str,
+    anon: &str,
+    canonical: &str,
+    now: i64,
+    limits: (i64, i64),
+) -> Result<()> {
     store::share_number(c, site, anon, canonical)?;
     let Some(state) = store::visitor_state(c, site, anon)? else { return Ok(()) };
     let (idle, max) = limits;

@@ -123,5 +123,7 @@ pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Resul
     let truncated = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     rows.reverse();
-    Ok(json!({"visitorId": visitor, "events": rows.iter().map(journey_event).collect::<Vec<_>>(), "truncated": truncated}))
+    Ok(
+        json!({"visitorId": visitor, "events": rows.iter().map(journey_event).collect::<Vec<_>>(), "truncated": truncated}),
+    )
 }

@@ -108,8 +108,7 @@ pub fn profiles(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String])
 }
 
 pub fn insert_profile(conn: &mut AnyConnection, p: &ProfileRow) -> QueryResult<usize> {
-    let mut q =
-        RawQuery::new(format!("INSERT INTO web_profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+    let mut q = RawQuery::new(format!("INSERT INTO web_profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     q.text(&p.site_id)
         .text(&p.visitor_id)
         .opt_text(p.name.clone())
@@ -417,7 +416,8 @@ pub fn share_number(conn: &mut AnyConnection, site_id: &str, from: &str, to: &st
 pub fn rewrite_ids(conn: &mut AnyConnection, site_id: &str, ids: &[String], fresh: &str) -> QueryResult<()> {
     let ins = placeholders(ids.len());
     for table in ["web_events", "web_sessions", "web_outbox"] {
-        let mut q = RawQuery::new(format!("UPDATE {table} SET visitor_id = ? WHERE site_id = ? AND visitor_id IN {ins}"));
+        let mut q =
+            RawQuery::new(format!("UPDATE {table} SET visitor_id = ? WHERE site_id = ? AND visitor_id IN {ins}"));
         q.text(fresh).text(site_id).texts(ids);
         q.execute(conn)?;
     }
