@@ -63,7 +63,7 @@ mod tests {
     #[test]
     fn accents_case_and_word_starts_fold_away() {
         assert_eq!(normalise("  José   SILVA "), "jose silva");
-        assert_eq!(normalise("ﬁne Ǆ"), "fine dž");
+        assert_eq!(normalise("ﬁne Ǆ"), "fine dz");
         assert_eq!(terms(Some("José Silva"), Some("Ze@Example.com")), vec!["jose silva", "silva", "ze@example.com"]);
         for s in ["jose", "José", "silva", "jose si", "JOSE SILVA", "ze@ex"] {
             assert!(matches(s, Some("José Silva"), Some("ze@example.com")), "{s}");
