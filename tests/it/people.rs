@@ -585,3 +585,67 @@ async fn no_external_id_leaves_the_real_binary() {
         assert!(!contains(bytes, &canary), "the externalId in {name:?}");
     }
 }
+
+// rule: PPL-10
+// rule: PPL-11
+// A search many profiles match walks the list instead of sorting its
+// matches: the same pages either way.
+backend_test!(a_search_many_profiles_match_pages_the_same_way, analytics_builder, |fed| {
+    use rastrod::store::analytics::people::{self as store, ProfileRow, Search};
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    app.state
+        .cx
+        .write_plain(|c| {
+            for i in 0..5_100i64 {
+                let name = if i % 2 == 0 { format!("Ana {i}") } else { format!("Ana Maria {i}") };
+                let p = ProfileRow {
+                    site_id: "loja".into(),
+                    visitor_id: format!("u_{i:022}"),
+                    name: Some(name.clone()),
+                    email: None,
+                    attributes: "{}".into(),
+                    identified_at: T0 + i / 3,
+                    first_seen_at: T0,
+                    last_seen_at: T0,
+                };
+                store::insert_profile(c, &p)?;
+                let terms = rastrod::service::analytics::search::terms(Some(&name), None);
+                store::set_terms(c, "loja", &p.visitor_id, &terms)?;
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
+    // "ana" matches every profile (past the walk's threshold), "ana m" half of them.
+    for (search, matching) in [("ana", 5_100usize), ("ana m", 2_550)] {
+        let (walk, sorted) = app
+            .state
+            .cx
+            .db
+            .run(move |c| {
+                let walk = store::people_page(c, "loja", Search::Walk(search), None, 120)?;
+                let sorted = store::people_page(c, "loja", Search::FromTerms(search), None, 120)?;
+                Ok((walk, sorted))
+            })
+            .await
+            .unwrap();
+        assert_eq!(walk, sorted, "{search}");
+        assert_eq!(walk.len(), 120.min(matching));
+        let args = json!({"siteId": "loja", "filter": {"search": search}, "paginationOpts": page(50, Value::Null)});
+        let first = fed.both(Some(&t), "listPeople", args).await.unwrap();
+        let ids: Vec<&str> =
+            first["page"].as_array().unwrap().iter().map(|r| r["visitorId"].as_str().unwrap()).collect();
+        let want: Vec<&str> = walk[..50].iter().map(|p| p.visitor_id.as_str()).collect();
+        assert_eq!(ids, want, "{search}");
+        let args = json!({"siteId": "loja", "filter": {"search": search},
+            "paginationOpts": page(50, first["continueCursor"].clone())});
+        let second = fed.both(Some(&t), "listPeople", args).await.unwrap();
+        let ids: Vec<&str> =
+            second["page"].as_array().unwrap().iter().map(|r| r["visitorId"].as_str().unwrap()).collect();
+        let want: Vec<&str> = walk[50..100].iter().map(|p| p.visitor_id.as_str()).collect();
+        assert_eq!(ids, want, "{search}: the second page");
+    }
+});

@@ -39,11 +39,12 @@ CREATE TABLE web_aliases (
 CREATE INDEX web_aliases_person ON web_aliases (site_id, visitor_id);
 
 -- The people search: the normalised name from each word start, and the
--- normalised email, per profile; a search is a byte-order prefix range here.
+-- normalised email, per profile; a search is a byte-order prefix range here,
+-- or, for a prefix many profiles match, a check per profile in list order.
 CREATE TABLE web_profile_terms (
     site_id TEXT NOT NULL,
     term TEXT NOT NULL,
     visitor_id TEXT NOT NULL,
     PRIMARY KEY (site_id, term, visitor_id)
 );
-CREATE INDEX web_profile_terms_person ON web_profile_terms (site_id, visitor_id);
+CREATE INDEX web_profile_terms_person ON web_profile_terms (site_id, visitor_id, term);

@@ -249,23 +249,49 @@ pub fn delete_terms(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -
     q.execute(conn)
 }
 
+/// Whether at least `n` terms of a site fall in a search's prefix range.
+pub fn terms_at_least(conn: &mut AnyConnection, site_id: &str, prefix: &str, n: usize) -> QueryResult<bool> {
+    let c = byte_order(conn);
+    let mut q = RawQuery::new(format!(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS number FROM (SELECT 1 AS one FROM web_profile_terms WHERE site_id = ? \
+         AND term{c} >= ? AND term{c} <= ? LIMIT ?) sub"
+    ));
+    q.text(site_id).text(prefix).text(format!("{prefix}\u{10FFFF}")).int(n as i64);
+    Ok(q.load::<NumberOf>(conn)?.into_iter().next().is_some_and(|r| r.number >= n as i64))
+}
+
+/// How a search finds its page: from the matching terms (few match: they
+/// are read and sorted), or by walking the profiles in list order and
+/// checking each one's terms (many match: the page fills early).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Search<'a> {
+    None,
+    FromTerms(&'a str),
+    Walk(&'a str),
+}
+
 /// One page of a site's profiles, `identifiedAt` desc, `visitorId` desc,
-/// after a position; with `prefix`, only those with a term in that
+/// after a position; with a search, only those with a term in its
 /// byte-order prefix range (`[prefix, prefix + U+10FFFF]`).
 pub fn people_page(
     conn: &mut AnyConnection,
     site_id: &str,
-    prefix: Option<&str>,
+    search: Search<'_>,
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<ProfileRow>> {
     let c = byte_order(conn);
-    let mut sql = format!("SELECT {PROFILE_COLUMNS} FROM web_profiles WHERE site_id = ?");
-    if prefix.is_some() {
-        sql.push_str(&format!(
+    let mut sql = format!("SELECT {PROFILE_COLUMNS} FROM web_profiles p WHERE site_id = ?");
+    match search {
+        Search::None => {}
+        Search::FromTerms(_) => sql.push_str(&format!(
             " AND visitor_id IN (SELECT visitor_id FROM web_profile_terms WHERE site_id = ? AND term{c} >= ? \
              AND term{c} <= ?)"
-        ));
+        )),
+        Search::Walk(_) => sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM web_profile_terms t WHERE t.site_id = ? AND t.visitor_id = p.visitor_id \
+             AND t.term{c} >= ? AND t.term{c} <= ?)"
+        )),
     }
     if after.is_some() {
         sql.push_str(&format!(" AND (identified_at < ? OR (identified_at = ? AND visitor_id{c} < ?))"));
@@ -273,7 +299,7 @@ pub fn people_page(
     sql.push_str(&format!(" ORDER BY identified_at DESC, visitor_id{c} DESC LIMIT ?"));
     let mut q = RawQuery::new(sql);
     q.text(site_id);
-    if let Some(p) = prefix {
+    if let Search::FromTerms(p) | Search::Walk(p) = search {
         q.text(site_id).text(p).text(format!("{p}\u{10FFFF}"));
     }
     if let Some((t, id)) = after {
