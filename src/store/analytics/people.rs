@@ -441,7 +441,21 @@ pub fn share_number(conn: &mut AnyConnection, site_id: &str, from: &str, to: &st
 /// counts do not change).
 pub fn rewrite_ids(conn: &mut AnyConnection, site_id: &str, ids: &[String], fresh: &str) -> QueryResult<()> {
     let ins = placeholders(ids.len());
-    for table in ["web_events", "web_sessions", "web_outbox"] {
+    // A person's events lie in its sessions (an alias's events join only its
+    // own sessions or those it handed to the person): found by the sessions'
+    // visitor index, then each session's events by theirs.
+    let mut q = RawQuery::new(format!("SELECT id FROM web_sessions WHERE site_id = ? AND visitor_id IN {ins}"));
+    q.text(site_id).texts(ids);
+    let sessions: Vec<String> = q.load::<IdRow>(conn)?.into_iter().map(|r| r.id).collect();
+    for chunk in sessions.chunks(400) {
+        let mut q = RawQuery::new(format!(
+            "UPDATE web_events SET visitor_id = ? WHERE session_id IN {} AND visitor_id IN {ins}",
+            placeholders(chunk.len())
+        ));
+        q.text(fresh).texts(chunk).texts(ids);
+        q.execute(conn)?;
+    }
+    for table in ["web_sessions", "web_outbox"] {
         let mut q =
             RawQuery::new(format!("UPDATE {table} SET visitor_id = ? WHERE site_id = ? AND visitor_id IN {ins}"));
         q.text(fresh).text(site_id).texts(ids);
