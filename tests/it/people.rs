@@ -91,7 +91,12 @@ backend_test!(an_alias_joins_its_session_number_journey_and_profile, analytics_b
     site(app, "loja", false).await;
     fed.grant(&["loja"], &[READ, PUBLIC]).await;
     let t = reader(&fed);
+    // An earlier visit of the anonymous id, closed an hour and more before.
+    app.clock.set(T0 - 120 * MINUTE);
+    let earlier = track(app, "loja", ANON, vec![pageview("0", "/antes")]).await["sessionId"].clone();
+    app.clock.set(T0);
     let s = track(app, "loja", ANON, vec![pageview("1", "/")]).await["sessionId"].clone();
+    assert_ne!(earlier, s);
     app.clock.advance(MINUTE);
     let body = json!({"externalId": "user-1", "visitorId": ANON, "name": "José Silva", "email": "Jose@Example.COM"});
     let a = identify(app, "loja", body).await;
@@ -116,8 +121,13 @@ backend_test!(an_alias_joins_its_session_number_journey_and_profile, analytics_b
         )
         .await
         .unwrap();
-    assert_eq!(list["page"].as_array().unwrap().len(), 1, "one session");
-    assert_eq!(list["page"][0]["profile"], profile);
+    let rows = list["page"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "the login split no session");
+    assert_eq!((&rows[0]["sessionId"], &rows[1]["sessionId"]), (&s, &earlier));
+    assert_eq!(rows[1]["visitorId"], ANON, "the earlier session stays the alias's");
+    for row in rows {
+        assert_eq!(row["profile"], profile, "the alias's sessions carry the person's profile too");
+    }
     let now = T0 + 3 * MINUTE;
     let live = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now})).await.unwrap();
     assert_eq!(live["count"], 1, "one live visitor, not two: {live}");
@@ -140,10 +150,24 @@ backend_test!(an_alias_joins_its_session_number_journey_and_profile, analytics_b
             by_u["conversions"].as_i64(),
             by_u["revenueCents"].as_i64()
         ),
-        (Some(1), Some(3), Some(0), Some(0))
+        (Some(2), Some(4), Some(0), Some(0))
     );
-    assert_eq!((by_u["identifiedAt"].as_i64(), by_u["firstSeenAt"].as_i64()), (Some(T0 + MINUTE), Some(T0)));
+    assert_eq!(
+        (by_u["identifiedAt"].as_i64(), by_u["firstSeenAt"].as_i64()),
+        (Some(T0 + MINUTE), Some(T0 - 120 * MINUTE))
+    );
     assert_eq!((by_u["lastSeenAt"].as_i64(), &by_u["attributes"]), (Some(T0 + 3 * MINUTE), &json!({})));
+    // A reader only, on its granted sites.
+    Fed::expect_err(
+        fed.both(None, "getVisitorProfile", json!({"siteId": "loja", "visitorId": u})).await,
+        401,
+        "FEDERATION_UNAUTHENTICATED",
+    );
+    Fed::expect_err(
+        fed.both(Some(&t), "getVisitorProfile", json!({"siteId": "outra", "visitorId": u})).await,
+        403,
+        "FEDERATION_SITE_DENIED",
+    );
     let unknown =
         fed.both(Some(&t), "getVisitorProfile", json!({"siteId": "loja", "visitorId": "v_nobody00001"})).await;
     assert_eq!(unknown.unwrap(), Value::Null);
@@ -155,12 +179,12 @@ backend_test!(an_alias_joins_its_session_number_journey_and_profile, analytics_b
         .unwrap();
     assert_eq!(j["visitorId"], json!(u));
     let paths: Vec<&str> = j["events"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
-    assert_eq!(paths, vec!["/", "/conta", "/p/1"]);
+    assert_eq!(paths, vec!["/antes", "/", "/conta", "/p/1"]);
 
     // One visitor in the rollups: the identified id took the alias's number.
     drain(app).await;
     let o = fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from, "to": to})).await.unwrap();
-    assert_eq!((o["totals"]["visitors"].as_i64(), o["totals"]["pageviews"].as_i64()), (Some(1), Some(3)));
+    assert_eq!((o["totals"]["visitors"].as_i64(), o["totals"]["pageviews"].as_i64()), (Some(1), Some(4)));
 
     // A public link: no profile functions, no profile on live rows.
     let p = public(&fed, &["loja"]);

@@ -135,7 +135,7 @@ pub async fn identify(cx: &Context, site_id: &str, input: Identify) -> Result<Id
         let hash = key.identity_hash(&site.owner_id, &input.external_id);
         let canonical = store::identity_or_insert(c, &site.owner_id, &hash, &fresh, now)?;
         let existing = store::profile(c, &site_id, &canonical)?;
-        let created = existing.is_none();
+        let mut created = existing.is_none();
         let mut p = existing.unwrap_or_else(|| ProfileRow {
             site_id: site_id.clone(),
             visitor_id: canonical.clone(),
@@ -166,9 +166,11 @@ pub async fn identify(cx: &Context, site_id: &str, input: Identify) -> Result<Id
         p.attributes = Value::Object(attrs).to_string();
         p.first_seen_at = p.first_seen_at.min(now);
         p.last_seen_at = p.last_seen_at.max(now);
-        if created {
-            store::insert_profile(c, &p)?;
-        } else {
+        // Another process may have made the profile since the read: then it is updated.
+        if created && store::insert_profile(c, &p)? == 0 {
+            created = false;
+        }
+        if !created {
             store::update_profile(c, &p)?;
         }
         store::set_terms(c, &site_id, &canonical, &search::terms(p.name.as_deref(), p.email.as_deref()))?;

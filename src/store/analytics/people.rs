@@ -108,7 +108,11 @@ pub fn profiles(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String])
 }
 
 pub fn insert_profile(conn: &mut AnyConnection, p: &ProfileRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(format!("INSERT INTO web_profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
+    // A profile another process made meanwhile stays (0 rows: the caller updates it instead).
+    let mut q = RawQuery::new(format!(
+        "INSERT INTO web_profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, visitor_id) DO NOTHING"
+    ));
     q.text(&p.site_id)
         .text(&p.visitor_id)
         .opt_text(p.name.clone())
@@ -239,6 +243,7 @@ pub fn set_terms(conn: &mut AnyConnection, site_id: &str, visitor_id: &str, term
         q.push(if i == 0 { "(?, ?, ?)" } else { ", (?, ?, ?)" });
         q.text(site_id).text(t.as_str()).text(visitor_id);
     }
+    q.push(" ON CONFLICT (site_id, term, visitor_id) DO NOTHING");
     q.execute(conn)?;
     Ok(())
 }
