@@ -673,3 +673,83 @@ backend_test!(a_search_many_profiles_match_pages_the_same_way, analytics_builder
         assert_eq!(ids, want, "{search}: the second page");
     }
 });
+
+#[derive(Debug, diesel::QueryableByName)]
+struct EventSession {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    path: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    name: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    visitor_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    session_id: String,
+}
+
+/// The stored events of site `loja`, waited for (bounded, 15 s) until `done`.
+async fn events_until(app: &TestApp, what: &str, done: impl Fn(&[EventSession]) -> bool) -> Vec<EventSession> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let rows = app
+            .state
+            .cx
+            .db
+            .run(|c| {
+                use diesel::RunQueryDsl;
+                Ok(diesel::sql_query(
+                    "SELECT path, name, visitor_id, session_id FROM web_events WHERE site_id = 'loja' \
+                     ORDER BY occurred_at, id",
+                )
+                .load::<EventSession>(c)?)
+            })
+            .await
+            .unwrap();
+        if done(&rows) {
+            return rows;
+        }
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}; stored: {rows:#?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+// rule: SES-19
+// rule: PPL-05
+// A login mid-visit in a real browser: the product's backend identifies the
+// tracker's anonymous id, the page applies the answered id, and the visit
+// goes on in the same session.
+backend_test!(a_login_in_a_real_browser_keeps_the_session, analytics_builder, |fed| {
+    let app = &fed.app;
+    let ua_switch = format!("--user-agent={}", crate::analytics::UA);
+    let Some(b) =
+        crate::webdriver::Browser::start_with(&["--disable-blink-features=AutomationControlled", &ua_switch]).await
+    else {
+        return fed.finish().await;
+    };
+    let port = crate::tracker_browser::pages(app.base.clone()).await;
+    app.post(
+        "/v1/sites",
+        json!({"siteId": "loja", "name": "Loja", "currency": "BRL", "timezone": "America/Sao_Paulo", "ownerId": "o1",
+            "domains": [format!("localhost:{port}")]}),
+    )
+    .await
+    .ok();
+    b.goto(&format!("http://localhost:{port}/")).await;
+    let rows = events_until(app, "the first pageview", |r| !r.is_empty()).await;
+    let (anon, session) = (rows[0].visitor_id.clone(), rows[0].session_id.clone());
+    assert!(anon.starts_with("v_"), "{anon}");
+    let a = identify(app, "loja", json!({"externalId": "cliente-42", "visitorId": anon, "name": "Ana"})).await.ok();
+    let u = a["visitorId"].as_str().unwrap().to_string();
+    b.js(
+        &format!("rastro.identify('{u}'); history.pushState({{}}, '', '/conta'); rastro.track('logged_in');"),
+        json!([]),
+    )
+    .await;
+    let rows =
+        events_until(app, "the identified events", |r| r.iter().any(|e| e.name.as_deref() == Some("logged_in"))).await;
+    assert_eq!(rows.iter().filter(|e| e.path == "/conta").count(), 2, "the pageview and the event: {rows:?}");
+    for e in rows.iter().filter(|e| e.path == "/conta") {
+        assert_eq!((e.visitor_id.as_str(), e.session_id.as_str()), (u.as_str(), session.as_str()), "{e:?}");
+    }
+    assert_eq!(b.js("return localStorage.getItem('rastro_vid');", json!([])).await, json!(u));
+    b.quit().await;
+});
