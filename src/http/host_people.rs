@@ -36,19 +36,20 @@ pub async fn identify_visitor(
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct Removed {
+pub struct ForgetAnswer {
+    /// False when the site had no profile of that id.
     pub removed: bool,
 }
 
 /// Forgets a person on a site (rules PPL-12, PPL-13): `{removed}`.
 #[utoipa::path(delete, path = "/v1/sites/{siteId}/analytics/people/{visitorId}", tag = "analytics",
     security(("hostKey" = [])), params(("siteId" = String, Path), ("visitorId" = String, Path)),
-    responses((status = 200, body = Removed), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = ForgetAnswer), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn forget_person(st: web::Data<AppState>, path: web::Path<(String, String)>) -> Result<HttpResponse> {
     let (site_id, visitor_id) = path.into_inner();
     let removed = identify::forget(&st.cx, &site_id, &visitor_id).await?;
     if removed {
         st.analytics.live.changed(&site_id);
     }
-    Ok(HttpResponse::Ok().json(Removed { removed }))
+    Ok(HttpResponse::Ok().json(ForgetAnswer { removed }))
 }

@@ -542,13 +542,14 @@ async fn no_external_id_leaves_the_real_binary() {
     let n = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() % 1_000_000_007;
     let canary = format!("CANARYexternal{n}x");
     let port = free_port();
+    let key = rastrod::ids::secrets_key().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_rastrod"))
         .arg("serve")
         .env("RASTRO_DATABASE_URL", &db.url)
         .env("RASTRO_HOST_API_KEY", HOST_KEY)
         .env("RASTRO_LISTEN", format!("127.0.0.1:{port}"))
         .env("RASTRO_LOG", "debug")
-        .env("RASTRO_SECRETS_KEY", rastrod::ids::secrets_key().unwrap())
+        .env("RASTRO_SECRETS_KEY", &key)
         .stdout(Stdio::from(std::fs::File::create(logs.0.join("stdout.log")).unwrap()))
         .stderr(Stdio::from(std::fs::File::create(logs.0.join("stderr.log")).unwrap()))
         .spawn()
@@ -608,6 +609,10 @@ async fn no_external_id_leaves_the_real_binary() {
     for (name, bytes) in &db_bytes {
         assert!(!contains(bytes, &canary), "the externalId in {name:?}");
     }
+    // What the identity map holds: HMAC-SHA256 under the HKDF-derived identity key.
+    let k = rastrod::crypto::SecretsKey::from_base64(&rastrod::config::Secret::new(key)).unwrap();
+    let hash = k.identity_hash("o1", &canary);
+    assert!(db_bytes.iter().any(|(_, bytes)| contains(bytes, &hash)), "the identity map holds the HMAC");
 }
 
 // rule: PPL-10
