@@ -66,6 +66,8 @@ backend_test!(one_id_per_owner_and_201_once_per_site, analytics_builder, |fed| {
     assert_ne!(other_owner.body["visitorId"], json!(id));
     assert_ne!(identify(app, "loja", json!({"externalId": "user-2"})).await.body["visitorId"], json!(id));
     identify(app, "nope", json!({"externalId": "user-1"})).await.err(404, "NOT_FOUND");
+    let health = app.with_key(None).get("/rastro/health").await.ok();
+    assert_eq!(health["features"]["identify"], true);
     identify(app, "loja", json!({"externalId": "user-1", "extra": 1})).await.err(400, "INVALID_ARGUMENT");
     assert_eq!(app.count("web_identities").await, 3);
 });
