@@ -20,6 +20,7 @@ use crate::service::analytics::coverage as analytics_coverage;
 use crate::service::analytics::definitions::{
     self as analytics_definitions, UpsertAffiliate, UpsertFunnel, UpsertGoal,
 };
+use crate::service::analytics::people as analytics_people;
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
 use crate::service::analytics::{
@@ -127,6 +128,8 @@ pub enum Function {
     DisableRetentionPolicy,
     VitalsReport,
     SiteMap,
+    GetVisitorProfile,
+    ListPeople,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +202,8 @@ impl Function {
         Function::DisableRetentionPolicy,
         Function::VitalsReport,
         Function::SiteMap,
+        Function::GetVisitorProfile,
+        Function::ListPeople,
     ];
 
     pub const fn spec(self) -> Spec {
@@ -252,6 +257,8 @@ impl Function {
             Function::DisableRetentionPolicy => f("disableRetentionPolicy", Mutation, Core, Configure, false),
             Function::VitalsReport => f("vitalsReport", Query, Core, Read, false),
             Function::SiteMap => f("siteMap", Query, Capability::SiteMap, Read, false),
+            Function::GetVisitorProfile => f("getVisitorProfile", Query, Capability::VisitorProfiles, Read, false),
+            Function::ListPeople => f("listPeople", Query, Capability::People, Read, false),
         }
     }
 
@@ -667,18 +674,53 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             if caller.public && (a.now - now).abs() > skew {
                 return Err(Error::invalid("now must be within RASTRO_LIVE_NOW_SKEW of the server clock"));
             }
-            st.analytics.live.live_visitors(&st.cx, a, caller.public, crate::service::validate::MAX_SITES).await
+            let profiles = with_profiles(st, caller);
+            st.analytics
+                .live
+                .live_visitors_with(&st.cx, a, caller.public, crate::service::validate::MAX_SITES, profiles)
+                .await
         }
         Function::GetSession => {
             let a: analytics::SessionArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            st.cx.db.run(move |c| analytics::get_session(c, a)).await
+            let profiles = with_profiles(st, caller);
+            st.cx
+                .db
+                .run(move |c| {
+                    let mut v = analytics::get_session(c, a)?;
+                    if profiles {
+                        analytics_people::attach(c, std::slice::from_mut(&mut v))?;
+                    }
+                    Ok(v)
+                })
+                .await
         }
         Function::ListSessions => {
             let a: analytics_sessions::ListSessionsArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let key = st.analytics.cursor_key(&st.cx).await?;
-            st.cx.db.run(move |c| analytics_sessions::list_sessions(c, &key, a)).await
+            let profiles = with_profiles(st, caller);
+            st.cx
+                .db
+                .run(move |c| {
+                    let mut v = analytics_sessions::list_sessions(c, &key, a)?;
+                    if profiles && let Some(rows) = v["page"].as_array_mut() {
+                        analytics_people::attach(c, rows)?;
+                    }
+                    Ok(v)
+                })
+                .await
+        }
+        Function::GetVisitorProfile => {
+            let a: analytics_people::ProfileArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_people::get_visitor_profile(c, a)).await
+        }
+        Function::ListPeople => {
+            let a: analytics_people::ListPeopleArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let key = st.analytics.cursor_key(&st.cx).await?;
+            st.cx.db.run(move |c| analytics_people::list_people(c, &key, a)).await
         }
         Function::SessionJourney => {
             let a: analytics_sessions::JourneyArgs = args(raw)?;
@@ -905,6 +947,12 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
     }
 }
 
+/// Session and live rows carry `profile` while `visitorProfiles` is on, never
+/// for a public token (rule OVR-14).
+fn with_profiles(st: &AppState, caller: &Caller) -> bool {
+    !caller.public && st.federation.serves(Capability::VisitorProfiles)
+}
+
 /// The whole-owner writes' gate, read before Meta is called (FED-12).
 async fn check_owner_inside(st: &AppState, caller: &Caller) -> Result<()> {
     let (owner, scope) = (caller.owner.clone(), caller.sites.clone());
@@ -939,6 +987,6 @@ mod tests {
             assert_eq!(*f as usize, i, "{f:?}");
             assert_eq!(Function::parse(f.name()), Some(*f));
         }
-        assert_eq!(Function::ALL.len(), Function::SiteMap as usize + 1);
+        assert_eq!(Function::ALL.len(), Function::ListPeople as usize + 1);
     }
 }

@@ -37,7 +37,7 @@ fn cors(mut res: HttpResponse) -> HttpResponse {
 pub async fn health(st: web::Data<AppState>) -> HttpResponse {
     let reachable =
         st.cx.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await;
-    let mut features = json!({"cookieless": true, "vitals": true});
+    let mut features = json!({"cookieless": true, "vitals": true, "identify": true});
     // The site map's rollups are always written; the capability shows them (§3.1).
     if st.federation.serves(crate::federation::Capability::SiteMap) {
         features["siteMap"] = json!("dailyRollup");

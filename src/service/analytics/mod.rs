@@ -19,6 +19,8 @@
 //! - `definitions`: goals, funnels and affiliates (the configure scope);
 //! - `conversions`: the trusted ledger, `listConversions`, `revenueSummary`;
 //! - `goals`, `affiliates`, `funnels`: the definition reports (and the funnel step index); `span`: exact ranges over rollups.
+//! - `identify`, `people`, `search`: identified people, their profiles and the people search;
+//! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
 
 pub mod accept;
 pub mod affiliates;
@@ -32,17 +34,20 @@ pub mod extras;
 pub mod funnels;
 pub mod geo;
 pub mod goals;
+pub mod identify;
 pub mod import;
 pub mod ingest;
 pub mod limits;
 pub mod live;
 pub mod pages;
+pub mod people;
 pub mod reads;
 pub mod regroup;
 pub mod retention;
 pub mod rollup;
 pub mod routes;
 pub mod runtime;
+pub mod search;
 pub mod sessions;
 pub mod site_map;
 pub mod site_map_report;
