@@ -248,3 +248,33 @@ backend_test!(affiliates_have_unique_slugs_and_bounded_terms, analytics_builder,
     assert_eq!(write(&fed, &t, "removeAffiliate", rm.clone(), false).await, json!({"removed": true}));
     assert_eq!(fed.both(Some(&t), "removeAffiliate", rm).await.unwrap(), json!({"removed": false}));
 });
+
+// rule: CFG-02
+backend_test!(update_site_changes_only_its_four_fields, analytics_builder, |fed| {
+    site(&fed.app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    let t = configurer(&fed);
+    let before = fed.both(Some(&t), "siteSettings", json!({"siteId": "loja"})).await.unwrap();
+    for bad in
+        [json!({"siteId": "loja", "name": "Nova", "currency": "USD"}), json!({"siteId": "loja", "cookieless": true})]
+    {
+        Fed::expect_err(fed.both(Some(&t), "updateSite", bad).await, 400, "INVALID_ARGUMENT");
+    }
+    assert_eq!(fed.both(Some(&t), "siteSettings", json!({"siteId": "loja"})).await.unwrap(), before, "nothing changed");
+    let after = fed
+        .both(
+            Some(&t),
+            "updateSite",
+            json!({"siteId": "loja", "name": "Loja Nova", "domains": ["loja.example.com", "www.loja.example.com"],
+                "timezone": "UTC", "routePatterns": ["/p/:id"]}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(after["name"], "Loja Nova");
+    assert_eq!(after["domains"], json!(["loja.example.com", "www.loja.example.com"]));
+    assert_eq!((after["timezone"].as_str(), after["routePatterns"].clone()), (Some("UTC"), json!(["/p/:id"])));
+    assert_eq!(
+        (after["currency"].clone(), after["cookieless"].clone()),
+        (before["currency"].clone(), before["cookieless"].clone())
+    );
+});

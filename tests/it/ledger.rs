@@ -413,3 +413,35 @@ backend_test!(goals_count_completions_and_sessions_decided_at_acceptance, analyt
         .unwrap();
     assert_eq!(o["topGoals"][0]["completions"], 3);
 });
+
+// rule: TRK-31
+backend_test!(a_pageview_keeps_its_largest_engagement_and_each_metrics_last_value, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    let pv = "p_0000000000000001";
+    track(app, "loja", "v_visitor000a", vec![pageview("1", "/")]).await;
+    let m = |body: Value| vec![body];
+    track(app, "loja", "v_visitor000a", m(json!({"type": "engagement", "pageviewId": pv, "engagedMs": 9000}))).await;
+    track(app, "loja", "v_visitor000a", m(json!({"type": "engagement", "pageviewId": pv, "engagedMs": 4000}))).await;
+    track(app, "loja", "v_visitor000a", m(json!({"type": "vitals", "pageviewId": pv, "lcp": 3000, "cls": 0.2}))).await;
+    track(app, "loja", "v_visitor000a", m(json!({"type": "vitals", "pageviewId": pv, "lcp": 1800}))).await;
+    drain(app).await;
+    let (d0, d1) = today();
+    let res = app
+        .http
+        .get(format!("{}/v1/sites/loja/analytics/export?from={d0}&to={d1}", app.base))
+        .bearer_auth(crate::common::HOST_KEY)
+        .send()
+        .await
+        .unwrap();
+    let lines: Vec<Value> = res.text().await.unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let engagement = lines.iter().find(|l| l["type"] == "engagement").unwrap();
+    assert_eq!(engagement["engagedMs"], 9000, "the largest engagement");
+    let vitals = lines.iter().find(|l| l["type"] == "vitals").unwrap();
+    assert_eq!((vitals["lcp"].as_i64(), vitals["cls"].as_f64()), (Some(1800), Some(0.2)), "per metric, the last value");
+    // The digests count the pageview's current values once.
+    fed.grant(&["loja"], &[READ]).await;
+    let report =
+        fed.both(Some(&reader(&fed)), "vitalsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    assert_eq!((report["metrics"][0]["samples"].as_i64(), report["metrics"][0]["p75"].as_i64()), (Some(1), Some(1800)));
+});
