@@ -207,6 +207,8 @@ settings! {
         "largest analytics import body; larger ones get 413 PAYLOAD_TOO_LARGE";
     rollup_batch_max: usize = "analytics.rollup_batch_max", "RASTRO_ROLLUP_BATCH_MAX", "5000", parse_usize_nonzero,
         "events applied in one rollup transaction";
+    link_click_window: Duration = "analytics.link_click_window", "RASTRO_LINK_CLICK_WINDOW", "10s", parse_duration,
+        "one counted click per client address and tracked link in this window";
     meta_login_config_id: Option<String> = "meta.login_config_id", "RASTRO_META_LOGIN_CONFIG_ID", "", parse_opt_string,
         "the Facebook Login for Business configuration id the dashboard's login popup asks for";
     dashboard_audience: String = "dashboard.audience", "RASTRO_DASHBOARD_AUDIENCE", "agency", parse_audience,

@@ -16,6 +16,7 @@ use super::Caller;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::service::analytics::coverage as analytics_coverage;
+use crate::service::analytics::links as tracked_links;
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
 use crate::service::leads::board::{self, SetEventMap};
@@ -99,6 +100,10 @@ pub enum Function {
     SessionJourney,
     VisitorJourney,
     DataCoverage,
+    ListTrackedLinks,
+    CreateTrackedLink,
+    UpdateTrackedLink,
+    DeleteTrackedLink,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -115,7 +120,7 @@ const fn f(name: &'static str, kind: Kind, capability: Capability, need: Need, p
     Spec { name, kind, capability, need, public }
 }
 
-use Capability::{Core, Leads, MetaAds};
+use Capability::{Core, Leads, MetaAds, TrackedLinks};
 use Kind::{Action, Mutation, Query};
 use Need::{Configure, Nothing, Read};
 
@@ -152,6 +157,10 @@ impl Function {
         Function::SessionJourney,
         Function::VisitorJourney,
         Function::DataCoverage,
+        Function::ListTrackedLinks,
+        Function::CreateTrackedLink,
+        Function::UpdateTrackedLink,
+        Function::DeleteTrackedLink,
     ];
 
     pub const fn spec(self) -> Spec {
@@ -186,6 +195,10 @@ impl Function {
             Function::SessionJourney => f("sessionJourney", Query, Core, Read, false),
             Function::VisitorJourney => f("visitorJourney", Query, Core, Read, false),
             Function::DataCoverage => f("dataCoverage", Query, Core, Read, true),
+            Function::ListTrackedLinks => f("listTrackedLinks", Query, TrackedLinks, Read, false),
+            Function::CreateTrackedLink => f("createTrackedLink", Mutation, TrackedLinks, Configure, false),
+            Function::UpdateTrackedLink => f("updateTrackedLink", Mutation, TrackedLinks, Configure, false),
+            Function::DeleteTrackedLink => f("deleteTrackedLink", Mutation, TrackedLinks, Configure, false),
         }
     }
 
@@ -580,6 +593,28 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             caller.check_site(&a.site_id)?;
             st.cx.db.run(move |c| analytics_coverage::data_coverage(c, a, now)).await
         }
+        Function::ListTrackedLinks => {
+            let a: tracked_links::ListArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(st.cx.db.run(move |c| tracked_links::list(c, a)).await?)
+        }
+        Function::CreateTrackedLink => {
+            let a: tracked_links::CreateArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            tracked_links::check_create(&a)?;
+            json(st.cx.write_plain(move |c| tracked_links::create(c, now, a)).await?)
+        }
+        Function::UpdateTrackedLink => {
+            let a: tracked_links::UpdateArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            tracked_links::check_update(&a)?;
+            json(st.cx.write_plain(move |c| tracked_links::update(c, now, a)).await?)
+        }
+        Function::DeleteTrackedLink => {
+            let a: tracked_links::LinkArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(st.cx.write_plain(move |c| tracked_links::delete(c, a)).await?)
+        }
         Function::SyncMetaNow => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
@@ -719,6 +754,6 @@ mod tests {
             assert_eq!(*f as usize, i, "{f:?}");
             assert_eq!(Function::parse(f.name()), Some(*f));
         }
-        assert_eq!(Function::ALL.len(), Function::DataCoverage as usize + 1);
+        assert_eq!(Function::ALL.len(), Function::DeleteTrackedLink as usize + 1);
     }
 }

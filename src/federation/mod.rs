@@ -87,6 +87,8 @@ pub struct Limits {
     pub max_journey_events: i64,
     /// Most events in one tracker batch.
     pub max_events_per_batch: usize,
+    /// Most tracked links of a site.
+    pub max_tracked_links: i64,
 }
 
 impl Federation {
@@ -170,6 +172,7 @@ impl Federation {
                 max_journey_page: crate::service::analytics::sessions::MAX_JOURNEY_PAGE,
                 max_journey_events: crate::service::analytics::sessions::MAX_JOURNEY_EVENTS,
                 max_events_per_batch: crate::service::analytics::batch::MAX_EVENTS,
+                max_tracked_links: crate::service::analytics::links::MAX_LINKS,
             },
         }
     }
@@ -256,7 +259,11 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
     // Read by a query that starts after this call arrived (shared with the calls waiting beside it).
     let grant = fed.grants.active(&identity.connection_id, &identity.organization_id).await?;
     if !fed.serves(spec.capability) {
-        let what = if spec.capability == Capability::MetaAds { "Meta ads" } else { "leads" };
+        let what = match spec.capability {
+            Capability::MetaAds => "Meta ads",
+            Capability::TrackedLinks => "tracked links",
+            _ => "leads",
+        };
         return Err(invalid_scope(&format!("This host does not connect {what}")));
     }
     let sites = if identity.public {

@@ -13,6 +13,7 @@ pub mod host_conversions;
 pub mod host_federation;
 pub mod host_meta;
 pub mod json;
+pub mod links;
 pub mod metrics;
 pub mod openapi;
 pub mod openapi_contract;
@@ -68,6 +69,7 @@ pub fn build_app(
                 .configure(host_federation::routes),
         )
         .configure(tracker::routes)
+        .configure(links::routes)
         .configure(federation::routes)
         .configure(dashboard::routes)
         .default_service(web::to(errors::not_found))

@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{federation, host, host_analytics, host_conversions, host_federation, host_meta, ops, tracker};
+use super::{federation, host, host_analytics, host_conversions, host_federation, host_meta, links, ops, tracker};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -46,6 +46,7 @@ use super::{federation, host, host_analytics, host_conversions, host_federation,
         tracker::health,
         tracker::tracker_js,
         tracker::events,
+        links::redirect,
         host_federation::provision_connection,
         host_federation::get_grant,
         host_federation::revoke_connection,

@@ -41,10 +41,19 @@ pub async fn health(st: web::Data<AppState>) -> HttpResponse {
         Ok(()) => HttpResponse::Ok().json(json!({
             "status": "ok",
             "version": env!("CARGO_PKG_VERSION"),
-            "features": {"cookieless": true, "vitals": true},
+            "features": features(&st),
         })),
         Err(e) => e.error_response(),
     })
+}
+
+/// What this host's tracking serves; `trackedLinks` only while its capability is on (rule TRK-02).
+fn features(st: &AppState) -> serde_json::Value {
+    let mut f = json!({"cookieless": true, "vitals": true});
+    if st.federation.serves(crate::federation::Capability::TrackedLinks) {
+        f["trackedLinks"] = json!(true);
+    }
+    f
 }
 
 /// The tracker's strong ETag: a digest of its bytes.
@@ -94,7 +103,7 @@ fn header_str(req: &HttpRequest, name: header::HeaderName) -> Option<&str> {
 /// The client's address: the socket peer, or behind a trusted proxy the
 /// `X-Forwarded-For` hop (rule TRK-27). Used for limits and the cookieless
 /// id only; never stored or logged.
-fn client_ip(st: &AppState, req: &HttpRequest) -> IpAddr {
+pub(crate) fn client_ip(st: &AppState, req: &HttpRequest) -> IpAddr {
     let peer = req.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
     crate::net::client_ip(
         peer,

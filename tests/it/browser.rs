@@ -38,13 +38,13 @@ async fn screenshot(app: &TestApp, b: &Browser, name: &str) {
 }
 
 #[track_caller]
-fn no_serious_violations(screen: &str, found: Option<Vec<String>>) {
+pub fn no_serious_violations(screen: &str, found: Option<Vec<String>>) {
     if let Some(v) = found {
         assert!(v.is_empty(), "axe-core on {screen}: {v:#?}");
     }
 }
 
-async fn sign_in(b: &Browser, base: &str, name: &str) {
+pub async fn sign_in(b: &Browser, base: &str, name: &str) {
     b.goto(&format!("{base}/")).await;
     b.type_into("#op-name", name).await;
     b.type_into("#op-password", PASSWORD).await;

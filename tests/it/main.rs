@@ -27,5 +27,6 @@ mod scale_out;
 mod shutdown;
 mod status;
 mod sync;
+mod tracked_links;
 mod tracker_browser;
 mod webdriver;

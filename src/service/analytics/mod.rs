@@ -11,6 +11,7 @@
 //! - `reads`: overview, live visitors, a session;
 //! - `live`: `liveVisitors` through the read cache;
 //! - `coverage`: `dataCoverage`;
+//! - `links`: tracked links, their redirect and its click window;
 //! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
 //! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
 
@@ -23,6 +24,7 @@ pub mod geo;
 pub mod import;
 pub mod ingest;
 pub mod limits;
+pub mod links;
 pub mod live;
 pub mod pages;
 pub mod reads;

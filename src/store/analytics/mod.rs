@@ -2,6 +2,7 @@
 //! sessions, the (site, visitor) state, the rollup outbox), the rollups the
 //! report actors keep, and the reads over both.
 
+pub mod links;
 pub mod rollups;
 
 use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
