@@ -105,8 +105,9 @@ backend_test!(links_are_created_and_listed_newest_first, links_builder, |fed| {
     assert_eq!(convex.body["status"], "success", "{}", convex.text);
     let second = convex.body["value"].as_str().expect("a JSON string").to_string();
     fed.app.clock.advance(1_000);
-    let third = create(&fed, &conf, merged(new_link("reels", "https://LOJA.example.com/x?a=1"), json!({"campaign": null})))
-        .await;
+    let third =
+        create(&fed, &conf, merged(new_link("reels", "https://LOJA.example.com/x?a=1"), json!({"campaign": null})))
+            .await;
     // createdAt desc, then linkId desc (two links of one millisecond).
     let rows = list(&fed, &reader, T0).await;
     let ids: Vec<&str> = rows.iter().map(|l| l["linkId"].as_str().unwrap()).collect();
@@ -177,7 +178,12 @@ backend_test!(links_are_created_and_listed_newest_first, links_builder, |fed| {
         json!({"disabled": true}),
         json!({"slug": 7}),
     ] {
-        let a = fed.rest(Some(&conf), "createTrackedLink", merged(new_link("fine", &format!("https://{HOST}/")), extra.clone()))
+        let a = fed
+            .rest(
+                Some(&conf),
+                "createTrackedLink",
+                merged(new_link("fine", &format!("https://{HOST}/")), extra.clone()),
+            )
             .await;
         assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{extra}: {}", a.text);
     }
@@ -222,13 +228,17 @@ backend_test!(links_are_updated_by_id_and_keep_their_slug, links_builder, |fed| 
         json!({"campaign": ""}),
         json!({"disabled": "yes"}),
     ] {
-        let a = fed.rest(Some(&conf), "updateTrackedLink", merged(json!({"siteId": "loja", "linkId": id}), bad.clone())).await;
+        let a = fed
+            .rest(Some(&conf), "updateTrackedLink", merged(json!({"siteId": "loja", "linkId": id}), bad.clone()))
+            .await;
         assert_eq!((a.status, a.code()), (400, "INVALID_ARGUMENT"), "{bad}: {}", a.text);
     }
     assert_eq!(listed(&fed, &reader, "bio", T0).await["slug"], "bio");
     // An unknown link, or another site's, is NOT_FOUND on update and {removed: false} on delete.
     for link in ["l_000000000000000000000000", elsewhere.as_str()] {
-        let a = fed.both(Some(&conf), "updateTrackedLink", json!({"siteId": "loja", "linkId": link, "disabled": true})).await;
+        let a = fed
+            .both(Some(&conf), "updateTrackedLink", json!({"siteId": "loja", "linkId": link, "disabled": true}))
+            .await;
         Fed::expect_err(a, 404, "NOT_FOUND");
         let a = fed.both(Some(&conf), "deleteTrackedLink", json!({"siteId": "loja", "linkId": link})).await;
         assert_eq!(a, Ok(json!({"removed": false})));
@@ -276,7 +286,8 @@ backend_test!(the_redirect_adds_utm_and_the_request_parameters_where_missing, li
     let (_, conf) = setup(&fed).await;
     create(&fed, &conf, new_link("bio", "https://loja.example.com/oferta?utm_source=keep&x=1#topo")).await;
     let (status, location, cache, _) =
-        visit(&fed.app, "GET", "/rastro/l/loja/bio?fbclid=IwAR0abc&x=2&utm_medium=ad&gclid=G1", "203.0.113.1", UA).await;
+        visit(&fed.app, "GET", "/rastro/l/loja/bio?fbclid=IwAR0abc&x=2&utm_medium=ad&gclid=G1", "203.0.113.1", UA)
+            .await;
     assert_eq!(status, 302);
     assert_eq!(cache, "no-store");
     assert_eq!(
@@ -399,10 +410,9 @@ backend_test!(the_writes_need_the_configure_scope, links_builder, |fed| {
     assert_eq!((rows.len(), &rows[0]["disabled"]), (1, &json!(false)));
     // A public token may call none of the four.
     fed.grant(&["loja", "outra"], &[READ, CONFIGURE, PUBLIC]).await;
-    let public = fed.key.sign(&with(
-        claims(&[PUBLIC, CONFIGURE]),
-        json!({"rastro_site_ids": ["loja"], "exp": T0 / 1000 + 86_400}),
-    ));
+    let public = fed
+        .key
+        .sign(&with(claims(&[PUBLIC, CONFIGURE]), json!({"rastro_site_ids": ["loja"], "exp": T0 / 1000 + 86_400})));
     let mut all = writes.to_vec();
     all.push(("listTrackedLinks", json!({"siteId": "loja", "now": T0})));
     for (name, args) in all {
@@ -411,7 +421,12 @@ backend_test!(the_writes_need_the_configure_scope, links_builder, |fed| {
     // A site outside the grant.
     let a = fed.both(Some(&conf), "listTrackedLinks", json!({"siteId": "nenhum", "now": T0})).await;
     Fed::expect_err(a, 403, "FEDERATION_SITE_DENIED");
-    let a = fed.both(Some(&conf), "createTrackedLink", merged(new_link("x", "https://loja.example.com/"), json!({"siteId": "nenhum"})))
+    let a = fed
+        .both(
+            Some(&conf),
+            "createTrackedLink",
+            merged(new_link("x", "https://loja.example.com/"), json!({"siteId": "nenhum"})),
+        )
         .await;
     Fed::expect_err(a, 403, "FEDERATION_SITE_DENIED");
 });
@@ -505,19 +520,33 @@ backend_test!(the_links_screen_in_a_real_browser, crate::common::fake_meta_build
     assert!(b.text("#links-msg").await.contains("slug"));
     // Disable: the redirect answers 404; enable: 302 again.
     b.click("[data-toggle=bio]").await;
-    b.wait_until("disabled", "return /Ativar/.test(document.querySelector('[data-toggle=bio]').textContent);", json!([]))
-        .await;
+    b.wait_until(
+        "disabled",
+        "return /Ativar/.test(document.querySelector('[data-toggle=bio]').textContent);",
+        json!([]),
+    )
+    .await;
     let res = plain.get(format!("{base}/rastro/l/loja/bio")).header("user-agent", UA).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 404);
     b.click("[data-toggle=bio]").await;
-    b.wait_until("enabled", "return /Desativar/.test(document.querySelector('[data-toggle=bio]').textContent);", json!([]))
-        .await;
+    b.wait_until(
+        "enabled",
+        "return /Desativar/.test(document.querySelector('[data-toggle=bio]').textContent);",
+        json!([]),
+    )
+    .await;
     let res = plain.get(format!("{base}/rastro/l/loja/bio")).header("user-agent", UA).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 302);
     // The read-only operator sees the list but no form, and its buttons are off; the API refuses it too.
     let (reader, _) = Dash::sign_in(&app, "leitor", PASSWORD).await;
-    let refused = reader.write("POST", "/dashboard/api/sites/loja/links", json!({"slug": "x", "destination":
-        "https://loja.example.com/", "platform": "a", "channel": "b", "campaign": null})).await;
+    let refused = reader
+        .write(
+            "POST",
+            "/dashboard/api/sites/loja/links",
+            json!({"slug": "x", "destination":
+        "https://loja.example.com/", "platform": "a", "channel": "b", "campaign": null}),
+        )
+        .await;
     assert_eq!(refused.status, 403);
     b.click("#signout").await;
     b.wait_for("#op-name").await;

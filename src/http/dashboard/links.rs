@@ -69,7 +69,11 @@ pub async fn set_disabled(
     Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| links::update(c, now, args)).await?))
 }
 
-pub async fn delete(st: web::Data<AppState>, req: HttpRequest, path: web::Path<(String, String)>) -> Result<HttpResponse> {
+pub async fn delete(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse> {
     may_write(&req)?;
     let (site_id, link_id) = path.into_inner();
     Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| links::delete(c, LinkArgs { site_id, link_id })).await?))

@@ -436,7 +436,10 @@ mod tests {
             "https://loja.example.com/p?utm_source=keep&a=1&utm_medium=bio&utm_campaign=black+friday&fbclid=F1#frag"
         );
         let url = Url::parse("https://loja.example.com/").unwrap();
-        assert_eq!(with_parameters(url, &link("ig", "bio", None), ""), "https://loja.example.com/?utm_source=ig&utm_medium=bio");
+        assert_eq!(
+            with_parameters(url, &link("ig", "bio", None), ""),
+            "https://loja.example.com/?utm_source=ig&utm_medium=bio"
+        );
     }
 
     #[test]

@@ -43,9 +43,8 @@ const COLUMNS: &str = "id, site_id, slug, destination, platform, channel, campai
 
 /// A site's links, newest first (`createdAt` desc, `linkId` desc).
 pub fn list(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<LinkRow>> {
-    let mut q = RawQuery::new(format!(
-        "SELECT {COLUMNS} FROM web_links WHERE site_id = ? ORDER BY created_at DESC, id DESC"
-    ));
+    let mut q =
+        RawQuery::new(format!("SELECT {COLUMNS} FROM web_links WHERE site_id = ? ORDER BY created_at DESC, id DESC"));
     q.text(site_id);
     q.load(conn)
 }
@@ -76,7 +75,8 @@ pub fn by_slug(conn: &mut AnyConnection, site_id: &str, slug: &str) -> QueryResu
 }
 
 pub fn insert(conn: &mut AnyConnection, l: &LinkRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(format!("INSERT INTO web_links ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    let mut q =
+        RawQuery::new(format!("INSERT INTO web_links ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     q.text(&l.id)
         .text(&l.site_id)
         .text(&l.slug)
@@ -166,7 +166,12 @@ pub struct WindowRow {
     pub bot_hits: i64,
 }
 
-pub fn window(conn: &mut AnyConnection, link_ids: &[String], from_day: i64, to_day: i64) -> QueryResult<Vec<WindowRow>> {
+pub fn window(
+    conn: &mut AnyConnection,
+    link_ids: &[String],
+    from_day: i64,
+    to_day: i64,
+) -> QueryResult<Vec<WindowRow>> {
     if link_ids.is_empty() {
         return Ok(Vec::new());
     }
