@@ -10,7 +10,7 @@ use super::AppState;
 use crate::clock::utc_day_start;
 use crate::error::Error;
 use crate::federation::Capability;
-use crate::service::analytics::{agent, links};
+use crate::service::analytics::{agent, redirect};
 use crate::service::effects::{Effects, Written};
 use crate::store::analytics::links::Hits;
 
@@ -42,7 +42,7 @@ pub async fn redirect(st: web::Data<AppState>, req: HttpRequest) -> HttpResponse
     let slug = req.match_info().get("slug").unwrap_or_default().to_string();
     let query = req.query_string().to_string();
     let site = site_id.clone();
-    let target = match st.cx.db.run(move |c| links::resolve(c, &site, &slug, &query)).await {
+    let target = match st.cx.db.run(move |c| redirect::resolve(c, &site, &slug, &query)).await {
         Ok(Some(t)) => t,
         Ok(None) => return not_found(),
         Err(e) => return e.error_response(),
@@ -62,7 +62,7 @@ pub async fn redirect(st: web::Data<AppState>, req: HttpRequest) -> HttpResponse
         let counted = st
             .cx
             .write(move |c| {
-                links::record(c, &hits)?;
+                redirect::record(c, &hits)?;
                 Ok(Written::new((), Effects { changes_cached_reads: false, ..Effects::default() }))
             })
             .await;

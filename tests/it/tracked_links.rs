@@ -522,7 +522,7 @@ backend_test!(the_links_screen_in_a_real_browser, crate::common::fake_meta_build
     b.click("[data-toggle=bio]").await;
     b.wait_until(
         "disabled",
-        "return /Ativar/.test(document.querySelector('[data-toggle=bio]').textContent);",
+        "var b = document.querySelector('[data-toggle=bio]'); return !!b && b.textContent === 'Ativar';",
         json!([]),
     )
     .await;
@@ -531,7 +531,7 @@ backend_test!(the_links_screen_in_a_real_browser, crate::common::fake_meta_build
     b.click("[data-toggle=bio]").await;
     b.wait_until(
         "enabled",
-        "return /Desativar/.test(document.querySelector('[data-toggle=bio]').textContent);",
+        "var b = document.querySelector('[data-toggle=bio]'); return !!b && b.textContent === 'Desativar';",
         json!([]),
     )
     .await;

@@ -11,7 +11,7 @@
 //! - `reads`: overview, live visitors, a session;
 //! - `live`: `liveVisitors` through the read cache;
 //! - `coverage`: `dataCoverage`;
-//! - `links`: tracked links, their redirect and its click window;
+//! - `links`, `redirect`: tracked links, and their redirect with its click window;
 //! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
 //! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
 
@@ -28,6 +28,7 @@ pub mod links;
 pub mod live;
 pub mod pages;
 pub mod reads;
+pub mod redirect;
 pub mod rollup;
 pub mod routes;
 pub mod runtime;

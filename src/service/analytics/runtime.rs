@@ -12,7 +12,7 @@ pub struct Runtime {
     pub tracker: Tracker,
     pub live: super::live::LiveCache,
     /// Tracked links: one counted click per address and link within `RASTRO_LINK_CLICK_WINDOW`.
-    pub clicks: super::links::ClickWindow,
+    pub clicks: super::redirect::ClickWindow,
     cursor_key: OnceCell<Vec<u8>>,
 }
 
@@ -21,7 +21,7 @@ impl Runtime {
         Runtime {
             tracker: Tracker::new(config),
             live: Default::default(),
-            clicks: super::links::ClickWindow::new(config.link_click_window),
+            clicks: super::redirect::ClickWindow::new(config.link_click_window),
             cursor_key: OnceCell::new(),
         }
     }
