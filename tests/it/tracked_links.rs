@@ -104,6 +104,10 @@ backend_test!(links_are_created_and_listed_newest_first, links_builder, |fed| {
     let convex = fed.convex(Some(&conf), "createTrackedLink", new_link("stories", &format!("https://{HOST}/"))).await;
     assert_eq!(convex.body["status"], "success", "{}", convex.text);
     let second = convex.body["value"].as_str().expect("a JSON string").to_string();
+    // rule: MAN-04 — a mutation called as a query is refused.
+    let as_query =
+        fed.convex_as(Some(&conf), "query", "createTrackedLink", new_link("x", "https://loja.example.com/")).await;
+    assert_eq!((as_query.status, &as_query.body["errorData"]["code"]), (560, &json!("INVALID_ARGUMENT")));
     fed.app.clock.advance(1_000);
     let third =
         create(&fed, &conf, merged(new_link("reels", "https://LOJA.example.com/x?a=1"), json!({"campaign": null})))
