@@ -248,7 +248,7 @@
     var channel = field("link-channel", t("linkChannel"), { required: true, pattern: "[a-z0-9_-]{1,32}", placeholder: "bio" });
     var campaign = field("link-campaign", t("linkCampaign"), { maxlength: 100 });
     return h("section", { "aria-labelledby": "new-link-h" }, h("h3", { id: "new-link-h" }, t("newLink")),
-      h("form", { id: "new-link", onsubmit: function (ev) {
+      h("form", { id: "new-link", class: "row", onsubmit: function (ev) {
         ev.preventDefault();
         api("POST", base, { slug: slug.input.value, destination: dest.input.value, platform: platform.input.value,
           channel: channel.input.value, campaign: campaign.input.value || null })

@@ -29,7 +29,7 @@ fn int(n: i64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
-async fn screenshot(app: &TestApp, b: &Browser, name: &str) {
+pub async fn screenshot(app: &TestApp, b: &Browser, name: &str) {
     if let (Ok(dir), crate::common::Backend::Sqlite) = (std::env::var("RASTRO_SCREENSHOTS"), app.backend()) {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
         std::fs::create_dir_all(&dir).unwrap();

@@ -514,6 +514,7 @@ backend_test!(the_links_screen_in_a_real_browser, crate::common::fake_meta_build
     assert_eq!(b.text("tr[data-link=bio] [data-col=bots30]").await, "1");
     assert_eq!(b.text("tr[data-link=bio] [data-col=tags]").await, "instagram · bio · natal");
     crate::browser::no_serious_violations("the links screen", b.axe().await);
+    crate::browser::screenshot(&app, &b, "links").await;
     // A slug in use is refused on screen.
     b.type_into("#link-slug", "bio").await;
     b.type_into("#link-destination", "https://loja.example.com/").await;
