@@ -76,10 +76,19 @@ pub fn record(conn: &mut AnyConnection, hits: &Hits) -> Result<()> {
 /// TLINK-06). Addresses stay in this process's memory only.
 pub struct ClickWindow {
     window_ms: i64,
-    seen: std::sync::Mutex<HashMap<(String, IpAddr), i64>>,
+    seen: std::sync::Mutex<Seen>,
 }
 
-/// Past this many remembered clicks, the expired ones are dropped.
+#[derive(Default)]
+struct Seen {
+    /// (link, address) → the time of its last counted click.
+    clicks: HashMap<(String, IpAddr), i64>,
+    /// When the expired entries were last dropped.
+    pruned_at: i64,
+}
+
+/// Past this many remembered clicks, the expired ones are dropped (at most
+/// once per window, so a burst of distinct addresses never rescans each time).
 const PRUNE_AT: usize = 50_000;
 
 impl ClickWindow {
@@ -89,17 +98,27 @@ impl ClickWindow {
 
     /// Whether a human click at `now` counts (and if so, it opens a new window).
     pub fn admit(&self, link_id: &str, ip: IpAddr, now: i64) -> bool {
+        let w = self.window_ms;
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        if seen.len() >= PRUNE_AT {
-            let w = self.window_ms;
-            seen.retain(|_, at| now - *at < w);
+        if seen.clicks.len() >= PRUNE_AT && (now - seen.pruned_at >= w || now < seen.pruned_at) {
+            seen.clicks.retain(|_, at| now >= *at && now - *at < w);
+            seen.pruned_at = now;
         }
         let key = (link_id.to_string(), ip);
-        if seen.get(&key).is_some_and(|at| now >= *at && now - *at < self.window_ms) {
+        if seen.clicks.get(&key).is_some_and(|at| now >= *at && now - *at < w) {
             return false;
         }
-        seen.insert(key, now);
+        seen.clicks.insert(key, now);
         true
+    }
+
+    /// How many (link, address) pairs are remembered.
+    pub fn len(&self) -> usize {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner()).clicks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -150,5 +169,12 @@ mod tests {
         assert!(w.admit("l_2", ip, 10_999));
         assert!(w.admit("l_1", other, 10_999));
         assert!(w.admit("l_1", ip, 11_000));
+        // Past PRUNE_AT pairs, the expired ones go (once a window).
+        for i in 0..PRUNE_AT as u32 {
+            w.admit("l_3", IpAddr::from(i.to_be_bytes()), 20_000);
+        }
+        assert!(w.len() >= PRUNE_AT);
+        assert!(w.admit("l_3", ip, 40_000));
+        assert_eq!(w.len(), 1);
     }
 }
