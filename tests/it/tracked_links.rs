@@ -196,6 +196,8 @@ backend_test!(links_are_created_and_listed_newest_first, links_builder, |fed| {
     a.err(400, "INVALID_ARGUMENT");
     let a = fed.rest(Some(&reader), "listTrackedLinks", json!({"siteId": "loja", "now": -1})).await;
     a.err(400, "INVALID_ARGUMENT");
+    let a = fed.rest(Some(&reader), "listTrackedLinks", json!({"siteId": "loja", "now": T0, "limit": 5})).await;
+    a.err(400, "INVALID_ARGUMENT");
     assert_eq!(list(&fed, &reader, T0).await.len(), 6);
 });
 
