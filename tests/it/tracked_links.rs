@@ -373,6 +373,9 @@ backend_test!(unknown_disabled_deleted_or_off_domain_links_are_404, links_builde
     expect_404("/rastro/l/ninguem/bio").await;
     expect_404("/rastro/l/loja/BIO").await;
     expect_404("/rastro/l/loja/bio%2Fx").await;
+    expect_404("/rastro/l/loja/%FF").await;
+    expect_404("/rastro/l/%00/bio").await;
+    expect_404("/rastro/l/..%2F/bio").await;
     // Disabled, then enabled again.
     let off = json!({"siteId": "loja", "linkId": id, "disabled": true});
     fed.rest(Some(&conf), "updateTrackedLink", off).await.ok();
