@@ -129,6 +129,8 @@ settings! {
         "tracing filter (e.g. info, rastrod=debug)";
     log_format: LogFormat = "log.format", "RASTRO_LOG_FORMAT", "text", parse_log_format,
         "text or json";
+    report_funnel_row_cap: usize = "reports.funnel_row_cap", "RASTRO_REPORT_FUNNEL_ROW_CAP", "2000000", parse_usize_nonzero,
+        "most step rows a funnelsReport reads before it answers incomplete: true";
     report_row_cap: usize = "reports.lead_row_cap", "RASTRO_REPORT_LEAD_ROW_CAP", "12000", parse_usize_nonzero,
         "most ad rows in a report's campaign tree before it is marked reportIncomplete";
     spend_ad_row_cap: usize = "reports.spend_ad_row_cap", "RASTRO_REPORT_SPEND_AD_ROW_CAP", "12000", parse_usize_nonzero,

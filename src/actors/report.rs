@@ -5,11 +5,13 @@
 //! acceptance and application loses nothing (the restarted actor takes them),
 //! and a batch is applied and deleted in one transaction, so nothing counts
 //! twice. On PostgreSQL the actors of several processes take disjoint batches.
+//! Then it moves pending funnel index rebuilds on, one bounded step per
+//! transaction, each step's position kept, so a restart resumes them.
 
 use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
 
 use crate::error::Result;
-use crate::service::analytics::rollup;
+use crate::service::analytics::{funnels, rollup};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 
@@ -32,6 +34,18 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
             .await?;
         total += n;
         if n < max {
+            break;
+        }
+    }
+    // Funnel index rebuilds, a bounded step per transaction, back to back.
+    loop {
+        let n = cx
+            .write(move |c| {
+                let n = funnels::rebuild_step(c, max)?;
+                Ok(Written::new(n, Effects { changes_cached_reads: false, ..Effects::default() }))
+            })
+            .await?;
+        if n == 0 {
             return Ok(total);
         }
     }

@@ -15,10 +15,17 @@ use serde_json::Value;
 use super::Caller;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
+use crate::service::analytics::conversions as analytics_conversions;
 use crate::service::analytics::coverage as analytics_coverage;
+use crate::service::analytics::definitions::{
+    self as analytics_definitions, UpsertAffiliate, UpsertFunnel, UpsertGoal,
+};
 use crate::service::analytics::links as tracked_links;
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
+use crate::service::analytics::{
+    affiliates as analytics_affiliates, funnels as analytics_funnels, goals as analytics_goals,
+};
 use crate::service::leads::board::{self, SetEventMap};
 use crate::service::leads::reports::{self, LeadsDailyArgs, LeadsReportArgs};
 use crate::service::leads::{self, sites};
@@ -100,6 +107,20 @@ pub enum Function {
     SessionJourney,
     VisitorJourney,
     DataCoverage,
+    ListConversions,
+    RevenueSummary,
+    GoalsReport,
+    FunnelsReport,
+    AffiliatesReport,
+    ListGoals,
+    UpsertGoal,
+    RemoveGoal,
+    ListFunnels,
+    UpsertFunnel,
+    RemoveFunnel,
+    ListAffiliates,
+    UpsertAffiliate,
+    RemoveAffiliate,
     ListTrackedLinks,
     CreateTrackedLink,
     UpdateTrackedLink,
@@ -157,6 +178,20 @@ impl Function {
         Function::SessionJourney,
         Function::VisitorJourney,
         Function::DataCoverage,
+        Function::ListConversions,
+        Function::RevenueSummary,
+        Function::GoalsReport,
+        Function::FunnelsReport,
+        Function::AffiliatesReport,
+        Function::ListGoals,
+        Function::UpsertGoal,
+        Function::RemoveGoal,
+        Function::ListFunnels,
+        Function::UpsertFunnel,
+        Function::RemoveFunnel,
+        Function::ListAffiliates,
+        Function::UpsertAffiliate,
+        Function::RemoveAffiliate,
         Function::ListTrackedLinks,
         Function::CreateTrackedLink,
         Function::UpdateTrackedLink,
@@ -195,6 +230,20 @@ impl Function {
             Function::SessionJourney => f("sessionJourney", Query, Core, Read, false),
             Function::VisitorJourney => f("visitorJourney", Query, Core, Read, false),
             Function::DataCoverage => f("dataCoverage", Query, Core, Read, true),
+            Function::ListConversions => f("listConversions", Query, Core, Read, false),
+            Function::RevenueSummary => f("revenueSummary", Query, Core, Read, false),
+            Function::GoalsReport => f("goalsReport", Query, Core, Read, false),
+            Function::FunnelsReport => f("funnelsReport", Query, Core, Read, false),
+            Function::AffiliatesReport => f("affiliatesReport", Query, Core, Read, false),
+            Function::ListGoals => f("listGoals", Query, Core, Configure, false),
+            Function::UpsertGoal => f("upsertGoal", Mutation, Core, Configure, false),
+            Function::RemoveGoal => f("removeGoal", Mutation, Core, Configure, false),
+            Function::ListFunnels => f("listFunnels", Query, Core, Configure, false),
+            Function::UpsertFunnel => f("upsertFunnel", Mutation, Core, Configure, false),
+            Function::RemoveFunnel => f("removeFunnel", Mutation, Core, Configure, false),
+            Function::ListAffiliates => f("listAffiliates", Query, Core, Configure, false),
+            Function::UpsertAffiliate => f("upsertAffiliate", Mutation, Core, Configure, false),
+            Function::RemoveAffiliate => f("removeAffiliate", Mutation, Core, Configure, false),
             Function::ListTrackedLinks => f("listTrackedLinks", Query, TrackedLinks, Read, false),
             Function::CreateTrackedLink => f("createTrackedLink", Mutation, TrackedLinks, Configure, false),
             Function::UpdateTrackedLink => f("updateTrackedLink", Mutation, TrackedLinks, Configure, false),
@@ -237,6 +286,27 @@ struct NoArgs {}
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct SiteArgs {
     site_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct GoalIdArgs {
+    site_id: String,
+    goal_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct FunnelIdArgs {
+    site_id: String,
+    funnel_id: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AffiliateIdArgs {
+    site_id: String,
+    affiliate_id: String,
 }
 
 #[derive(Deserialize)]
@@ -592,6 +662,83 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             let a: analytics_coverage::CoverageArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             st.cx.db.run(move |c| analytics_coverage::data_coverage(c, a, now)).await
+        }
+        Function::ListConversions => {
+            let a: analytics_conversions::ListConversionsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let key = st.analytics.cursor_key(&st.cx).await?;
+            st.cx.db.run(move |c| analytics_conversions::list(c, &key, a)).await
+        }
+        Function::RevenueSummary => {
+            let a: analytics_conversions::RevenueArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            st.cx.db.run(move |c| analytics_conversions::revenue_summary(c, a)).await
+        }
+        Function::GoalsReport => {
+            let a: analytics_goals::GoalsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_goals::goals_report(c, a)).await
+        }
+        Function::FunnelsReport => {
+            let a: analytics_funnels::FunnelsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let cap = st.cx.config.report_funnel_row_cap;
+            st.cx.db.run(move |c| analytics_funnels::funnels_report(c, a, cap)).await
+        }
+        Function::AffiliatesReport => {
+            let a: analytics_affiliates::AffiliatesArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_affiliates::affiliates_report(c, a)).await
+        }
+        Function::ListGoals => {
+            let a: SiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_definitions::list_goals(c, &a.site_id)).await
+        }
+        Function::UpsertGoal => {
+            let a: UpsertGoal = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            analytics_definitions::check_goal(&a)?;
+            json(st.cx.write_plain(move |c| analytics_definitions::upsert_goal(c, now, a)).await?)
+        }
+        Function::RemoveGoal => {
+            let a: GoalIdArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.write_plain(move |c| analytics_definitions::remove_goal(c, now, &a.site_id, &a.goal_id)).await
+        }
+        Function::ListFunnels => {
+            let a: SiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_definitions::list_funnels(c, &a.site_id)).await
+        }
+        Function::UpsertFunnel => {
+            let a: UpsertFunnel = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            analytics_definitions::check_funnel(&a)?;
+            json(st.cx.write_plain(move |c| analytics_definitions::upsert_funnel(c, now, a)).await?)
+        }
+        Function::RemoveFunnel => {
+            let a: FunnelIdArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.write_plain(move |c| analytics_definitions::remove_funnel(c, &a.site_id, &a.funnel_id)).await
+        }
+        Function::ListAffiliates => {
+            let a: SiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_definitions::list_affiliates(c, &a.site_id)).await
+        }
+        Function::UpsertAffiliate => {
+            let a: UpsertAffiliate = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            analytics_definitions::check_affiliate(&a)?;
+            json(st.cx.write_plain(move |c| analytics_definitions::upsert_affiliate(c, now, a)).await?)
+        }
+        Function::RemoveAffiliate => {
+            let a: AffiliateIdArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx
+                .write_plain(move |c| analytics_definitions::remove_affiliate(c, now, &a.site_id, &a.affiliate_id))
+                .await
         }
         Function::ListTrackedLinks => {
             let a: tracked_links::ListArgs = args(raw)?;

@@ -24,6 +24,7 @@ use utoipa::ToSchema;
 use crate::config::Config;
 use crate::db::Db;
 use crate::error::{Code, Error, Result};
+use crate::service::analytics::definitions as defs;
 use crate::service::federation::grant_reader::GrantReader;
 use crate::service::validate;
 use crate::state::AppState;
@@ -87,6 +88,20 @@ pub struct Limits {
     pub max_journey_events: i64,
     /// Most events in one tracker batch.
     pub max_events_per_batch: usize,
+    /// Largest `listConversions` page.
+    pub max_list_conversions: i64,
+    /// Definitions per site, and their bounds (§5.7).
+    pub max_goals: usize,
+    pub max_funnels: usize,
+    pub min_funnel_steps: usize,
+    pub max_funnel_steps: usize,
+    pub min_funnel_window_ms: i64,
+    pub max_funnel_window_ms: i64,
+    pub max_affiliates: usize,
+    pub max_commission_bps: i64,
+    pub max_affiliate_window_days: i64,
+    /// Longest `funnelsReport`, in UTC days.
+    pub max_funnel_days: i64,
     /// Most tracked links of a site.
     pub max_tracked_links: i64,
 }
@@ -172,6 +187,17 @@ impl Federation {
                 max_journey_page: crate::service::analytics::sessions::MAX_JOURNEY_PAGE,
                 max_journey_events: crate::service::analytics::sessions::MAX_JOURNEY_EVENTS,
                 max_events_per_batch: crate::service::analytics::batch::MAX_EVENTS,
+                max_list_conversions: crate::service::analytics::conversions::MAX_LIST_CONVERSIONS,
+                max_goals: defs::MAX_GOALS,
+                max_funnels: defs::MAX_FUNNELS,
+                min_funnel_steps: defs::MIN_FUNNEL_STEPS,
+                max_funnel_steps: defs::MAX_FUNNEL_STEPS,
+                min_funnel_window_ms: defs::MIN_FUNNEL_WINDOW_MS,
+                max_funnel_window_ms: defs::MAX_FUNNEL_WINDOW_MS,
+                max_affiliates: defs::MAX_AFFILIATES,
+                max_commission_bps: defs::MAX_COMMISSION_BPS,
+                max_affiliate_window_days: defs::MAX_AFFILIATE_WINDOW_DAYS,
+                max_funnel_days: crate::service::analytics::funnels::MAX_FUNNEL_DAYS,
                 max_tracked_links: crate::service::analytics::links::MAX_LINKS,
             },
         }

@@ -4,7 +4,9 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{federation, host, host_analytics, host_conversions, host_federation, host_meta, links, ops, tracker};
+use super::{
+    federation, host, host_analytics, host_conversions, host_federation, host_ledger, host_meta, links, ops, tracker,
+};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -43,6 +45,7 @@ use super::{federation, host, host_analytics, host_conversions, host_federation,
         host_conversions::meta_conversions,
         host_analytics::import_events,
         host_analytics::export_events,
+        host_ledger::record_conversion,
         tracker::health,
         tracker::tracker_js,
         tracker::events,

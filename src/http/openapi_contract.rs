@@ -108,6 +108,11 @@ fn rules_between_arguments(path: &str, method: &str) -> Option<&'static str> {
         ("patch", "/v1/sites/{siteId}") => "`currency` equal to the site's current one (it cannot change)",
         ("put", "/v1/sites/{siteId}/pipeline") => "column keys unique",
         ("put", "/v1/sites/{siteId}/event-map") => "only columns the site's pipeline declares",
+        ("post", "/v1/sites/{siteId}/analytics/conversions") => {
+            "`occurredAt` at most 400 days before the site's creation and at most 300000 ms after the server clock; \
+             `properties` as the tracker's (at most 30 keys of 1-64 characters, each a string of at most 256 \
+             characters, a finite number or a boolean)"
+        }
         _ => return None,
     })
 }
@@ -132,6 +137,10 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
         "timezone" => json!({"enum": chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect::<Vec<_>>()}),
         "origin" => json!({"pattern": "^[a-z0-9_]{1,64}$", "minLength": 1, "maxLength": 64}),
         "name" if owner == "ColumnInput" => text(1, 100),
+        "name" if owner == "RecordConversion" => text(1, 120),
+        "conversionKey" => text(1, 128),
+        "visitorId" | "sessionId" => text(1, 64),
+        "valueCents" => json!({"minimum": 0, "maximum": 10_000_000_000_000i64}),
         "name" => text(1, 200),
         "group" => text(1, 100),
         "ownerId" | "ownerKey" => text(1, 200),

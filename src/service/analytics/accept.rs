@@ -10,10 +10,13 @@ use serde_json::Value;
 
 use super::agent::Agent;
 use super::batch::{Incoming, LineOrigin, Vitals};
+use super::definitions::Matcher;
 use super::{routes, urls};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::store::analytics::definitions as defs_store;
+use crate::store::analytics::goals as goal_store;
 use crate::store::analytics::{self as store, EventRow, OutboxRow, SessionRow, VisitorUpdate};
 
 pub const MAX_SESSION_MS: i64 = 86_400_000;
@@ -164,7 +167,86 @@ fn outbox(row: &SessionRow, kind: &str, at: i64, route: &str, name: Option<Strin
         d_duration: 0,
         d_engaged_sum: 0,
         d_engaged_count: 0,
+        goals: None,
+        new_goals: None,
     }
+}
+
+/// A goal completion decided at acceptance (rule ARPT-10): written as a row,
+/// and its outbox row tells the report actor what to count.
+struct Hit {
+    outbox: usize,
+    goal_id: String,
+    session_id: String,
+    session_start: i64,
+    at: i64,
+    event_id: String,
+}
+
+/// The active goals an accepted pageview or custom event completes.
+fn completed<'a>(goals: &'a [(String, Matcher)], kind: &str, path: &str, name: Option<&str>) -> Vec<&'a str> {
+    goals.iter().filter(|(_, m)| m.matches(kind, path, name)).map(|(id, _)| id.as_str()).collect()
+}
+
+/// The existing affiliate a session's landing `ref` names, lowercased (rule SES-15).
+fn affiliate_of(conn: &mut AnyConnection, site_id: &str, url: &url::Url) -> Result<Option<String>> {
+    let Some(slug) = urls::params(url).referral else { return Ok(None) };
+    Ok(defs_store::affiliate_by_slug(conn, site_id, &slug.to_lowercase())?.map(|a| a.id))
+}
+
+/// The funnel step index's rows of the batch's events, for the funnels in force.
+fn index_funnel_steps(conn: &mut AnyConnection, site_id: &str, rows: &[EventRow]) -> Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let funnels: Vec<(String, Vec<super::definitions::Step>)> =
+        defs_store::funnels(conn, site_id)?.iter().map(|f| (f.id.clone(), super::definitions::steps_of(f))).collect();
+    if funnels.is_empty() {
+        return Ok(());
+    }
+    let steps: Vec<_> = rows.iter().flat_map(|e| super::funnels::rows_for(&funnels, e)).collect();
+    crate::store::analytics::funnels::insert_steps(conn, site_id, &steps)?;
+    Ok(())
+}
+
+/// Records the batch's completions: one row each, one (session, goal) row
+/// the first time a session completes a goal, which its outbox row then says.
+fn record_hits(conn: &mut AnyConnection, site_id: &str, hits: &[Hit], outbox_rows: &mut [OutboxRow]) -> Result<()> {
+    for h in hits {
+        goal_store::insert_hit(conn, site_id, &h.goal_id, h.at, &h.event_id)?;
+        if goal_store::insert_session_goal(conn, &h.session_id, &h.goal_id, site_id, h.session_start)? {
+            let o = &mut outbox_rows[h.outbox];
+            o.new_goals = Some(match o.new_goals.take() {
+                Some(g) => format!("{g} {}", h.goal_id),
+                None => h.goal_id.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Notes `goal_ids` on the latest outbox row and queues their completions.
+fn note_hits(
+    goal_ids: Vec<&str>,
+    s: &SessionRow,
+    at: i64,
+    event_id: &str,
+    outbox_rows: &mut [OutboxRow],
+    hits: &mut Vec<Hit>,
+) {
+    if goal_ids.is_empty() {
+        return;
+    }
+    let index = outbox_rows.len() - 1;
+    outbox_rows[index].goals = Some(goal_ids.join(" "));
+    hits.extend(goal_ids.into_iter().map(|g| Hit {
+        outbox: index,
+        goal_id: g.to_string(),
+        session_id: s.id.clone(),
+        session_start: s.started_at,
+        at,
+        event_id: event_id.to_string(),
+    }));
 }
 
 /// A pageview's or custom event's time: skew-corrected from the tracker;
@@ -205,6 +287,9 @@ enum Target {
 pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>) -> Result<Outcome> {
     let mut out = Outcome::default();
     let state = store::lock_visitor(conn, &v.site_id, &v.visitor_id)?;
+    let goals: Vec<(String, Matcher)> =
+        defs_store::active_goals(conn, &v.site_id)?.iter().map(|g| (g.id.clone(), Matcher::of_goal(g))).collect();
+    let mut hits: Vec<Hit> = Vec::new();
     let mut last_at = state.last_at;
     let mut sessions = Sessions { touched: HashMap::new(), current: None, seen: state.sessions, opened: 0 };
     if !state.session_id.is_empty()
@@ -264,6 +349,9 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 let s = sessions.touched.get_mut(&session).map(|x| &mut x.row);
                 let Some(s) = s else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
+                if fresh {
+                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url)?;
+                }
                 s.pageviews += 1;
                 s.last_at = t;
                 s.end_at = s.end_at.max(t);
@@ -273,9 +361,11 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 o.d_bounces = bounce(s) - b0;
                 o.d_duration = duration(s) - d0;
                 outbox_rows.push(o);
+                let event_id = ids::time_ordered("e_", t)?;
+                note_hits(completed(&goals, "pageview", &path, None), s, t, &event_id, &mut outbox_rows, &mut hits);
                 by_pageview.insert(pageview_id.clone(), Target::New(new_rows.len()));
                 new_rows.push(EventRow {
-                    id: ids::time_ordered("e_", t)?,
+                    id: event_id,
                     site_id: v.site_id.clone(),
                     session_id: session.clone(),
                     visitor_id: v.visitor_id.clone(),
@@ -314,6 +404,9 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 let session = sessions.join_or_open(v, last_at, &at)?;
                 let Some(s) = sessions.touched.get_mut(&session).map(|x| &mut x.row) else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
+                if fresh {
+                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url)?;
+                }
                 s.events += 1;
                 s.last_at = t;
                 s.end_at = s.end_at.max(t);
@@ -322,8 +415,10 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 o.d_bounces = bounce(s) - b0;
                 o.d_duration = duration(s) - d0;
                 outbox_rows.push(o);
+                let event_id = ids::time_ordered("e_", t)?;
+                note_hits(completed(&goals, "event", &path, Some(&name)), s, t, &event_id, &mut outbox_rows, &mut hits);
                 new_rows.push(EventRow {
-                    id: ids::time_ordered("e_", t)?,
+                    id: event_id,
                     site_id: v.site_id.clone(),
                     session_id: session.clone(),
                     visitor_id: v.visitor_id.clone(),
@@ -406,6 +501,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
     }
 
     store::insert_events(conn, &new_rows)?;
+    index_funnel_steps(conn, &v.site_id, &new_rows)?;
     for (row, changed) in stored.iter().zip(&stored_changed) {
         if *changed {
             store::update_pageview_measures(conn, row)?;
@@ -445,6 +541,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
             store::drop_empty_visitor(conn, &v.site_id, &v.visitor_id)?;
         }
     }
+    record_hits(conn, &v.site_id, &hits, &mut outbox_rows)?;
     store::insert_outbox(conn, &outbox_rows)?;
     out.sessions = sessions.opened;
     Ok(out)

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::extras::Extras;
 use super::reads::{self, LiveArgs, MAX_LIVE};
 use crate::error::{Error, Result};
 use crate::service::context::Context;
@@ -20,6 +21,7 @@ use crate::store::analytics::{self as store, LiveRow, SessionRow};
 /// One site's recent visitor rows and their sessions.
 pub struct SiteLive {
     rows: Vec<(LiveRow, SessionRow)>,
+    extras: Extras,
 }
 
 #[derive(Default)]
@@ -58,6 +60,7 @@ impl LiveCache {
             return cx.db.run(move |c| reads::live_visitors_of(c, a, window, public, max_sites)).await;
         }
         let mut entries: Vec<(LiveRow, SessionRow)> = Vec::new();
+        let mut extras = Extras::default();
         for site in &a.site_ids {
             let since = server_now - window - ttl;
             let (db, sid) = (cx.db.clone(), site.clone());
@@ -67,12 +70,16 @@ impl LiveCache {
                     let rows = db
                         .run(move |c| {
                             crate::service::leads::sites::require(c, &sid)?;
-                            Ok(store::live_since(c, &sid, since)?)
+                            let rows = store::live_since(c, &sid, since)?;
+                            // Goals and affiliates change only with a commit, which drops this state.
+                            let extras = Extras::load_live(c, rows.iter().map(|(_, s)| s))?;
+                            Ok((rows, extras))
                         })
                         .await?;
-                    Ok(SiteLive { rows })
+                    Ok(SiteLive { rows: rows.0, extras: rows.1 })
                 })
                 .await?;
+            extras.extend(&state.extras);
             entries
                 .extend(state.rows.iter().filter(|(v, _)| v.last_at >= a.now - window && v.last_at <= a.now).cloned());
         }
@@ -84,6 +91,6 @@ impl LiveCache {
         });
         let count = entries.len() as i64;
         entries.truncate(limit as usize);
-        Ok(reads::live_answer(a.now, count, &entries, public))
+        Ok(reads::live_answer(a.now, count, &entries, &extras, public))
     }
 }

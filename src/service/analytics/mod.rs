@@ -13,14 +13,23 @@
 //! - `coverage`: `dataCoverage`;
 //! - `links`, `redirect`: tracked links, and their redirect with its click window;
 //! - `sessions`, `pages`: session lists and journeys, paginated by signed cursors;
-//! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
+//! - `runtime`: what one process keeps (rate limits, salts, the cursor key);
+//! - `definitions`: goals, funnels and affiliates (the configure scope);
+//! - `conversions`: the trusted ledger, `listConversions`, `revenueSummary`;
+//! - `goals`, `affiliates`, `funnels`: the definition reports (and the funnel step index); `span`: exact ranges over rollups.
 
 pub mod accept;
+pub mod affiliates;
 pub mod agent;
 pub mod batch;
+pub mod conversions;
 pub mod coverage;
+pub mod definitions;
 pub mod export;
+pub mod extras;
+pub mod funnels;
 pub mod geo;
+pub mod goals;
 pub mod import;
 pub mod ingest;
 pub mod limits;
@@ -33,4 +42,5 @@ pub mod rollup;
 pub mod routes;
 pub mod runtime;
 pub mod sessions;
+pub mod span;
 pub mod urls;

@@ -1,6 +1,7 @@
 //! The core reads (ANALYTICS.md §5.3): `overview` from the rollups the report
 //! actors keep, `liveVisitors` and `getSession` from the rows acceptance wrote.
 
+use super::extras::Extras;
 use std::collections::{BTreeMap, HashMap};
 
 use roaring::RoaringBitmap;
@@ -244,10 +245,21 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         rows.into_iter().map(|(k, n)| json!({key: k, count: n})).collect()
     };
     let empty_if_public = |v: Vec<Value>| if public { Vec::new() } else { v };
+    // Conversions and revenue by their session's campaign, from the ledger's breakdowns.
+    let by_campaign = |d: &str| -> HashMap<String, i64> {
+        bd.get(d).into_iter().flatten().filter_map(|(k, n)| k.clone().map(|k| (k, *n))).collect()
+    };
+    let (campaign_conversions, campaign_revenue) =
+        (by_campaign(super::conversions::CAMPAIGN_CONVERSIONS), by_campaign(super::conversions::CAMPAIGN_REVENUE));
     let campaigns: Vec<Value> = rows(dim::CAMPAIGN)
         .into_iter()
-        .map(|(k, n)| json!({"campaign": k, "sessions": n, "conversions": 0, "revenueCents": money(0)}))
+        .map(|(k, n)| {
+            let of = |m: &HashMap<String, i64>| k.as_ref().and_then(|k| m.get(k)).copied().unwrap_or(0);
+            json!({"campaign": k, "sessions": n, "conversions": conversions(of(&campaign_conversions)),
+                "revenueCents": money(of(&campaign_revenue))})
+        })
         .collect();
+    let top_goals = if public { Vec::new() } else { super::goals::top_goals(conn, ids, tier, a.from, a.to)? };
 
     let by_site_json: Vec<Value> = ids
         .iter()
@@ -291,7 +303,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         "devices": keyed(rows(dim::DEVICE), "device", "sessions"),
         "browsers": keyed(rows(dim::BROWSER), "browser", "sessions"),
         "events": empty_if_public(keyed(rows(dim::EVENT), "name", "count")),
-        "topGoals": [],
+        "topGoals": top_goals,
         "bySite": by_site_json,
     }))
 }
@@ -330,11 +342,12 @@ pub fn live_visitors_of(
         store::sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
     let entries: Vec<(LiveRow, SessionRow)> =
         rows.into_iter().filter_map(|v| sessions.get(&v.session_id).cloned().map(|s| (v, s))).collect();
-    Ok(live_answer(a.now, count, &entries, public))
+    let extras = if public { Extras::default() } else { Extras::load_live(conn, entries.iter().map(|(_, s)| s))? };
+    Ok(live_answer(a.now, count, &entries, &extras, public))
 }
 
 /// The `liveVisitors` answer of ordered rows; a public token's rows redacted (rule PUB-05).
-pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], public: bool) -> Value {
+pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extras: &Extras, public: bool) -> Value {
     let visitors: Vec<Value> = entries
         .iter()
         .map(|(v, s)| {
@@ -346,8 +359,8 @@ pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], publ
                 json!({"siteId": v.site_id, "visitorId": v.visitor_id, "sessionId": s.id, "startedAt": s.started_at,
                     "lastSeenAt": v.last_at, "currentPath": v.current_path, "entryPath": s.entry_path,
                     "pageviews": s.pageviews, "events": s.events, "source": s.source, "campaign": s.campaign,
-                    "affiliate": Value::Null, "returning": s.is_returning, "conversions": s.conversions,
-                    "revenueCents": s.revenue_cents, "goals": [], "funnel": Value::Null, "country": s.country,
+                    "affiliate": extras.affiliate(s), "returning": s.is_returning, "conversions": s.conversions,
+                    "revenueCents": s.revenue_cents, "goals": extras.goals(s), "funnel": extras.funnel(s), "country": s.country,
                     "device": s.device})
             }
         })
@@ -356,16 +369,16 @@ pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], publ
 }
 
 /// A session as `getSession` answers it (§5.2 SessionSummary).
-pub fn summary(s: &SessionRow) -> Value {
+pub fn summary(s: &SessionRow, extras: &Extras) -> Value {
     json!({
         "siteId": s.site_id, "sessionId": s.id, "visitorId": s.visitor_id, "startedAt": s.started_at,
         "lastEventAt": s.last_at, "durationMs": super::accept::duration(s), "pageviews": s.pageviews,
         "events": s.events, "bounce": s.pageviews == 1 && s.events == 0, "entryPath": s.entry_path,
         "exitPath": s.exit_path, "referrer": s.referrer, "source": s.source, "medium": s.medium,
-        "campaign": s.campaign, "term": s.term, "content": s.content, "affiliate": Value::Null,
+        "campaign": s.campaign, "term": s.term, "content": s.content, "affiliate": extras.affiliate(s),
         "country": s.country, "region": s.region, "device": s.device, "browser": s.browser, "os": s.os,
         "language": s.language, "returning": s.is_returning, "conversions": s.conversions,
-        "revenueCents": s.revenue_cents, "goals": [],
+        "revenueCents": s.revenue_cents, "goals": extras.goals(s),
     })
 }
 
@@ -380,7 +393,7 @@ pub struct SessionArgs {
 pub fn get_session(conn: &mut AnyConnection, a: SessionArgs) -> Result<Value> {
     sites::require(conn, &a.site_id)?;
     Ok(match store::session(conn, &a.session_id)? {
-        Some(s) if s.site_id == a.site_id => summary(&s),
+        Some(s) if s.site_id == a.site_id => summary(&s, &Extras::load(conn, [&s])?),
         _ => Value::Null,
     })
 }

@@ -10,6 +10,8 @@ use roaring::RoaringBitmap;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::store::analytics::conversions as conversion_store;
+use crate::store::analytics::goals as goal_store;
 use crate::store::analytics::rollups::{self as r, Counters, DAY, HOUR};
 use crate::store::analytics::{self as store, OutboxRow, SessionRow};
 
@@ -44,6 +46,10 @@ struct Deltas {
     counters: BTreeMap<(String, &'static str, i64), Counters>,
     breakdowns: BTreeMap<(String, &'static str, i64, &'static str, String), i64>,
     sets: BTreeMap<SetKey, RoaringBitmap>,
+    /// (completions, sessions) per (site, tier, bucket, goal).
+    goals: BTreeMap<(String, &'static str, i64, String), (i64, i64)>,
+    /// Tagged sessions per (site, UTC day, affiliate).
+    affiliates: BTreeMap<(String, i64, String), i64>,
 }
 
 impl Deltas {
@@ -60,6 +66,18 @@ impl Deltas {
 
     fn visitor(&mut self, site: &str, tier: &'static str, t: i64, d: &'static str, key: &str, number: u32) {
         self.sets.entry((site.to_string(), tier, bucket(tier, t), d, key.to_string())).or_default().insert(number);
+    }
+
+    /// Completions at the event's time, a session's first completion in the
+    /// bucket of its start (§5.4 goal `completions` and `sessions`).
+    fn goals(&mut self, o: &OutboxRow, tier: &'static str) {
+        for id in o.goals.as_deref().unwrap_or("").split_whitespace() {
+            self.goals.entry((o.site_id.clone(), tier, bucket(tier, o.at), id.to_string())).or_default().0 += 1;
+        }
+        for id in o.new_goals.as_deref().unwrap_or("").split_whitespace() {
+            let key = (o.site_id.clone(), tier, bucket(tier, o.session_start), id.to_string());
+            self.goals.entry(key).or_default().1 += 1;
+        }
     }
 
     /// The session's breakdowns, in the bucket of its start (rule OVR-04).
@@ -104,7 +122,13 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
                 && let Some(s) = session
             {
                 d.session_opened(s, tier);
+                if tier == DAY
+                    && let Some(a) = &s.affiliate_id
+                {
+                    *d.affiliates.entry((s.site_id.clone(), bucket(DAY, s.started_at), a.clone())).or_default() += 1;
+                }
             }
+            d.goals(o, tier);
             let visitor = matches!(o.kind.as_str(), "pageview" | "event");
             match o.kind.as_str() {
                 "pageview" => {
@@ -154,6 +178,13 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
             set.serialize_into(&mut bytes).map_err(Error::internal)?;
             r::put_set(conn, &site, tier, b, dm, &key, bytes).map_err(db)?;
         }
+    }
+    for ((site, tier, b, goal), (completions, sessions)) in &d.goals {
+        goal_store::add_counter(conn, site, tier, *b, goal, *completions, *sessions).map_err(db)?;
+    }
+    for ((site, day, affiliate), sessions) in &d.affiliates {
+        let add = conversion_store::AffiliateDay { sessions: *sessions, ..Default::default() };
+        conversion_store::add_affiliate_day(conn, site, *day, affiliate, &add).map_err(db)?;
     }
     let ids: Vec<i64> = rows.iter().map(|o| o.id).collect();
     for chunk in ids.chunks(500) {

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::extras::Extras;
 use super::pages::{self, Call, PaginationOpts};
 use super::reads::summary;
 use crate::db::AnyConnection;
@@ -54,7 +55,9 @@ pub fn list_sessions(conn: &mut AnyConnection, key: &[u8], a: ListSessionsArgs) 
     let call = Call { function: "listSessions", scope: json!([a.site_id, a.from, a.to]) };
     let from = pages::decode(key, &call, a.pagination_opts.cursor.as_deref())?;
     let rows = store::sessions_page(conn, &a.site_id, a.from, a.to, time_and_id(from.clone())?, size + 1)?;
-    Ok(pages::answer(key, &call, from, rows, size, |s| vec![json!(s.started_at), json!(s.id)], summary))
+    let extras = Extras::load(conn, rows.iter().take(size))?;
+    let render = |s: &store::SessionRow| summary(s, &extras);
+    Ok(pages::answer(key, &call, from, rows, size, |s| vec![json!(s.started_at), json!(s.id)], render))
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -2,6 +2,10 @@
 //! sessions, the (site, visitor) state, the rollup outbox), the rollups the
 //! report actors keep, and the reads over both.
 
+pub mod conversions;
+pub mod definitions;
+pub mod funnels;
+pub mod goals;
 pub mod links;
 pub mod rollups;
 
@@ -283,7 +287,7 @@ pub struct EventRow {
     pub ttfb: Option<i64>,
 }
 
-const EVENT_COLUMNS: &str = "id, site_id, session_id, visitor_id, kind, name, path, route, occurred_at, pageview_id, \
+pub(crate) const EVENT_COLUMNS: &str = "id, site_id, session_id, visitor_id, kind, name, path, route, occurred_at, pageview_id, \
     properties, engaged_ms, lcp, inp, cls, fcp, ttfb";
 
 /// Stored pageviews of a site by their `pageviewId`.
@@ -373,10 +377,16 @@ pub struct OutboxRow {
     pub d_engaged_sum: i64,
     #[diesel(sql_type = BigInt)]
     pub d_engaged_count: i64,
+    /// The goals the event completed, space-separated ids (rule ARPT-10).
+    #[diesel(sql_type = Nullable<Text>)]
+    pub goals: Option<String>,
+    /// Those of `goals` its session completed for the first time.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub new_goals: Option<String>,
 }
 
 const OUTBOX_COLUMNS: &str = "site_id, visitor_id, session_id, kind, at, session_start, route, name, new_session, \
-    d_bounces, d_duration, d_engaged_sum, d_engaged_count";
+    d_bounces, d_duration, d_engaged_sum, d_engaged_count, goals, new_goals";
 
 pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
     if rows.is_empty() {
@@ -385,7 +395,7 @@ pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResul
     let mut q = RawQuery::prepared(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
     for (i, r) in rows.iter().enumerate() {
         q.push(if i == 0 { "" } else { ", " });
-        q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         q.text(&r.site_id)
             .text(&r.visitor_id)
             .text(&r.session_id)
@@ -398,7 +408,9 @@ pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResul
             .int(r.d_bounces)
             .int(r.d_duration)
             .int(r.d_engaged_sum)
-            .int(r.d_engaged_count);
+            .int(r.d_engaged_count)
+            .opt_text(r.goals.clone())
+            .opt_text(r.new_goals.clone());
     }
     q.execute(conn)
 }

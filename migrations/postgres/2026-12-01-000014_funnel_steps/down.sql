@@ -1,0 +1,2 @@
+DROP TABLE web_funnel_rebuilds;
+DROP TABLE web_funnel_steps;

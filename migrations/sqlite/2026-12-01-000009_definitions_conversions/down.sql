@@ -1,0 +1,11 @@
+ALTER TABLE web_outbox DROP COLUMN new_goals;
+ALTER TABLE web_outbox DROP COLUMN goals;
+ALTER TABLE web_counters DROP COLUMN commission_cents;
+DROP TABLE web_conversions;
+DROP TABLE web_affiliate_days;
+DROP TABLE web_goal_counters;
+DROP TABLE web_goal_hits;
+DROP TABLE web_session_goals;
+DROP TABLE web_affiliates;
+DROP TABLE web_funnels;
+DROP TABLE web_goals;

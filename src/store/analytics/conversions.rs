@@ -1,0 +1,255 @@
+//! The trusted conversion ledger (ANALYTICS.md §4.2) and the affiliate day
+//! counters (§2 "Counters").
+
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::RawQuery;
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct ConversionRow {
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub conversion_key: String,
+    #[diesel(sql_type = Text)]
+    pub name: String,
+    #[diesel(sql_type = BigInt)]
+    pub occurred_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub value_cents: i64,
+    #[diesel(sql_type = Text)]
+    pub currency: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub visitor_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub session_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub affiliate_id: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub commission_cents: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub properties: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub created_at: i64,
+}
+
+const COLUMNS: &str = "id, site_id, conversion_key, name, occurred_at, value_cents, currency, visitor_id, session_id, \
+    affiliate_id, commission_cents, properties, created_at";
+
+pub fn by_key(conn: &mut AnyConnection, site_id: &str, key: &str) -> QueryResult<Option<ConversionRow>> {
+    let mut q =
+        RawQuery::new(format!("SELECT {COLUMNS} FROM web_conversions WHERE site_id = ? AND conversion_key = ?"));
+    q.text(site_id).text(key);
+    Ok(q.load(conn)?.into_iter().next())
+}
+
+pub fn insert(conn: &mut AnyConnection, r: &ConversionRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(format!(
+        "INSERT INTO web_conversions ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    ));
+    q.text(&r.id)
+        .text(&r.site_id)
+        .text(&r.conversion_key)
+        .text(&r.name)
+        .int(r.occurred_at)
+        .int(r.value_cents)
+        .text(&r.currency)
+        .opt_text(r.visitor_id.clone())
+        .opt_text(r.session_id.clone())
+        .opt_text(r.affiliate_id.clone())
+        .int(r.commission_cents)
+        .opt_text(r.properties.clone())
+        .int(r.created_at);
+    q.execute(conn)
+}
+
+/// A page of the site's conversions with `occurred_at` in `[from, to]`,
+/// `occurred_at` desc, id desc, after `before` (rule ARPT-06).
+pub fn page(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    from: i64,
+    to: i64,
+    before: Option<(i64, String)>,
+    limit: usize,
+) -> QueryResult<Vec<ConversionRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT {COLUMNS} FROM web_conversions WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ?"
+    ));
+    q.text(site_id).int(from).int(to);
+    if let Some((t, id)) = before {
+        q.push(" AND (occurred_at < ? OR (occurred_at = ? AND id < ?))").int(t).int(t).text(id);
+    }
+    q.push(" ORDER BY occurred_at DESC, id DESC LIMIT ?").int(limit as i64);
+    q.load(conn)
+}
+
+/// Conversions, revenue and commission in sums.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, QueryableByName)]
+pub struct Money {
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub revenue_cents: i64,
+    #[diesel(sql_type = BigInt)]
+    pub commission_cents: i64,
+}
+
+impl Money {
+    pub fn add(&mut self, o: &Money) {
+        self.conversions += o.conversions;
+        self.revenue_cents += o.revenue_cents;
+        self.commission_cents += o.commission_cents;
+    }
+}
+
+/// The ledger rows with `occurred_at` in `[from, to)` summed (a partial hour).
+pub fn sum_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Money> {
+    let mut q = RawQuery::prepared(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS conversions, CAST(COALESCE(SUM(value_cents), 0) AS BIGINT) AS revenue_cents, \
+         CAST(COALESCE(SUM(commission_cents), 0) AS BIGINT) AS commission_cents \
+         FROM web_conversions WHERE site_id = ? AND occurred_at >= ? AND occurred_at < ?",
+    );
+    q.text(site_id).int(from).int(to);
+    Ok(q.load(conn)?.into_iter().next().unwrap_or_default())
+}
+
+/// The counters of one tier's buckets in `[from, to)` summed.
+pub fn counters_between(conn: &mut AnyConnection, site_id: &str, tier: &str, from: i64, to: i64) -> QueryResult<Money> {
+    let mut q = RawQuery::prepared(
+        "SELECT CAST(COALESCE(SUM(conversions), 0) AS BIGINT) AS conversions, \
+         CAST(COALESCE(SUM(revenue_cents), 0) AS BIGINT) AS revenue_cents, \
+         CAST(COALESCE(SUM(commission_cents), 0) AS BIGINT) AS commission_cents \
+         FROM web_counters WHERE site_id = ? AND tier = ? AND bucket >= ? AND bucket < ?",
+    );
+    q.text(site_id).text(tier).int(from).int(to);
+    Ok(q.load(conn)?.into_iter().next().unwrap_or_default())
+}
+
+/// A conversion's effect on one (site, tier, bucket)'s counters.
+pub fn add_counter(conn: &mut AnyConnection, site_id: &str, tier: &str, bucket: i64, m: &Money) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_counters (site_id, tier, bucket, conversions, revenue_cents, commission_cents) \
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (site_id, tier, bucket) DO UPDATE SET \
+         conversions = web_counters.conversions + excluded.conversions, \
+         revenue_cents = web_counters.revenue_cents + excluded.revenue_cents, \
+         commission_cents = web_counters.commission_cents + excluded.commission_cents",
+    );
+    q.text(site_id).text(tier).int(bucket).int(m.conversions).int(m.revenue_cents).int(m.commission_cents);
+    q.execute(conn)
+}
+
+/// The attributed session's `conversions` and `revenueCents`.
+pub fn add_to_session(conn: &mut AnyConnection, session_id: &str, value_cents: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "UPDATE web_sessions SET conversions = conversions + 1, revenue_cents = revenue_cents + ? WHERE id = ?",
+    );
+    q.int(value_cents).text(session_id);
+    q.execute(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct TaggedSession {
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub started_at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub affiliate_id: Option<String>,
+}
+
+/// The visitors' sessions on the site started in `[from, to]`, newest first
+/// (attribution, §4.2), `limit` at most.
+pub fn sessions_of_visitors(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    visitor_ids: &[String],
+    from: i64,
+    to: i64,
+    tagged_only: bool,
+    limit: usize,
+) -> QueryResult<Vec<TaggedSession>> {
+    if visitor_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT id, visitor_id, started_at, affiliate_id FROM web_sessions WHERE site_id = ? AND visitor_id IN {} \
+         AND started_at >= ? AND started_at <= ?",
+        crate::db::sql::placeholders(visitor_ids.len())
+    ));
+    q.text(site_id).texts(visitor_ids).int(from).int(to);
+    if tagged_only {
+        q.push(" AND affiliate_id IS NOT NULL");
+    }
+    q.push(" ORDER BY started_at DESC, id DESC LIMIT ?").int(limit as i64);
+    q.load(conn)
+}
+
+/// Additions to one (site, day, affiliate)'s counters.
+#[derive(Debug, Clone, Copy, Default, QueryableByName)]
+pub struct AffiliateDay {
+    #[diesel(sql_type = BigInt)]
+    pub sessions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub revenue_cents: i64,
+    #[diesel(sql_type = BigInt)]
+    pub commission_cents: i64,
+}
+
+pub fn add_affiliate_day(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    day: i64,
+    affiliate_id: &str,
+    a: &AffiliateDay,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_affiliate_days (site_id, day, affiliate_id, sessions, conversions, revenue_cents, \
+         commission_cents) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site_id, day, affiliate_id) DO UPDATE SET \
+         sessions = web_affiliate_days.sessions + excluded.sessions, \
+         conversions = web_affiliate_days.conversions + excluded.conversions, \
+         revenue_cents = web_affiliate_days.revenue_cents + excluded.revenue_cents, \
+         commission_cents = web_affiliate_days.commission_cents + excluded.commission_cents",
+    );
+    q.text(site_id)
+        .int(day)
+        .text(affiliate_id)
+        .int(a.sessions)
+        .int(a.conversions)
+        .int(a.revenue_cents)
+        .int(a.commission_cents);
+    q.execute(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct AffiliateSum {
+    #[diesel(sql_type = Text)]
+    pub affiliate_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub sessions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub conversions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub revenue_cents: i64,
+    #[diesel(sql_type = BigInt)]
+    pub commission_cents: i64,
+}
+
+/// The affiliate day counters of `[from, to)` summed per affiliate.
+pub fn affiliate_sums(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<AffiliateSum>> {
+    let mut q = RawQuery::prepared(
+        "SELECT affiliate_id, CAST(SUM(sessions) AS BIGINT) AS sessions, CAST(SUM(conversions) AS BIGINT) AS conversions, \
+         CAST(SUM(revenue_cents) AS BIGINT) AS revenue_cents, CAST(SUM(commission_cents) AS BIGINT) AS commission_cents \
+         FROM web_affiliate_days WHERE site_id = ? AND day >= ? AND day < ? GROUP BY affiliate_id",
+    );
+    q.text(site_id).int(from).int(to);
+    q.load(conn)
+}

@@ -1,0 +1,164 @@
+//! The funnel step index and its rebuilds (ANALYTICS.md §2 "Funnel step
+//! index"): one row per (funnel, event) matching any step, the matched steps
+//! as bits.
+
+use diesel::sql_types::{BigInt, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use super::{EVENT_COLUMNS, EventRow};
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+pub struct StepRow {
+    #[diesel(sql_type = Text)]
+    pub funnel_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub at: i64,
+    #[diesel(sql_type = Text)]
+    pub event_id: String,
+    /// Bit i: the event matches step i + 1.
+    #[diesel(sql_type = BigInt)]
+    pub steps: i64,
+}
+
+pub fn insert_steps(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -> QueryResult<usize> {
+    let mut n = 0;
+    for chunk in rows.chunks(100) {
+        let mut q =
+            RawQuery::new("INSERT INTO web_funnel_steps (funnel_id, site_id, visitor_id, at, event_id, steps) VALUES ");
+        for (i, r) in chunk.iter().enumerate() {
+            q.push(if i == 0 { "(?, ?, ?, ?, ?, ?)" } else { ", (?, ?, ?, ?, ?, ?)" });
+            q.text(&r.funnel_id).text(site_id).text(&r.visitor_id).int(r.at).text(&r.event_id).int(r.steps);
+        }
+        q.push(" ON CONFLICT (funnel_id, at, event_id) DO NOTHING");
+        n += q.execute(conn)?;
+    }
+    Ok(n)
+}
+
+/// A funnel's rows with `at` in `[from, to]`, by `(at, event_id)`, `limit` at most.
+pub fn steps_between(
+    conn: &mut AnyConnection,
+    funnel_id: &str,
+    from: i64,
+    to: i64,
+    limit: usize,
+) -> QueryResult<Vec<StepRow>> {
+    let mut q = RawQuery::prepared(
+        "SELECT funnel_id, visitor_id, at, event_id, steps FROM web_funnel_steps \
+         WHERE funnel_id = ? AND at >= ? AND at <= ? ORDER BY at, event_id LIMIT ?",
+    );
+    q.text(funnel_id).int(from).int(to).int(limit as i64);
+    q.load(conn)
+}
+
+/// The rows of some visitors of a site, every funnel, by `(at, event_id)`.
+pub fn steps_of_visitors(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> QueryResult<Vec<StepRow>> {
+    if visitor_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT funnel_id, visitor_id, at, event_id, steps FROM web_funnel_steps \
+         WHERE site_id = ? AND visitor_id IN {} ORDER BY at, event_id",
+        placeholders(visitor_ids.len())
+    ));
+    q.text(site_id).texts(visitor_ids);
+    q.load(conn)
+}
+
+/// A funnel's rows go (its definition changed, or it was removed).
+pub fn delete_steps(conn: &mut AnyConnection, funnel_id: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_funnel_steps WHERE funnel_id = ?");
+    q.text(funnel_id);
+    q.execute(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct Rebuild {
+    #[diesel(sql_type = Text)]
+    pub funnel_id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub after_at: i64,
+    #[diesel(sql_type = Text)]
+    pub after_id: String,
+}
+
+/// Starts (or restarts from the beginning) a funnel's rebuild.
+pub fn start_rebuild(conn: &mut AnyConnection, funnel_id: &str, site_id: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_funnel_rebuilds (funnel_id, site_id, after_at, after_id) VALUES (?, ?, ?, '') \
+         ON CONFLICT (funnel_id) DO UPDATE SET after_at = excluded.after_at, after_id = excluded.after_id",
+    );
+    q.text(funnel_id).text(site_id).int(i64::MIN);
+    q.execute(conn)
+}
+
+/// One pending rebuild, locked and skipped by other processes on PostgreSQL.
+pub fn next_rebuild(conn: &mut AnyConnection) -> QueryResult<Option<Rebuild>> {
+    let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE SKIP LOCKED" };
+    let q = RawQuery::new(format!(
+        "SELECT funnel_id, site_id, after_at, after_id FROM web_funnel_rebuilds ORDER BY funnel_id LIMIT 1{lock}"
+    ));
+    Ok(q.load(conn)?.into_iter().next())
+}
+
+pub fn rebuilding(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<String>> {
+    #[derive(QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = Text)]
+        funnel_id: String,
+    }
+    let mut q = RawQuery::new("SELECT funnel_id FROM web_funnel_rebuilds WHERE site_id = ?");
+    q.text(site_id);
+    Ok(q.load::<Id>(conn)?.into_iter().map(|r| r.funnel_id).collect())
+}
+
+pub fn move_rebuild(conn: &mut AnyConnection, funnel_id: &str, after_at: i64, after_id: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("UPDATE web_funnel_rebuilds SET after_at = ?, after_id = ? WHERE funnel_id = ?");
+    q.int(after_at).text(after_id).text(funnel_id);
+    q.execute(conn)
+}
+
+pub fn end_rebuild(conn: &mut AnyConnection, funnel_id: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_funnel_rebuilds WHERE funnel_id = ?");
+    q.text(funnel_id);
+    q.execute(conn)
+}
+
+/// A site's pageviews and custom events after `(after_at, after_id)`, by `(occurred_at, id)`.
+pub fn events_after(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    after_at: i64,
+    after_id: &str,
+    limit: usize,
+) -> QueryResult<Vec<EventRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND (occurred_at > ? OR (occurred_at = ? AND id > ?)) \
+         ORDER BY occurred_at, id LIMIT ?"
+    ));
+    q.text(site_id).int(after_at).int(after_at).text(after_id).int(limit as i64);
+    q.load(conn)
+}
+
+/// A site's pageviews and custom events with a time in `[from, to]` (a funnel
+/// being rebuilt is read from them), `limit` at most.
+pub fn events_between(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    from: i64,
+    to: i64,
+    limit: usize,
+) -> QueryResult<Vec<EventRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ? \
+         ORDER BY occurred_at, id LIMIT ?"
+    ));
+    q.text(site_id).int(from).int(to).int(limit as i64);
+    q.load(conn)
+}

@@ -1,0 +1,151 @@
+//! Goal completions (ANALYTICS.md §5.5): the rows acceptance writes (one per
+//! completion, one per (session, goal)) and the counters the report actors
+//! keep per (site, tier, bucket, goal).
+
+use diesel::sql_types::{BigInt, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+pub fn insert_hit(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    goal_id: &str,
+    at: i64,
+    event_id: &str,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_goal_hits (site_id, goal_id, at, event_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    );
+    q.text(site_id).text(goal_id).int(at).text(event_id);
+    q.execute(conn)
+}
+
+/// Whether this is the session's first completion of the goal.
+pub fn insert_session_goal(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    goal_id: &str,
+    site_id: &str,
+    started_at: i64,
+) -> QueryResult<bool> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_session_goals (session_id, goal_id, site_id, started_at) VALUES (?, ?, ?, ?) \
+         ON CONFLICT (session_id, goal_id) DO NOTHING",
+    );
+    q.text(session_id).text(goal_id).text(site_id).int(started_at);
+    Ok(q.execute(conn)? == 1)
+}
+
+pub fn add_counter(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    bucket: i64,
+    goal_id: &str,
+    completions: i64,
+    sessions: i64,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_goal_counters (site_id, tier, bucket, goal_id, completions, sessions) VALUES (?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, tier, bucket, goal_id) DO UPDATE SET \
+         completions = web_goal_counters.completions + excluded.completions, \
+         sessions = web_goal_counters.sessions + excluded.sessions",
+    );
+    q.text(site_id).text(tier).int(bucket).text(goal_id).int(completions).int(sessions);
+    q.execute(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct GoalCount {
+    #[diesel(sql_type = Text)]
+    pub goal_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub completions: i64,
+    #[diesel(sql_type = BigInt)]
+    pub sessions: i64,
+}
+
+/// Counters of buckets in `[from, to)` of one tier, summed per goal.
+pub fn counters(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    from: i64,
+    to: i64,
+) -> QueryResult<Vec<GoalCount>> {
+    let mut q = RawQuery::prepared(
+        "SELECT goal_id, CAST(SUM(completions) AS BIGINT) AS completions, CAST(SUM(sessions) AS BIGINT) AS sessions \
+         FROM web_goal_counters WHERE site_id = ? AND tier = ? AND bucket >= ? AND bucket < ? GROUP BY goal_id",
+    );
+    q.text(site_id).text(tier).int(from).int(to);
+    q.load(conn)
+}
+
+/// Completions in `[from, to)` from the rows (a partial hour), per goal.
+pub fn hits_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<GoalCount>> {
+    let mut q = RawQuery::prepared(
+        "SELECT goal_id, CAST(COUNT(*) AS BIGINT) AS completions, CAST(0 AS BIGINT) AS sessions \
+         FROM web_goal_hits WHERE site_id = ? AND at >= ? AND at < ? GROUP BY goal_id",
+    );
+    q.text(site_id).int(from).int(to);
+    q.load(conn)
+}
+
+/// Goal sessions started in `[from, to)` from the rows (a partial hour), per goal.
+pub fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<GoalCount>> {
+    let mut q = RawQuery::prepared(
+        "SELECT goal_id, CAST(0 AS BIGINT) AS completions, CAST(COUNT(*) AS BIGINT) AS sessions \
+         FROM web_session_goals WHERE site_id = ? AND started_at >= ? AND started_at < ? GROUP BY goal_id",
+    );
+    q.text(site_id).int(from).int(to);
+    q.load(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct SessionGoal {
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = Text)]
+    pub key: String,
+}
+
+/// The keys of the goals each of `session_ids` completed (removed goals left out).
+pub fn keys_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> QueryResult<Vec<SessionGoal>> {
+    if session_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT sg.session_id, g.key FROM web_session_goals sg JOIN web_goals g ON g.id = sg.goal_id \
+         WHERE sg.session_id IN {} AND g.removed_at IS NULL",
+        placeholders(session_ids.len())
+    ));
+    q.texts(session_ids);
+    q.load(conn)
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// Sessions started in `[from, to)` from the rows (a partial hour).
+pub fn started_sessions(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<i64> {
+    let mut q = RawQuery::prepared(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_sessions WHERE site_id = ? AND started_at >= ? AND started_at < ?",
+    );
+    q.text(site_id).int(from).int(to);
+    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+}
+
+/// Sessions counted in one tier's buckets in `[from, to)`.
+pub fn counted_sessions(conn: &mut AnyConnection, site_id: &str, tier: &str, from: i64, to: i64) -> QueryResult<i64> {
+    let mut q = RawQuery::prepared(
+        "SELECT CAST(COALESCE(SUM(sessions), 0) AS BIGINT) AS n FROM web_counters \
+         WHERE site_id = ? AND tier = ? AND bucket >= ? AND bucket < ?",
+    );
+    q.text(site_id).text(tier).int(from).int(to);
+    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+}
