@@ -207,6 +207,10 @@ settings! {
         "how often the report actors apply queued events to the rollups";
     import_body_limit_bytes: usize = "analytics.import_body_limit_bytes", "RASTRO_IMPORT_BODY_LIMIT_BYTES", "16777216", parse_size,
         "largest analytics import body; larger ones get 413 PAYLOAD_TOO_LARGE";
+    retention_interval: Duration = "analytics.retention_interval", "RASTRO_RETENTION_INTERVAL", "1h", parse_duration,
+        "period of each retention class's run";
+    retention_batch: usize = "analytics.retention_batch", "RASTRO_RETENTION_BATCH", "5000", parse_usize_nonzero,
+        "rows one retention delete removes (one short transaction each)";
     rollup_batch_max: usize = "analytics.rollup_batch_max", "RASTRO_ROLLUP_BATCH_MAX", "5000", parse_usize_nonzero,
         "events applied in one rollup transaction";
     link_click_window: Duration = "analytics.link_click_window", "RASTRO_LINK_CLICK_WINDOW", "10s", parse_duration,

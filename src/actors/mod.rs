@@ -7,6 +7,7 @@
 pub mod account_sync;
 pub mod pixel_sender;
 pub mod report;
+pub mod retention;
 pub mod supervisor;
 
 use std::sync::OnceLock;
@@ -23,6 +24,7 @@ pub struct Actors {
     pub sync: OnceLock<Addr<supervisor::Supervisor>>,
     pub pixels: OnceLock<Addr<pixel_sender::PixelSenders>>,
     pub reports: OnceLock<Addr<report::ReportActor>>,
+    pub retention: OnceLock<Addr<retention::RetentionActor>>,
 }
 
 impl Dispatch for Actors {
@@ -53,6 +55,9 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
     if actors.reports.get().is_none() {
         let _ = actors.reports.set(report::ReportActor::new(cx.clone()).start());
     }
+    if actors.retention.get().is_none() {
+        let _ = actors.retention.set(retention::RetentionActor::new(cx.clone()).start());
+    }
 }
 
 /// On SIGTERM, before the writer's last commit: both supervisors stop their
@@ -64,6 +69,9 @@ pub async fn shutdown(actors: &Actors, grace: Duration) {
     let pixels = actors.pixels.get().cloned();
     if let Some(addr) = actors.reports.get() {
         let _ = addr.send(report::Shutdown).await;
+    }
+    if let Some(addr) = actors.retention.get() {
+        let _ = addr.send(retention::Shutdown).await;
     }
     let stop = async {
         let sync = async {

@@ -25,6 +25,7 @@ use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
 use crate::service::analytics::{
     affiliates as analytics_affiliates, funnels as analytics_funnels, goals as analytics_goals,
+    retention as analytics_retention,
 };
 use crate::service::leads::board::{self, SetEventMap};
 use crate::service::leads::reports::{self, LeadsDailyArgs, LeadsReportArgs};
@@ -121,6 +122,9 @@ pub enum Function {
     ListAffiliates,
     UpsertAffiliate,
     RemoveAffiliate,
+    RetentionStatus,
+    SetRetentionPolicy,
+    DisableRetentionPolicy,
     ListTrackedLinks,
     CreateTrackedLink,
     UpdateTrackedLink,
@@ -192,6 +196,9 @@ impl Function {
         Function::ListAffiliates,
         Function::UpsertAffiliate,
         Function::RemoveAffiliate,
+        Function::RetentionStatus,
+        Function::SetRetentionPolicy,
+        Function::DisableRetentionPolicy,
         Function::ListTrackedLinks,
         Function::CreateTrackedLink,
         Function::UpdateTrackedLink,
@@ -244,6 +251,9 @@ impl Function {
             Function::ListAffiliates => f("listAffiliates", Query, Core, Configure, false),
             Function::UpsertAffiliate => f("upsertAffiliate", Mutation, Core, Configure, false),
             Function::RemoveAffiliate => f("removeAffiliate", Mutation, Core, Configure, false),
+            Function::RetentionStatus => f("retentionStatus", Query, Core, Configure, false),
+            Function::SetRetentionPolicy => f("setRetentionPolicy", Mutation, Core, Configure, false),
+            Function::DisableRetentionPolicy => f("disableRetentionPolicy", Mutation, Core, Configure, false),
             Function::ListTrackedLinks => f("listTrackedLinks", Query, TrackedLinks, Read, false),
             Function::CreateTrackedLink => f("createTrackedLink", Mutation, TrackedLinks, Configure, false),
             Function::UpdateTrackedLink => f("updateTrackedLink", Mutation, TrackedLinks, Configure, false),
@@ -739,6 +749,23 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             st.cx
                 .write_plain(move |c| analytics_definitions::remove_affiliate(c, now, &a.site_id, &a.affiliate_id))
                 .await
+        }
+        Function::RetentionStatus => {
+            let a: analytics_retention::StatusArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let interval = st.cx.config.retention_interval.as_millis() as i64;
+            st.cx.db.run(move |c| analytics_retention::status(c, a, now, interval)).await
+        }
+        Function::SetRetentionPolicy => {
+            let a: analytics_retention::SetPolicy = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            analytics_retention::check(&a)?;
+            st.cx.write_plain(move |c| analytics_retention::set_policy(c, now, a)).await
+        }
+        Function::DisableRetentionPolicy => {
+            let a: SiteArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.write_plain(move |c| analytics_retention::disable(c, &a.site_id)).await
         }
         Function::ListTrackedLinks => {
             let a: tracked_links::ListArgs = args(raw)?;

@@ -102,6 +102,9 @@ pub struct Limits {
     pub max_affiliate_window_days: i64,
     /// Longest `funnelsReport`, in UTC days.
     pub max_funnel_days: i64,
+    /// Retention day counts.
+    pub min_retention_days: i64,
+    pub max_retention_days: i64,
     /// Most tracked links of a site.
     pub max_tracked_links: i64,
 }
@@ -198,6 +201,8 @@ impl Federation {
                 max_commission_bps: defs::MAX_COMMISSION_BPS,
                 max_affiliate_window_days: defs::MAX_AFFILIATE_WINDOW_DAYS,
                 max_funnel_days: crate::service::analytics::funnels::MAX_FUNNEL_DAYS,
+                min_retention_days: crate::service::analytics::retention::MIN_DAYS,
+                max_retention_days: crate::service::analytics::retention::MAX_DAYS,
                 max_tracked_links: crate::service::analytics::links::MAX_LINKS,
             },
         }

@@ -26,6 +26,7 @@ mod meta_login;
 mod mmdb;
 mod ops;
 mod reports;
+mod retention;
 mod scale_out;
 mod shutdown;
 mod status;

@@ -580,3 +580,23 @@ backend_test!(the_links_screen_in_a_real_browser, crate::common::fake_meta_build
     assert_eq!(res.status().as_u16(), 404);
     b.quit().await;
 });
+
+// rule: RET-08
+backend_test!(link_totals_survive_retention_and_old_days_go, links_builder, |fed| {
+    let (reader, conf) = setup(&fed).await;
+    create(&fed, &conf, new_link("bio", "https://loja.example.com/")).await;
+    assert_eq!(click(&fed.app, "/rastro/l/loja/bio", "203.0.113.1").await, 302);
+    assert_eq!(visit(&fed.app, "HEAD", "/rastro/l/loja/bio", "203.0.113.1", UA).await.0, 302);
+    fed.app.clock.advance(40 * DAY);
+    assert_eq!(click(&fed.app, "/rastro/l/loja/bio", "203.0.113.1").await, 302);
+    assert_eq!(fed.app.count("web_link_days").await, 2);
+    let policy = json!({"siteId": "loja", "eventsDays": 1, "sessionsDays": 1, "conversionsDays": 1,
+        "profilesDays": 1, "aggregatesDays": 10});
+    fed.rest(Some(&conf), "setRetentionPolicy", policy).await.ok();
+    rastrod::actors::retention::drain(&fed.app.state.cx).await.unwrap();
+    // The old day's row went with the aggregates; the all-time totals stay.
+    assert_eq!(fed.app.count("web_link_days").await, 1);
+    let now = T0 + 40 * DAY;
+    assert_eq!(counts(&listed(&fed, &reader, "bio", now).await), (2, 1, 1, 0));
+    assert_eq!(counts(&listed(&fed, &reader, "bio", T0).await), (2, 0, 1, 0));
+});

@@ -2,10 +2,9 @@
 //! complete, partial, retained or unavailable, so an empty report is never
 //! taken for "no visits". No event, visitor or session id is answered.
 //!
-//! Retention is not served yet, so nothing is purged: `purgedBefore` is null
-//! for every class and the answer is `complete`, `partial` or `unavailable`.
-//! The site map's rollups are not written yet either: its class is
-//! `unavailable` until they are.
+//! `purgedBefore` of a class is the cutoff of its latest completed retention
+//! run (`siteMap` follows `aggregates`). The site map's rollups are not
+//! written yet: its class is `unavailable` until they are.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -48,15 +47,30 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
     validate::time("now", now)?;
     sites::require(conn, &a.site_id)?;
     let since = store::tracking_since(conn, &a.site_id)?;
-    let c = |collected| class(a.from, a.to, now, collected, None);
+    let purged = super::retention::purged_before(conn, &a.site_id)?;
+    let purged_of = |c: &str| purged.iter().find(|(k, _)| k == c).and_then(|(_, p)| *p);
+    let aggregates_from = purged_of("aggregates");
+    let detail = |name: &str| {
+        let mut v = class(a.from, a.to, now, since, purged_of(name));
+        // Retained only while the aggregates still cover the whole overlap (rule ARPT-23).
+        let overlap_start = since.map_or(a.from, |s| a.from.max(s));
+        if v["status"] == "retained" && aggregates_from.is_some_and(|p| overlap_start < p) {
+            v["status"] = json!("unavailable");
+        }
+        v
+    };
+    let mut aggregates = class(a.from, a.to, now, since, aggregates_from);
+    if aggregates["status"] == "retained" {
+        aggregates["status"] = json!("unavailable");
+    }
     Ok(json!({
         "siteId": a.site_id, "from": a.from, "to": a.to, "now": now, "trackingSince": since,
         "classes": {
-            "aggregates": c(since),
-            "sessions": c(since),
-            "events": c(since),
-            "conversions": c(since),
-            "siteMap": c(None),
+            "aggregates": aggregates,
+            "sessions": detail("sessions"),
+            "events": detail("events"),
+            "conversions": detail("conversions"),
+            "siteMap": class(a.from, a.to, now, None, aggregates_from),
         },
     }))
 }

@@ -38,6 +38,7 @@ pub mod live;
 pub mod pages;
 pub mod reads;
 pub mod redirect;
+pub mod retention;
 pub mod rollup;
 pub mod routes;
 pub mod runtime;

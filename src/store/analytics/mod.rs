@@ -7,6 +7,7 @@ pub mod definitions;
 pub mod funnels;
 pub mod goals;
 pub mod links;
+pub mod retention;
 pub mod rollups;
 
 use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
@@ -684,8 +685,13 @@ pub fn tracking_since(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Op
         #[diesel(sql_type = Nullable<BigInt>)]
         t: Option<i64>,
     }
-    let mut q = RawQuery::new("SELECT MIN(started_at) AS t FROM web_sessions WHERE site_id = ?");
-    q.text(site_id);
+    // Sessions and conversions, and what retention noted before deleting the oldest.
+    let mut q = RawQuery::new(
+        "SELECT MIN(t) AS t FROM (SELECT MIN(started_at) AS t FROM web_sessions WHERE site_id = ? \
+         UNION ALL SELECT MIN(occurred_at) AS t FROM web_conversions WHERE site_id = ? \
+         UNION ALL SELECT MIN(tracked_since) AS t FROM web_retention_jobs WHERE site_id = ?) AS x",
+    );
+    q.text(site_id).text(site_id).text(site_id);
     Ok(q.load::<Since>(conn)?.into_iter().next().and_then(|r| r.t))
 }
 

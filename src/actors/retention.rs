@@ -1,0 +1,127 @@
+//! The retention actor (ANALYTICS.md §5.9): every `RASTRO_RETENTION_INTERVAL`
+//! it runs each due class of each site with a policy, deleting at most
+//! `RASTRO_RETENTION_BATCH` rows per transaction through the group-commit
+//! writer, back to back until the class's backlog is 0, then records the run.
+//! Nothing lives between batches but the rows themselves, so a restart (or a
+//! kill -9 between batches) resumes by simply running again.
+
+use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
+
+use crate::error::{Error, Result};
+use crate::service::analytics::retention::{self as retention, CLASSES};
+use crate::service::context::Context as ServiceContext;
+use crate::service::effects::{Effects, Written};
+use crate::store::analytics::retention as store;
+
+pub struct RetentionActor {
+    cx: ServiceContext,
+    busy: bool,
+}
+
+/// Runs every class of every site with a policy now, due or not (tests,
+/// operators); answers the rows deleted.
+pub async fn drain(cx: &ServiceContext) -> Result<u64> {
+    run(cx, false).await
+}
+
+/// One round: the due classes (all of them when `!only_due`) of each policy.
+pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
+    let now = cx.now();
+    let interval = cx.config.retention_interval.as_millis() as i64;
+    let batch = cx.config.retention_batch;
+    let policies = cx.db.run(|c| store::policies(c).map_err(Error::from)).await?;
+    let mut total = 0u64;
+    for p in policies {
+        let site = p.site_id.clone();
+        let (jobs, since) = cx
+            .db
+            .run(move |c| Ok((store::jobs(c, &site)?, crate::store::analytics::tracking_since(c, &site)?)))
+            .await?;
+        for class in CLASSES {
+            let due = jobs.iter().find(|j| j.data_class == class).and_then(|j| j.next_run_at).is_none_or(|t| t <= now);
+            if only_due && !due {
+                continue;
+            }
+            let cut = retention::cutoff(&p, class, now);
+            let mut deleted = 0u64;
+            let mut error = None;
+            loop {
+                let site = p.site_id.clone();
+                let step = cx
+                    .write(move |c| {
+                        let n = retention::delete_step(c, &site, class, cut, batch)?;
+                        Ok(Written::new(n, Effects { changes_cached_reads: n > 0, ..Effects::default() }))
+                    })
+                    .await;
+                match step {
+                    Ok(n) => {
+                        deleted += n as u64;
+                        if n < batch {
+                            break;
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(code = e.code.as_str(), class, "a retention batch failed; the next run retries");
+                        error = Some(e.code.as_str());
+                        break;
+                    }
+                }
+            }
+            total += deleted;
+            let site = p.site_id.clone();
+            // Once nothing is left past the cutoff, the class is purged below it.
+            let purged = error.is_none().then_some(cut);
+            cx.write(move |c| {
+                store::record_run(c, &site, class, cut, now, now + interval, deleted as i64, error, purged, since)?;
+                Ok(Written::new((), Effects { changes_cached_reads: false, ..Effects::default() }))
+            })
+            .await?;
+        }
+    }
+    Ok(total)
+}
+
+impl RetentionActor {
+    pub fn new(cx: ServiceContext) -> RetentionActor {
+        RetentionActor { cx, busy: false }
+    }
+
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        if self.busy {
+            return;
+        }
+        self.busy = true;
+        let cx = self.cx.clone();
+        ctx.spawn(
+            async move {
+                if let Err(e) = run(&cx, true).await {
+                    tracing::warn!(code = e.code.as_str(), "a retention round failed; the next tick retries");
+                }
+            }
+            .into_actor(self)
+            .map(|(), act, _| act.busy = false),
+        );
+    }
+}
+
+impl Actor for RetentionActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let every = self.cx.config.retention_interval;
+        ctx.run_interval(every, |act, ctx| act.tick(ctx));
+    }
+}
+
+/// Stops; a batch in flight commits or rolls back whole.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
+impl Handler<Shutdown> for RetentionActor {
+    type Result = ();
+    fn handle(&mut self, _: Shutdown, ctx: &mut Context<Self>) {
+        use actix::ActorContext;
+        ctx.stop();
+    }
+}

@@ -1,0 +1,191 @@
+//! Retention's rows (ANALYTICS.md §5.9): policies, per-class jobs, and the
+//! bounded deletes and backlog counts over the tables of each class.
+
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::RawQuery;
+
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+pub struct PolicyRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub events_days: i64,
+    #[diesel(sql_type = BigInt)]
+    pub sessions_days: i64,
+    #[diesel(sql_type = BigInt)]
+    pub conversions_days: i64,
+    #[diesel(sql_type = BigInt)]
+    pub profiles_days: i64,
+    #[diesel(sql_type = BigInt)]
+    pub aggregates_days: i64,
+    #[diesel(sql_type = BigInt)]
+    pub enabled_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub updated_at: i64,
+}
+
+const POLICY_COLUMNS: &str =
+    "site_id, events_days, sessions_days, conversions_days, profiles_days, aggregates_days, enabled_at, updated_at";
+
+pub fn policy(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<PolicyRow>> {
+    let mut q = RawQuery::new(format!("SELECT {POLICY_COLUMNS} FROM web_retention_policies WHERE site_id = ?"));
+    q.text(site_id);
+    Ok(q.load(conn)?.into_iter().next())
+}
+
+pub fn policies(conn: &mut AnyConnection) -> QueryResult<Vec<PolicyRow>> {
+    RawQuery::new(format!("SELECT {POLICY_COLUMNS} FROM web_retention_policies ORDER BY site_id")).load(conn)
+}
+
+pub fn put_policy(conn: &mut AnyConnection, p: &PolicyRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(format!(
+        "INSERT INTO web_retention_policies ({POLICY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id) DO UPDATE SET events_days = excluded.events_days, \
+         sessions_days = excluded.sessions_days, conversions_days = excluded.conversions_days, \
+         profiles_days = excluded.profiles_days, aggregates_days = excluded.aggregates_days, \
+         updated_at = excluded.updated_at"
+    ));
+    q.text(&p.site_id)
+        .int(p.events_days)
+        .int(p.sessions_days)
+        .int(p.conversions_days)
+        .int(p.profiles_days)
+        .int(p.aggregates_days)
+        .int(p.enabled_at)
+        .int(p.updated_at);
+    q.execute(conn)
+}
+
+pub fn delete_policy(conn: &mut AnyConnection, site_id: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_retention_policies WHERE site_id = ?");
+    q.text(site_id);
+    q.execute(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct JobRow {
+    #[diesel(sql_type = Text)]
+    pub data_class: String,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub cutoff: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub last_run_at: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub next_run_at: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    pub last_deleted: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub last_error: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub purged_before: Option<i64>,
+}
+
+pub fn jobs(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<JobRow>> {
+    let mut q = RawQuery::new(
+        "SELECT data_class, cutoff, last_run_at, next_run_at, last_deleted, last_error, purged_before \
+         FROM web_retention_jobs WHERE site_id = ?",
+    );
+    q.text(site_id);
+    q.load(conn)
+}
+
+/// A run's outcome: its cutoff, time, rows deleted and error; `purged_before`
+/// moves to the cutoff once the class has nothing left past it.
+#[allow(clippy::too_many_arguments)]
+pub fn record_run(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    class: &str,
+    cutoff: i64,
+    ran_at: i64,
+    next_run_at: i64,
+    deleted: i64,
+    error: Option<&str>,
+    purged_before: Option<i64>,
+    tracked_since: Option<i64>,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_retention_jobs (site_id, data_class, cutoff, last_run_at, next_run_at, last_deleted, \
+         last_error, purged_before, tracked_since) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, data_class) DO UPDATE SET \
+         cutoff = excluded.cutoff, last_run_at = excluded.last_run_at, next_run_at = excluded.next_run_at, \
+         last_deleted = excluded.last_deleted, last_error = excluded.last_error, \
+         purged_before = COALESCE(excluded.purged_before, web_retention_jobs.purged_before), \
+         tracked_since = COALESCE(web_retention_jobs.tracked_since, excluded.tracked_since)",
+    );
+    q.text(site_id)
+        .text(class)
+        .int(cutoff)
+        .int(ran_at)
+        .int(next_run_at)
+        .int(deleted)
+        .opt_text(error.map(str::to_string))
+        .opt_int(purged_before)
+        .opt_int(tracked_since);
+    q.execute(conn)
+}
+
+/// The rows of `table` of a site whose `column` is before `cutoff`: at most
+/// `limit` deleted, in one statement.
+pub fn delete_before(
+    conn: &mut AnyConnection,
+    table: &str,
+    column: &str,
+    site_id: &str,
+    cutoff: i64,
+    limit: usize,
+) -> QueryResult<usize> {
+    let row = if conn.is_sqlite() { "rowid" } else { "ctid" };
+    let mut q = RawQuery::new(format!(
+        "DELETE FROM {table} WHERE {row} IN (SELECT {row} FROM {table} WHERE site_id = ? AND {column} < ? LIMIT ?)"
+    ));
+    q.text(site_id).int(cutoff).int(limit as i64);
+    q.execute(conn)
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    n: i64,
+}
+
+/// How many rows of `table` of a site have `column` before `cutoff`.
+pub fn count_before(
+    conn: &mut AnyConnection,
+    table: &str,
+    column: &str,
+    site_id: &str,
+    cutoff: i64,
+) -> QueryResult<i64> {
+    let mut q =
+        RawQuery::new(format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {table} WHERE site_id = ? AND {column} < ?"));
+    q.text(site_id).int(cutoff);
+    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+}
+
+/// (site, visitor) state rows whose session is gone (`sessions` class).
+pub fn delete_orphan_visitors(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    cutoff: i64,
+    limit: usize,
+) -> QueryResult<usize> {
+    let row = if conn.is_sqlite() { "rowid" } else { "ctid" };
+    let mut q = RawQuery::new(format!(
+        "DELETE FROM web_visitors WHERE {row} IN (SELECT {row} FROM web_visitors WHERE site_id = ? \
+         AND session_started_at < ? AND last_at < ? LIMIT ?)"
+    ));
+    q.text(site_id).int(cutoff).int(cutoff).int(limit as i64);
+    q.execute(conn)
+}
+
+pub fn count_orphan_visitors(conn: &mut AnyConnection, site_id: &str, cutoff: i64) -> QueryResult<i64> {
+    let mut q = RawQuery::new(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_visitors WHERE site_id = ? AND session_started_at < ? AND last_at < ?",
+    );
+    q.text(site_id).int(cutoff).int(cutoff);
+    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+}
