@@ -40,6 +40,7 @@
   }
   var intFmt = new Intl.NumberFormat(S.locale);
   var pctFmt = new Intl.NumberFormat(S.locale, { style: "percent", maximumFractionDigits: 1 });
+  var decFmt = new Intl.NumberFormat(S.locale, { maximumFractionDigits: 4 });
   function num(n) { return n == null ? S.unknown : intFmt.format(n); }
   function site(id) { return state.sites.find(function (s) { return s.siteId === id; }); }
   function tz() { var s = site(state.siteId) || state.sites[0]; return (s && s.timezone) || "UTC"; }
@@ -108,7 +109,7 @@
     var who = me.operator.name + (me.operator.canConfigure ? "" : " (" + t("readOnly") + ")");
     var header = h("header", { class: "top" },
       h("h1", {}, t("appTitle", { product: me.productName })),
-      h("nav", { "aria-label": t("mainNav") }, h("ul", {}, navButton("leads", t("navLeads")), navButton("visits", t("navVisits")), navButton("links", t("navLinks")), navButton("integrations", t("navIntegrations")))),
+      h("nav", { "aria-label": t("mainNav") }, h("ul", {}, navButton("leads", t("navLeads")), navButton("visits", t("navVisits")), navButton("sitemap", t("navSiteMap")), navButton("vitals", t("navVitals")), navButton("links", t("navLinks")), navButton("integrations", t("navIntegrations")))),
       h("div", { class: "row" }, h("span", { id: "who" }, who),
         h("button", { id: "signout", onclick: function () { api("POST", "/dashboard/api/signout", {}).finally(function () { state.me = null; signInScreen(); }); } }, t("signOut"))));
     var main = h("main", { id: "main" });
@@ -121,6 +122,8 @@
     if (!canWrite()) add(main, h("p", { class: "muted" }, t("readOnlyNote")));
     if (state.view === "integrations") integrations(main);
     else if (state.view === "visits") visitsScreen(main);
+    else if (state.view === "sitemap") siteMapScreen(main);
+    else if (state.view === "vitals") vitalsScreen(main);
     else if (state.view === "links") linksScreen(main);
     else leadsScreen(main);
   }
@@ -189,6 +192,65 @@
         table("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
           live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; })),
         h("p", { class: "muted" }, t("visitsNote")));
+    }).catch(function (e) { say(body, explain(e)); });
+  }
+
+  // ---- site map and vitals (one client at a time) ---------------------------
+  // A table with a heading; the first cell of a row is its header cell.
+  function grid(id, title, head, rows, empty) {
+    return h("section", {}, h("h3", {}, title), rows.length
+      ? h("table", { id: id }, h("thead", {}, h("tr", {}, head.map(function (c, i) { return h("th", { scope: "col", class: i ? "n" : null }, c); }))),
+          h("tbody", {}, rows.map(function (row) { return h("tr", {}, row.map(function (c, i) { return i ? h("td", { class: "n" }, c) : h("th", { scope: "row" }, c); })); })))
+      : h("p", {}, empty));
+  }
+  // Complete UTC days up to the end of today (at most 90: the reports' ceiling).
+  function utcDays() {
+    var today = Math.floor(state.me.now / DAY) * DAY, n = Math.min(state.days, 90);
+    return { from: today - (n - 1) * DAY, to: today + DAY - 1 };
+  }
+  function oneSite() { return state.siteId || (state.sites[0] && state.sites[0].siteId); }
+
+  function siteMapScreen(main) {
+    var body = h("div", { id: "sitemap-body" }, h("p", {}, t("loading")));
+    add(main, h("h2", {}, t("navSiteMap")), pickers(function () { render(); }), body);
+    if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
+    var r = utcDays(), id = oneSite();
+    api("POST", "/dashboard/api/analytics/site-map", { siteIds: [id], from: r.from, to: r.to }).then(function (m) {
+      var sm = m.sites[0];
+      fill(body,
+        h("p", { class: "muted", id: "sitemap-coverage" }, t("siteMapCoverage", { site: (site(id) || {}).name || id, date: date(sm.coverageFrom, false, "UTC") })),
+        sm.regrouping ? h("p", { class: "alert" }, t("siteMapRegrouping")) : null,
+        sm.truncated ? h("p", { class: "alert" }, t("siteMapTruncated")) : null,
+        grid("sitemap-routes", t("siteMapRoutes"), [t("page"), t("pageviews"), t("entries"), t("exits"), t("bounces")],
+          sm.routes.map(function (x) { return [x.route, num(x.views), num(x.entries), num(x.exits), num(x.bounces)]; }), t("noVisits")),
+        grid("sitemap-transitions", t("siteMapTransitions"), [t("fromPage"), t("toPage"), t("count")],
+          sm.transitions.slice(0, 50).map(function (x) { return [x.from, x.to, num(x.count)]; }), t("noVisits")),
+        h("p", { class: "muted" }, t("siteMapNote")));
+    }).catch(function (e) { say(body, explain(e)); });
+  }
+
+  function vitalsScreen(main) {
+    var body = h("div", { id: "vitals-body" }, h("p", {}, t("loading")));
+    add(main, h("h2", {}, t("navVitals")), pickers(function () { render(); }), body);
+    if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
+    var r = utcDays(), id = oneSite();
+    api("POST", "/dashboard/api/analytics/vitals", { siteId: id, from: r.from, to: r.to }).then(function (v) {
+      function p75(row) {
+        if (row.p75 == null) return S.unknown;
+        return row.metric === "cls" ? decFmt.format(row.p75) : num(row.p75) + " ms";
+      }
+      function rating(row) { return row.rating ? h("span", { class: "band band-" + row.rating }, t("rating_" + row.rating)) : S.unknown; }
+      function cells(rows) { return rows.map(function (row) { return row.p75 == null ? S.unknown : h("span", { "data-m": row.metric }, p75(row), " ", rating(row)); }); }
+      var names = v.metrics.map(function (row) { return t("metric_" + row.metric); });
+      fill(body,
+        h("p", { class: "muted" }, t("vitalsFor", { site: (site(id) || {}).name || id })),
+        grid("vitals-metrics", t("vitalsMetrics"), [t("metric"), t("p75"), t("rating"), t("samples"), t("good"), t("needsImprovement"), t("poor")],
+          v.metrics.map(function (row) { return [t("metric_" + row.metric), p75(row), rating(row), num(row.samples), num(row.good), num(row.needsImprovement), num(row.poor)]; }), t("noVitals")),
+        grid("vitals-pages", t("vitalsByPage"), [t("page"), t("samples")].concat(names),
+          v.byPage.map(function (p) { return [p.route, num(p.samples)].concat(cells(p.metrics)); }), t("noVitals")),
+        grid("vitals-devices", t("vitalsByDevice"), [t("device")].concat(names),
+          v.byDevice.map(function (d) { return [d.device ? t("device_" + d.device) : S.unknown].concat(cells(d.metrics)); }), t("noVitals")),
+        h("p", { class: "muted" }, t("vitalsNote")));
     }).catch(function (e) { say(body, explain(e)); });
   }
 

@@ -6,6 +6,7 @@
 
 pub mod account_sync;
 pub mod pixel_sender;
+pub mod regroup;
 pub mod report;
 pub mod retention;
 pub mod supervisor;
@@ -25,6 +26,7 @@ pub struct Actors {
     pub pixels: OnceLock<Addr<pixel_sender::PixelSenders>>,
     pub reports: OnceLock<Addr<report::ReportActor>>,
     pub retention: OnceLock<Addr<retention::RetentionActor>>,
+    pub regroups: OnceLock<Addr<regroup::RegroupActor>>,
 }
 
 impl Dispatch for Actors {
@@ -58,6 +60,9 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
     if actors.retention.get().is_none() {
         let _ = actors.retention.set(retention::RetentionActor::new(cx.clone()).start());
     }
+    if actors.regroups.get().is_none() {
+        let _ = actors.regroups.set(regroup::RegroupActor::new(cx.clone()).start());
+    }
 }
 
 /// On SIGTERM, before the writer's last commit: both supervisors stop their
@@ -72,6 +77,9 @@ pub async fn shutdown(actors: &Actors, grace: Duration) {
     }
     if let Some(addr) = actors.retention.get() {
         let _ = addr.send(retention::Shutdown).await;
+    }
+    if let Some(addr) = actors.regroups.get() {
+        let _ = addr.send(regroup::Shutdown).await;
     }
     let stop = async {
         let sync = async {

@@ -8,9 +8,12 @@ use serde_json::{Value, json};
 
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::error::{Code, Result};
+use crate::service::analytics::conversions::{self, RecordConversion};
+use crate::service::analytics::definitions::{self, Matcher, Step, UpsertAffiliate, UpsertFunnel, UpsertGoal};
 use crate::service::analytics::import;
 use crate::service::context::Context;
 use crate::service::leads::sites::{self, UpdateSite};
+use crate::store::analytics::definitions as defs_store;
 
 pub const DAYS: i64 = 90;
 const PATHS: &[&str] = &[
@@ -59,10 +62,12 @@ impl Rng {
     }
 }
 
-/// The session's landing attribution: direct, Instagram, Google, a Facebook ad.
+/// The session's landing attribution: direct, Instagram, Google, a Facebook
+/// ad, the affiliate `gio`.
 fn attribution(r: &mut Rng) -> Value {
     match r.below(10) {
-        0..=3 => json!({}),
+        0..=2 => json!({}),
+        3 => json!({"source": "gio", "medium": "affiliate", "affiliate": "gio"}),
         4..=5 => json!({"source": "ig", "medium": "social", "campaign": "Black Friday"}),
         6..=7 => json!({"referrer": "https://www.google.com/"}),
         _ => json!({"source": "facebook", "medium": "cpc", "campaign": "Ração premium"}),
@@ -121,6 +126,78 @@ fn day_lines(site: &str, cookieless: bool, day: i64) -> Vec<Value> {
     lines
 }
 
+/// The goals, the funnel and the affiliate, made once (before the import, so
+/// its events complete them).
+fn definitions(c: &mut crate::db::AnyConnection, now: i64, site: &str) -> Result<()> {
+    let goals = defs_store::goals(c, site, false)?;
+    let goal = |key: &str, name: &str, matcher: Matcher, value_cents: Option<i64>| UpsertGoal {
+        site_id: site.to_string(),
+        goal_id: None,
+        key: key.to_string(),
+        name: name.to_string(),
+        matcher,
+        value_cents,
+        active: None,
+    };
+    for g in [
+        goal("checkout", "Checkout", Matcher::Pageview { path: "/checkout".into() }, Some(15_000)),
+        goal("carrinho", "Adicionou ao carrinho", Matcher::Event { name: "add_to_cart".into() }, None),
+    ] {
+        if !goals.iter().any(|x| x.key == g.key) {
+            definitions::upsert_goal(c, now, g)?;
+        }
+    }
+    if !defs_store::funnels(c, site)?.iter().any(|f| f.key == "compra") {
+        let step = |label: &str, matcher: Matcher| Step { label: label.to_string(), matcher };
+        let funnel = UpsertFunnel {
+            site_id: site.to_string(),
+            funnel_id: None,
+            key: "compra".into(),
+            name: "Compra".into(),
+            window_ms: 3_600_000,
+            steps: vec![
+                step("Produto", Matcher::Pageview { path: "/p/:id".into() }),
+                step("Carrinho", Matcher::Event { name: "add_to_cart".into() }),
+                step("Checkout", Matcher::Pageview { path: "/checkout".into() }),
+            ],
+        };
+        definitions::upsert_funnel(c, now, funnel)?;
+    }
+    if !defs_store::affiliates(c, site, false)?.iter().any(|a| a.slug == "gio") {
+        let gio = UpsertAffiliate {
+            site_id: site.to_string(),
+            affiliate_id: None,
+            slug: "gio".into(),
+            name: "Giovana Lima".into(),
+            commission_bps: 1_000,
+            window_days: 30,
+        };
+        definitions::upsert_affiliate(c, now, gio)?;
+    }
+    Ok(())
+}
+
+/// A sale for each visit that began a checkout, with a fixed `conversionKey`.
+fn sales(site: &str, lines: &[Value]) -> Vec<RecordConversion> {
+    lines
+        .iter()
+        .filter(|l| l["name"] == "begin_checkout")
+        .map(|l| {
+            let at = l["occurredAt"].as_i64().unwrap_or_default();
+            let visitor = l["visitorId"].as_str().unwrap_or_default().to_string();
+            RecordConversion {
+                conversion_key: format!("demo:{site}:{at}:{visitor}"),
+                occurred_at: at + 60_000,
+                name: "Pedido".into(),
+                value_cents: 4_990 + (at.rem_euclid(20) * 1_000),
+                visitor_id: Some(visitor),
+                session_id: None,
+                properties: None,
+            }
+        })
+        .collect()
+}
+
 /// Seeds the 90 days before `now`'s UTC day; answers the lines stored by this run.
 pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
     let mut stored = 0;
@@ -129,6 +206,8 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
         let input = UpdateSite { route_patterns: Some(vec!["/p/:id".into()]), ..UpdateSite::default() };
         let sid = site.to_string();
         cx.write_plain(move |c| sites::update(c, now, &sid, input)).await?;
+        let sid = site.to_string();
+        cx.write_plain(move |c| definitions(c, now, &sid)).await?;
         let yesterday = utc_day_start(now) - DAY_MS;
         for d in (0..DAYS).rev() {
             let day = yesterday - d * DAY_MS;
@@ -136,7 +215,13 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
             let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
             let id = format!("demo:{site}:{}", day / DAY_MS);
             match import::import(cx, site, &id, body.as_bytes(), true).await {
-                Ok(a) if a.created => stored += a.accepted,
+                Ok(a) if a.created => {
+                    stored += a.accepted;
+                    for sale in sales(site, &lines) {
+                        let sid = site.to_string();
+                        cx.write_plain(move |c| conversions::record(c, now, &sid, sale)).await?;
+                    }
+                }
                 Ok(_) => {}
                 // A day whose visitors were seen later (an older run's data): leave it.
                 Err(e) if e.code == Code::InvalidArgument || e.code == Code::Conflict => {

@@ -27,6 +27,7 @@ use crate::service::analytics::{
     affiliates as analytics_affiliates, funnels as analytics_funnels, goals as analytics_goals,
     retention as analytics_retention,
 };
+use crate::service::analytics::{site_map_report, vitals_report};
 use crate::service::leads::board::{self, SetEventMap};
 use crate::service::leads::reports::{self, LeadsDailyArgs, LeadsReportArgs};
 use crate::service::leads::{self, sites};
@@ -125,6 +126,8 @@ pub enum Function {
     RetentionStatus,
     SetRetentionPolicy,
     DisableRetentionPolicy,
+    VitalsReport,
+    SiteMap,
     ListTrackedLinks,
     CreateTrackedLink,
     UpdateTrackedLink,
@@ -199,6 +202,8 @@ impl Function {
         Function::RetentionStatus,
         Function::SetRetentionPolicy,
         Function::DisableRetentionPolicy,
+        Function::VitalsReport,
+        Function::SiteMap,
         Function::ListTrackedLinks,
         Function::CreateTrackedLink,
         Function::UpdateTrackedLink,
@@ -254,11 +259,19 @@ impl Function {
             Function::RetentionStatus => f("retentionStatus", Query, Core, Configure, false),
             Function::SetRetentionPolicy => f("setRetentionPolicy", Mutation, Core, Configure, false),
             Function::DisableRetentionPolicy => f("disableRetentionPolicy", Mutation, Core, Configure, false),
+            Function::VitalsReport => f("vitalsReport", Query, Core, Read, false),
+            Function::SiteMap => f("siteMap", Query, Capability::SiteMap, Read, false),
             Function::ListTrackedLinks => f("listTrackedLinks", Query, TrackedLinks, Read, false),
             Function::CreateTrackedLink => f("createTrackedLink", Mutation, TrackedLinks, Configure, false),
             Function::UpdateTrackedLink => f("updateTrackedLink", Mutation, TrackedLinks, Configure, false),
             Function::DeleteTrackedLink => f("deleteTrackedLink", Mutation, TrackedLinks, Configure, false),
         }
+    }
+
+    /// A web-analytics function (ANALYTICS.md §1.2), also served on the host
+    /// API: every function from `overview` on.
+    pub fn is_web_analytics(self) -> bool {
+        (self as usize) >= (Function::Overview as usize)
     }
 
     /// The seed name (`rastroFederation:<name>`).
@@ -438,6 +451,8 @@ pub struct SiteSettings {
     pub currency: String,
     pub cookieless: bool,
     pub route_patterns: Vec<String>,
+    /// A `routePatterns` change is still regrouping stored routes (§5.8).
+    pub regrouping: bool,
 }
 
 impl From<sites::Site> for SiteSettings {
@@ -449,8 +464,15 @@ impl From<sites::Site> for SiteSettings {
             currency: s.currency,
             cookieless: s.cookieless,
             route_patterns: s.route_patterns,
+            regrouping: false,
         }
     }
+}
+
+/// A site's settings with its regrouping state.
+fn settings(conn: &mut AnyConnection, site: sites::Site) -> Result<SiteSettings> {
+    let regrouping = crate::service::analytics::regroup::regrouping(conn, &site.site_id)?;
+    Ok(SiteSettings { regrouping, ..SiteSettings::from(site) })
 }
 
 /// FED-12: the sites outside `scope` that `owner`'s links or pixels still feed.
@@ -565,7 +587,15 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
         Function::SiteSettings => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            json(SiteSettings::from(st.cx.db.run(move |c| sites::get(c, &a.site_id)).await?))
+            json(
+                st.cx
+                    .db
+                    .run(move |c| {
+                        let site = sites::get(c, &a.site_id)?;
+                        settings(c, site)
+                    })
+                    .await?,
+            )
         }
         Function::UpdateSite => {
             let a: UpdateSiteArgs = args(raw)?;
@@ -580,8 +610,14 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
                 cookieless: None,
             };
             sites::check_update(&input)?;
-            let site = st.cx.write_plain(move |c| sites::update(c, now, &a.site_id, input)).await?;
-            json(SiteSettings::from(site))
+            let site = st
+                .cx
+                .write_plain(move |c| {
+                    let site = sites::update(c, now, &a.site_id, input)?;
+                    settings(c, site)
+                })
+                .await?;
+            json(site)
         }
         Function::LeadsReport => {
             let a: LeadsReportArgs = args(raw)?;
@@ -766,6 +802,16 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             st.cx.write_plain(move |c| analytics_retention::disable(c, &a.site_id)).await
+        }
+        Function::VitalsReport => {
+            let a: vitals_report::VitalsArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| vitals_report::vitals_report(c, a)).await
+        }
+        Function::SiteMap => {
+            let a: site_map_report::SiteMapArgs = args(raw)?;
+            caller.check_sites(&a.site_ids)?;
+            st.cx.db.run(move |c| site_map_report::site_map(c, a)).await
         }
         Function::ListTrackedLinks => {
             let a: tracked_links::ListArgs = args(raw)?;

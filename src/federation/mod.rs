@@ -105,6 +105,10 @@ pub struct Limits {
     /// Retention day counts.
     pub min_retention_days: i64,
     pub max_retention_days: i64,
+    /// Longest `vitalsReport`, in complete UTC days.
+    pub max_vitals_days: i64,
+    /// Longest `siteMap`, in complete UTC days.
+    pub max_site_map_days: i64,
     /// Most tracked links of a site.
     pub max_tracked_links: i64,
 }
@@ -203,6 +207,8 @@ impl Federation {
                 max_funnel_days: crate::service::analytics::funnels::MAX_FUNNEL_DAYS,
                 min_retention_days: crate::service::analytics::retention::MIN_DAYS,
                 max_retention_days: crate::service::analytics::retention::MAX_DAYS,
+                max_vitals_days: crate::service::analytics::vitals_report::MAX_DAYS,
+                max_site_map_days: crate::service::analytics::site_map_report::MAX_DAYS,
                 max_tracked_links: crate::service::analytics::links::MAX_LINKS,
             },
         }
@@ -292,6 +298,9 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
     if !fed.serves(spec.capability) {
         let what = match spec.capability {
             Capability::MetaAds => "Meta ads",
+            Capability::SiteMap => "a site map",
+            Capability::VisitorProfiles => "visitor profiles",
+            Capability::People => "people",
             Capability::TrackedLinks => "tracked links",
             _ => "leads",
         };

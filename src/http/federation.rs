@@ -110,7 +110,7 @@ pub async fn manifest(st: web::Data<AppState>) -> HttpResponse {
 /// A federated function by its seed name, the JSON args as body
 /// (`Authorization: Bearer <JWT>`; `manifest` needs none).
 #[utoipa::path(post, path = "/federation/{name}", tag = "federation", security(("federationJwt" = [])),
-    params(("name" = String, Path, description = "manifest, connectionStatus, listSites, siteSettings, updateSite, leadsReport, listLeads, leadJourney, leadsDaily, metaStatus, metaConversions, metaConnection, metaEventMap, metaUnlinkPreview, connectMeta, refreshMetaAccounts, setMetaPixel, disconnectMeta, linkMetaAdAccount, unlinkMetaAdAccount, removeMetaPixel, setMetaEventMap, syncMetaNow, overview, liveVisitors, getSession, listSessions, sessionJourney, visitorJourney, dataCoverage")),
+    params(("name" = String, Path, description = "manifest, connectionStatus, listSites, siteSettings, updateSite, leadsReport, listLeads, leadJourney, leadsDaily, metaStatus, metaConversions, metaConnection, metaEventMap, metaUnlinkPreview, connectMeta, refreshMetaAccounts, setMetaPixel, disconnectMeta, linkMetaAdAccount, unlinkMetaAdAccount, removeMetaPixel, setMetaEventMap, syncMetaNow, overview, liveVisitors, getSession, listSessions, sessionJourney, visitorJourney, dataCoverage, vitalsReport, siteMap")),
     request_body(content = Object, description = "The function's arguments"),
     responses((status = 200, description = "The function's value"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody),

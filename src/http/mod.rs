@@ -11,6 +11,7 @@ pub mod host;
 pub mod host_analytics;
 pub mod host_conversions;
 pub mod host_federation;
+pub mod host_functions;
 pub mod host_ledger;
 pub mod host_meta;
 pub mod json;
@@ -66,6 +67,7 @@ pub fn build_app(
                 .configure(host::routes)
                 .configure(host_analytics::routes)
                 .configure(host_ledger::routes)
+                .configure(host_functions::routes)
                 .configure(host_meta::routes)
                 .configure(host_conversions::routes)
                 .configure(host_federation::routes),

@@ -47,9 +47,14 @@ pub async fn health(st: web::Data<AppState>) -> HttpResponse {
     })
 }
 
-/// What this host's tracking serves; `trackedLinks` only while its capability is on (rule TRK-02).
+/// What this host's tracking serves; `siteMap` and `trackedLinks` only while
+/// their capabilities are on (rule TRK-02).
 fn features(st: &AppState) -> serde_json::Value {
     let mut f = json!({"cookieless": true, "vitals": true});
+    // The site map's rollups are always written; the capability shows them (§3.1).
+    if st.federation.serves(crate::federation::Capability::SiteMap) {
+        f["siteMap"] = json!("dailyRollup");
+    }
     if st.federation.serves(crate::federation::Capability::TrackedLinks) {
         f["trackedLinks"] = json!(true);
     }

@@ -391,6 +391,20 @@ backend_test!(goals_count_completions_and_sessions_decided_at_acceptance, analyt
             {"goalId": signup_id, "key": "signup", "name": "Goal signup", "completions": 2, "sessions": 2, "removed": false},
         ])
     );
+    // The same functions on the host API, for a host's own dashboard.
+    let args = json!({"siteId": "loja", "from": d0, "to": d1});
+    let host = app.post("/v1/analytics/goalsReport", args.clone()).await;
+    assert_eq!(host.status, 200, "{}", host.text);
+    assert_eq!(host.body, fed.both(Some(&t), "goalsReport", args.clone()).await.unwrap());
+    let created = app.post("/v1/analytics/upsertGoal", goal("host_goal", event("host"))).await;
+    assert!(created.body.as_str().unwrap().starts_with("g_"), "{}", created.text);
+    assert_eq!(app.post("/v1/analytics/leadsReport", args.clone()).await.status, 404, "leads have their own routes");
+    assert_eq!(app.post("/v1/analytics/noSuchThing", args.clone()).await.status, 404);
+    let bad = app.post("/v1/analytics/goalsReport", json!({"siteId": "loja", "from": d1, "to": d0})).await;
+    assert_eq!((bad.status, bad.body["code"].as_str()), (400, Some("INVALID_ARGUMENT")));
+    let anon = app.http.post(format!("{}/v1/analytics/goalsReport", app.base)).json(&args).send().await.unwrap();
+    assert_eq!(anon.status(), 401);
+
     // Hourly too.
     let h0 = T0 - T0.rem_euclid(HOUR);
     let o = fed

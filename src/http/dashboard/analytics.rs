@@ -1,6 +1,7 @@
-//! The dashboard's web-analytics screen ("Visitas"): the overview and the
-//! live visitors of the chosen clients, through the same services as the
-//! federated `overview` and `liveVisitors`.
+//! The dashboard's web-analytics screens: "Visitas" (the overview and the
+//! live visitors of the chosen clients), "Mapa do site" and "Vitals", through
+//! the same services as the federated `overview`, `liveVisitors`, `siteMap`
+//! and `vitalsReport`.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
@@ -9,6 +10,8 @@ use super::reads::ALL_CLIENTS_MAX;
 use super::session::signed_in;
 use crate::error::Result;
 use crate::service::analytics::reads::{self, LiveArgs, OverviewArgs};
+use crate::service::analytics::site_map_report::{self, SiteMapArgs};
+use crate::service::analytics::vitals_report::{self, VitalsArgs};
 use crate::state::AppState;
 
 pub async fn overview(
@@ -40,4 +43,26 @@ pub async fn live(
     let window = st.cx.config.live_window.as_millis() as i64;
     Ok(HttpResponse::Ok()
         .json(st.cx.db.run(move |c| reads::live_visitors_of(c, args, window, false, ALL_CLIENTS_MAX)).await?))
+}
+
+/// The "Site map" screen: `siteMap` over the chosen client and days.
+pub async fn site_map(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    body: crate::http::json::Json<SiteMapArgs>,
+) -> Result<HttpResponse> {
+    signed_in(&req)?;
+    let args = body.into_inner();
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| site_map_report::site_map(c, args)).await?))
+}
+
+/// The "Vitals" screen: `vitalsReport` over the chosen client and days.
+pub async fn vitals(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    body: crate::http::json::Json<VitalsArgs>,
+) -> Result<HttpResponse> {
+    signed_in(&req)?;
+    let args = body.into_inner();
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| vitals_report::vitals_report(c, args)).await?))
 }

@@ -31,6 +31,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/leads", web::get().to(reads::list_leads))
                 .route("/analytics/overview", web::post().to(analytics::overview))
                 .route("/analytics/live", web::post().to(analytics::live))
+                .route("/analytics/site-map", web::post().to(analytics::site_map))
+                .route("/analytics/vitals", web::post().to(analytics::vitals))
                 .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(reads::lead_journey))
                 .route("/meta/connection", web::get().to(reads::meta_connection))
                 .route("/meta/connection", web::put().to(writes::set_connection))

@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::agent::Agent;
 use super::batch::{Incoming, LineOrigin, Vitals};
 use super::definitions::Matcher;
-use super::{routes, urls};
+use super::{routes, site_map, urls, vitals as vitals_rollup};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
@@ -169,6 +169,10 @@ fn outbox(row: &SessionRow, kind: &str, at: i64, route: &str, name: Option<Strin
         d_engaged_count: 0,
         goals: None,
         new_goals: None,
+        prev_route: None,
+        pageview_no: 0,
+        vital_old: None,
+        vital_new: None,
     }
 }
 
@@ -188,9 +192,16 @@ fn completed<'a>(goals: &'a [(String, Matcher)], kind: &str, path: &str, name: O
     goals.iter().filter(|(_, m)| m.matches(kind, path, name)).map(|(id, _)| id.as_str()).collect()
 }
 
-/// The existing affiliate a session's landing `ref` names, lowercased (rule SES-15).
-fn affiliate_of(conn: &mut AnyConnection, site_id: &str, url: &url::Url) -> Result<Option<String>> {
-    let Some(slug) = urls::params(url).referral else { return Ok(None) };
+/// The existing affiliate a session's landing `ref` (or an imported line's
+/// `affiliate`) names, lowercased (rule SES-15).
+fn affiliate_of(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    url: &url::Url,
+    origin: Option<&LineOrigin>,
+) -> Result<Option<String>> {
+    let named = origin.and_then(|o| o.affiliate.clone()).or_else(|| urls::params(url).referral);
+    let Some(slug) = named else { return Ok(None) };
     Ok(defs_store::affiliate_by_slug(conn, site_id, &slug.to_lowercase())?.map(|a| a.id))
 }
 
@@ -350,8 +361,9 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 let Some(s) = s else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
                 if fresh {
-                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url)?;
+                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url, origin.as_deref())?;
                 }
+                let prev_route = site_map::previous_route(s, &v.route_patterns);
                 s.pageviews += 1;
                 s.last_at = t;
                 s.end_at = s.end_at.max(t);
@@ -360,6 +372,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 o.new_session = i64::from(fresh);
                 o.d_bounces = bounce(s) - b0;
                 o.d_duration = duration(s) - d0;
+                site_map::mark(&mut o, prev_route, s.pageviews);
                 outbox_rows.push(o);
                 let event_id = ids::time_ordered("e_", t)?;
                 note_hits(completed(&goals, "pageview", &path, None), s, t, &event_id, &mut outbox_rows, &mut hits);
@@ -405,7 +418,7 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                 let Some(s) = sessions.touched.get_mut(&session).map(|x| &mut x.row) else { continue };
                 let (b0, d0, fresh) = (bounce(s), duration(s), s.pageviews + s.events == 0);
                 if fresh {
-                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url)?;
+                    s.affiliate_id = affiliate_of(conn, &v.site_id, &url, origin.as_deref())?;
                 }
                 s.events += 1;
                 s.last_at = t;
@@ -457,7 +470,9 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
                         &mut stored[i]
                     }
                 };
+                let before = row.clone();
                 merge_vitals(row, &vitals);
+                outbox_rows.extend(vitals_rollup::changes(&before, row));
                 out.accepted += 1;
                 out.session_id = Some(row.session_id.clone());
             }

@@ -152,6 +152,8 @@ pub struct LineOrigin {
     pub country: Option<String>,
     pub region: Option<String>,
     pub language: Option<String>,
+    /// An affiliate's slug: tags the session it opens when one exists (§4.4).
+    pub affiliate: Option<String>,
 }
 
 /// One event that passed its checks.

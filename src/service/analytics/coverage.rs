@@ -3,8 +3,8 @@
 //! taken for "no visits". No event, visitor or session id is answered.
 //!
 //! `purgedBefore` of a class is the cutoff of its latest completed retention
-//! run (`siteMap` follows `aggregates`). The site map's rollups are not
-//! written yet: its class is `unavailable` until they are.
+//! run (`siteMap` follows `aggregates`); the site map's class is collected
+//! from its `coverageFrom`.
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -45,8 +45,9 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
     validate::range(a.from, a.to, 366)?;
     let now = a.now.unwrap_or(server_now);
     validate::time("now", now)?;
-    sites::require(conn, &a.site_id)?;
+    let site = sites::require(conn, &a.site_id)?;
     let since = store::tracking_since(conn, &a.site_id)?;
+    let map_from = super::site_map::coverage_from(conn, &a.site_id, site.created_at)?;
     let purged = super::retention::purged_before(conn, &a.site_id)?;
     let purged_of = |c: &str| purged.iter().find(|(k, _)| k == c).and_then(|(_, p)| *p);
     let aggregates_from = purged_of("aggregates");
@@ -70,7 +71,7 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
             "sessions": detail("sessions"),
             "events": detail("events"),
             "conversions": detail("conversions"),
-            "siteMap": class(a.from, a.to, now, None, aggregates_from),
+            "siteMap": class(a.from, a.to, now, Some(map_from), aggregates_from),
         },
     }))
 }

@@ -161,6 +161,7 @@ fn check_line(number: usize, v: &Value, site: &sites::Site, now: i64) -> std::re
         ] {
             *slot = bounded(o, field, 100)?;
         }
+        origin.affiliate = bounded(o, "affiliate", 64)?;
     }
     let referrer = text(o, "referrer")?.map(str::to_string);
     if referrer.as_deref().is_some_and(|r| urls::referrer_host(r).is_none()) {
@@ -270,6 +271,11 @@ fn run(
         return Ok(answer);
     }
     let mut answer = ImportAnswer { import_id: import_id.to_string(), created: true, accepted: 0, bot: 0, sessions: 0 };
+    // The earliest imported pageview lowers the site map's `coverageFrom` (§5.5).
+    let pageviews = lines.iter().filter(|l| !l.bot && matches!(l.event, Incoming::Pageview { .. }));
+    if let Some(earliest) = pageviews.map(|l| l.occurred_at).min() {
+        crate::store::analytics::site_map::note_imported(conn, site_id, earliest)?;
+    }
     let mut by_visitor: BTreeMap<String, Vec<Line>> = BTreeMap::new();
     for line in lines {
         if line.bot {

@@ -33,6 +33,9 @@ fn tables(class: &str) -> &'static [(&'static str, &'static str)] {
             ("web_visitor_sets", "bucket"),
             ("web_goal_counters", "bucket"),
             ("web_affiliate_days", "day"),
+            ("web_map_routes", "day"),
+            ("web_map_transitions", "day"),
+            ("web_vital_digests", "day"),
             // A tracked link's daily counters; its all-time totals stay (rule RET-08).
             ("web_link_days", "day"),
         ],

@@ -186,6 +186,8 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
         let add = conversion_store::AffiliateDay { sessions: *sessions, ..Default::default() };
         conversion_store::add_affiliate_day(conn, site, *day, affiliate, &add).map_err(db)?;
     }
+    super::site_map::apply(conn, &rows)?;
+    super::vitals::apply(conn, &rows, &sessions)?;
     let ids: Vec<i64> = rows.iter().map(|o| o.id).collect();
     for chunk in ids.chunks(500) {
         store::delete_outbox(conn, chunk).map_err(db)?;

@@ -184,14 +184,19 @@ pub fn update(conn: &mut AnyConnection, now: i64, site_id: &str, input: UpdateSi
     if let Some(d) = input.domains {
         row.domains = serde_json::to_string(&d).map_err(Error::internal)?;
     }
-    if let Some(p) = input.route_patterns {
-        row.route_patterns = serde_json::to_string(&p).map_err(Error::internal)?;
+    let old_patterns: Vec<String> = serde_json::from_str(&row.route_patterns).unwrap_or_default();
+    if let Some(p) = &input.route_patterns {
+        row.route_patterns = serde_json::to_string(p).map_err(Error::internal)?;
     }
     if let Some(c) = input.cookieless {
         row.cookieless = c;
     }
     row.updated_at = now;
     store::update(conn, &row)?;
+    // A new list regroups the stored routes in the background (ANALYTICS.md §5.8).
+    if let Some(p) = &input.route_patterns {
+        crate::service::analytics::regroup::schedule(conn, site_id, &old_patterns, p, now)?;
+    }
     Ok(row.into())
 }
 

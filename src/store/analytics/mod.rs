@@ -7,8 +7,11 @@ pub mod definitions;
 pub mod funnels;
 pub mod goals;
 pub mod links;
+pub mod regroup;
 pub mod retention;
 pub mod rollups;
+pub mod site_map;
+pub mod vitals;
 
 use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
 use diesel::{QueryResult, QueryableByName};
@@ -384,10 +387,21 @@ pub struct OutboxRow {
     /// Those of `goals` its session completed for the first time.
     #[diesel(sql_type = Nullable<Text>)]
     pub new_goals: Option<String>,
+    /// Site map (a pageview): the route of the session's previous pageview, and
+    /// this pageview's number in its session (0 on rows from before the map).
+    #[diesel(sql_type = Nullable<Text>)]
+    pub prev_route: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub pageview_no: i64,
+    /// Vitals (kind `vital`, the metric in `name`): the pageview's value before and after.
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub vital_old: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub vital_new: Option<i64>,
 }
 
 const OUTBOX_COLUMNS: &str = "site_id, visitor_id, session_id, kind, at, session_start, route, name, new_session, \
-    d_bounces, d_duration, d_engaged_sum, d_engaged_count, goals, new_goals";
+    d_bounces, d_duration, d_engaged_sum, d_engaged_count, goals, new_goals, prev_route, pageview_no, vital_old, vital_new";
 
 pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
     if rows.is_empty() {
@@ -396,7 +410,7 @@ pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResul
     let mut q = RawQuery::prepared(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
     for (i, r) in rows.iter().enumerate() {
         q.push(if i == 0 { "" } else { ", " });
-        q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         q.text(&r.site_id)
             .text(&r.visitor_id)
             .text(&r.session_id)
@@ -411,7 +425,11 @@ pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResul
             .int(r.d_engaged_sum)
             .int(r.d_engaged_count)
             .opt_text(r.goals.clone())
-            .opt_text(r.new_goals.clone());
+            .opt_text(r.new_goals.clone())
+            .opt_text(r.prev_route.clone())
+            .int(r.pageview_no)
+            .opt_int(r.vital_old)
+            .opt_int(r.vital_new);
     }
     q.execute(conn)
 }

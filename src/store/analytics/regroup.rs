@@ -1,0 +1,367 @@
+//! Route regrouping's rows (ANALYTICS.md §5.8): the job per site, the pattern
+//! texts a site has listed (grouped routes, never moved again), and the
+//! bounded reads and moves of each step.
+
+use diesel::sql_types::{BigInt, Binary, Nullable, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct JobRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub patterns: String,
+    #[diesel(sql_type = BigInt)]
+    pub phase: i64,
+    #[diesel(sql_type = Text)]
+    pub cursor: String,
+}
+
+/// Starts (or restarts, with the newer list) a site's job.
+pub fn schedule(conn: &mut AnyConnection, site_id: &str, patterns: &str, now: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "INSERT INTO web_regroup_jobs (site_id, patterns, phase, cursor, started_at) VALUES (?, ?, 0, '', ?) \
+         ON CONFLICT (site_id) DO UPDATE SET patterns = excluded.patterns, phase = 0, cursor = '', \
+         started_at = excluded.started_at",
+    );
+    q.text(site_id).text(patterns).int(now);
+    q.execute(conn)
+}
+
+pub fn add_groups(conn: &mut AnyConnection, site_id: &str, routes: &[String]) -> QueryResult<()> {
+    for r in routes {
+        let mut q = RawQuery::new("INSERT INTO web_route_groups (site_id, route) VALUES (?, ?) ON CONFLICT DO NOTHING");
+        q.text(site_id).text(r.as_str());
+        q.execute(conn)?;
+    }
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+struct RouteRow {
+    #[diesel(sql_type = Text)]
+    route: String,
+}
+
+pub fn groups(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<String>> {
+    let mut q = RawQuery::new("SELECT route FROM web_route_groups WHERE site_id = ?");
+    q.text(site_id);
+    Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
+}
+
+/// The oldest job, locked and skipped by other processes on PostgreSQL.
+pub fn next_job(conn: &mut AnyConnection) -> QueryResult<Option<JobRow>> {
+    let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE SKIP LOCKED" };
+    let q = RawQuery::new(format!(
+        "SELECT site_id, patterns, phase, cursor FROM web_regroup_jobs ORDER BY started_at, site_id LIMIT 1{lock}"
+    ));
+    Ok(q.load::<JobRow>(conn)?.into_iter().next())
+}
+
+pub fn set_position(conn: &mut AnyConnection, site_id: &str, phase: i64, cursor: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("UPDATE web_regroup_jobs SET phase = ?, cursor = ? WHERE site_id = ?");
+    q.int(phase).text(cursor).text(site_id);
+    q.execute(conn)
+}
+
+pub fn finish(conn: &mut AnyConnection, site_id: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_regroup_jobs WHERE site_id = ?");
+    q.text(site_id);
+    q.execute(conn)
+}
+
+/// Whether a site's job is still running.
+pub fn active(conn: &mut AnyConnection, site_id: &str) -> QueryResult<bool> {
+    let mut q = RawQuery::new("SELECT site_id AS route FROM web_regroup_jobs WHERE site_id = ?");
+    q.text(site_id);
+    Ok(!q.load::<RouteRow>(conn)?.is_empty())
+}
+
+// ---------------------------------------------------------------- rows with a raw path beside their route
+
+/// A table whose rows keep the raw path beside the route, scanned per site in
+/// the order of an index that starts with the site (`time`, then `key`, when
+/// the table has a time column).
+pub struct PathTable {
+    pub table: &'static str,
+    pub key: &'static str,
+    pub time: Option<&'static str>,
+    pub path: &'static str,
+    pub route: &'static str,
+}
+
+pub const EVENTS: PathTable =
+    PathTable { table: "web_events", key: "id", time: Some("occurred_at"), path: "path", route: "route" };
+pub const SESSIONS: PathTable =
+    PathTable { table: "web_sessions", key: "id", time: Some("started_at"), path: "entry_path", route: "entry_route" };
+pub const VISITORS: PathTable =
+    PathTable { table: "web_visitors", key: "visitor_id", time: None, path: "current_path", route: "current_route" };
+
+#[derive(Debug, QueryableByName)]
+pub struct PathRow {
+    #[diesel(sql_type = BigInt)]
+    pub t: i64,
+    #[diesel(sql_type = Text)]
+    pub key: String,
+    #[diesel(sql_type = Text)]
+    pub path: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+}
+
+/// The next `limit` rows of a site after the position `(t, key)`.
+pub fn path_rows(
+    conn: &mut AnyConnection,
+    t: &PathTable,
+    site_id: &str,
+    after: (i64, &str),
+    limit: usize,
+) -> QueryResult<Vec<PathRow>> {
+    let (k, p, r, tb) = (t.key, t.path, t.route, t.table);
+    let c = super::byte_order(conn);
+    let mut q = match t.time {
+        Some(time) => {
+            let mut q = RawQuery::new(format!(
+                "SELECT {time} AS t, {k} AS key, {p} AS path, {r} AS route FROM {tb} WHERE site_id = ? \
+                 AND ({time} > ? OR ({time} = ? AND {k}{c} > ?)) ORDER BY {time}, {k}{c} LIMIT ?"
+            ));
+            q.text(site_id).int(after.0).int(after.0).text(after.1);
+            q
+        }
+        None => {
+            let mut q = RawQuery::new(format!(
+                "SELECT CAST(0 AS BIGINT) AS t, {k} AS key, {p} AS path, {r} AS route FROM {tb} WHERE site_id = ? AND {k}{c} > ? \
+                 ORDER BY {k}{c} LIMIT ?"
+            ));
+            q.text(site_id).text(after.1);
+            q
+        }
+    };
+    q.int(limit as i64);
+    q.load(conn)
+}
+
+pub fn set_route(conn: &mut AnyConnection, t: &PathTable, site_id: &str, key: &str, route: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new(format!("UPDATE {} SET {} = ? WHERE site_id = ? AND {} = ?", t.table, t.route, t.key));
+    q.text(route).text(site_id).text(key);
+    q.execute(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct OutboxRoute {
+    #[diesel(sql_type = BigInt)]
+    pub id: i64,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub prev_route: Option<String>,
+}
+
+pub fn outbox_rows(conn: &mut AnyConnection, site_id: &str, after: i64, limit: usize) -> QueryResult<Vec<OutboxRoute>> {
+    let mut q =
+        RawQuery::new("SELECT id, route, prev_route FROM web_outbox WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?");
+    q.text(site_id).int(after).int(limit as i64);
+    q.load(conn)
+}
+
+pub fn set_outbox_routes(conn: &mut AnyConnection, id: i64, route: &str, prev: Option<&str>) -> QueryResult<usize> {
+    let mut q = RawQuery::new("UPDATE web_outbox SET route = ?, prev_route = ? WHERE id = ?");
+    q.text(route).opt_text(prev).int(id);
+    q.execute(conn)
+}
+
+// ---------------------------------------------------------------- rollup rows keyed by route
+
+/// The distinct routes of a site in a rollup (`sql` selects one `route` column).
+pub fn distinct_routes(conn: &mut AnyConnection, sql: &str, site_id: &str) -> QueryResult<Vec<String>> {
+    let mut q = RawQuery::new(sql);
+    q.text(site_id);
+    Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
+}
+
+pub const BREAKDOWN_ROUTES: &str =
+    "SELECT DISTINCT key AS route FROM web_breakdowns WHERE site_id = ? AND dim IN ('page', 'entry')";
+pub const SET_ROUTES: &str = "SELECT DISTINCT key AS route FROM web_visitor_sets WHERE site_id = ? AND dim = 'page'";
+pub const MAP_ROUTES: &str = "SELECT DISTINCT route FROM web_map_routes WHERE site_id = ?";
+pub const TRANSITION_ROUTES: &str = "SELECT from_route AS route FROM web_map_transitions WHERE site_id = ? \
+    UNION SELECT to_route AS route FROM web_map_transitions WHERE site_id = ?";
+pub const DIGEST_ROUTES: &str = "SELECT DISTINCT route FROM web_vital_digests WHERE site_id = ?";
+
+/// The distinct `from` and `to` routes of a site's transitions.
+pub fn transition_routes(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<String>> {
+    let mut q = RawQuery::new(TRANSITION_ROUTES);
+    q.text(site_id).text(site_id);
+    Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct BreakdownRow {
+    #[diesel(sql_type = Text)]
+    pub tier: String,
+    #[diesel(sql_type = BigInt)]
+    pub bucket: i64,
+    #[diesel(sql_type = Text)]
+    pub dim: String,
+    #[diesel(sql_type = Text)]
+    pub key: String,
+    #[diesel(sql_type = BigInt)]
+    pub count: i64,
+}
+
+pub fn breakdowns(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    keys: &[String],
+    limit: usize,
+) -> QueryResult<Vec<BreakdownRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT tier, bucket, dim, key, count FROM web_breakdowns WHERE site_id = ? AND dim IN ('page', 'entry') \
+         AND key IN {} LIMIT ?",
+        placeholders(keys.len())
+    ));
+    q.text(site_id).texts(keys).int(limit as i64);
+    q.load(conn)
+}
+
+pub fn delete_breakdown(conn: &mut AnyConnection, site_id: &str, r: &BreakdownRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "DELETE FROM web_breakdowns WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = ? AND key = ?",
+    );
+    q.text(site_id).text(r.tier.as_str()).int(r.bucket).text(r.dim.as_str()).text(r.key.as_str());
+    q.execute(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct SetRow {
+    #[diesel(sql_type = Text)]
+    pub tier: String,
+    #[diesel(sql_type = BigInt)]
+    pub bucket: i64,
+    #[diesel(sql_type = Text)]
+    pub key: String,
+    #[diesel(sql_type = Binary)]
+    pub bits: Vec<u8>,
+}
+
+pub fn sets(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<SetRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT tier, bucket, key, bits FROM web_visitor_sets WHERE site_id = ? AND dim = 'page' AND key IN {} LIMIT ?",
+        placeholders(keys.len())
+    ));
+    q.text(site_id).texts(keys).int(limit as i64);
+    q.load(conn)
+}
+
+pub fn delete_set(conn: &mut AnyConnection, site_id: &str, r: &SetRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "DELETE FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = 'page' AND key = ?",
+    );
+    q.text(site_id).text(r.tier.as_str()).int(r.bucket).text(r.key.as_str());
+    q.execute(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct MapRouteRow {
+    #[diesel(sql_type = BigInt)]
+    pub day: i64,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = BigInt)]
+    pub views: i64,
+    #[diesel(sql_type = BigInt)]
+    pub entries: i64,
+    #[diesel(sql_type = BigInt)]
+    pub continuations: i64,
+}
+
+pub fn map_routes(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    keys: &[String],
+    limit: usize,
+) -> QueryResult<Vec<MapRouteRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT day, route, views, entries, continuations FROM web_map_routes WHERE site_id = ? AND route IN {} LIMIT ?",
+        placeholders(keys.len())
+    ));
+    q.text(site_id).texts(keys).int(limit as i64);
+    q.load(conn)
+}
+
+pub fn delete_map_route(conn: &mut AnyConnection, site_id: &str, day: i64, route: &str) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_map_routes WHERE site_id = ? AND day = ? AND route = ?");
+    q.text(site_id).int(day).text(route);
+    q.execute(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct TransitionRow {
+    #[diesel(sql_type = BigInt)]
+    pub day: i64,
+    #[diesel(sql_type = Text)]
+    pub from_route: String,
+    #[diesel(sql_type = Text)]
+    pub to_route: String,
+    #[diesel(sql_type = BigInt)]
+    pub count: i64,
+}
+
+pub fn transitions(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    keys: &[String],
+    limit: usize,
+) -> QueryResult<Vec<TransitionRow>> {
+    let list = placeholders(keys.len());
+    let mut q = RawQuery::new(format!(
+        "SELECT day, from_route, to_route, count FROM web_map_transitions WHERE site_id = ? \
+         AND (from_route IN {list} OR to_route IN {list}) LIMIT ?"
+    ));
+    q.text(site_id).texts(keys).texts(keys).int(limit as i64);
+    q.load(conn)
+}
+
+pub fn delete_transition(conn: &mut AnyConnection, site_id: &str, r: &TransitionRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "DELETE FROM web_map_transitions WHERE site_id = ? AND day = ? AND from_route = ? AND to_route = ?",
+    );
+    q.text(site_id).int(r.day).text(r.from_route.as_str()).text(r.to_route.as_str());
+    q.execute(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct DigestRow {
+    #[diesel(sql_type = BigInt)]
+    pub day: i64,
+    #[diesel(sql_type = Text)]
+    pub metric: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = Text)]
+    pub device: String,
+    #[diesel(sql_type = BigInt)]
+    pub value: i64,
+    #[diesel(sql_type = BigInt)]
+    pub count: i64,
+}
+
+pub fn digests(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<DigestRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT day, metric, route, device, value, count FROM web_vital_digests WHERE site_id = ? AND route IN {} LIMIT ?",
+        placeholders(keys.len())
+    ));
+    q.text(site_id).texts(keys).int(limit as i64);
+    q.load(conn)
+}
+
+pub fn delete_digest(conn: &mut AnyConnection, site_id: &str, r: &DigestRow) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "DELETE FROM web_vital_digests WHERE site_id = ? AND day = ? AND metric = ? AND route = ? AND device = ? \
+         AND value = ?",
+    );
+    q.text(site_id).int(r.day).text(r.metric.as_str()).text(r.route.as_str()).text(r.device.as_str()).int(r.value);
+    q.execute(conn)
+}

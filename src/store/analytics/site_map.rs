@@ -1,0 +1,125 @@
+//! The site map's rollups (ANALYTICS.md §2 "Site map"): per (site, UTC day,
+//! route) views, entries and entry continuations; per (site, UTC day, from
+//! route, to route) transitions; the earliest imported pageview per site and
+//! the time of the upgrade that added the map (its `coverageFrom`).
+
+use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::RawQuery;
+
+/// Additions to one (site, day, route) row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RouteCounts {
+    pub views: i64,
+    pub entries: i64,
+    pub continuations: i64,
+}
+
+pub fn add_route(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    day: i64,
+    route: &str,
+    c: &RouteCounts,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_map_routes (site_id, day, route, views, entries, continuations) VALUES (?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, day, route) DO UPDATE SET views = web_map_routes.views + excluded.views, \
+         entries = web_map_routes.entries + excluded.entries, \
+         continuations = web_map_routes.continuations + excluded.continuations",
+    );
+    q.text(site_id).int(day).text(route).int(c.views).int(c.entries).int(c.continuations);
+    q.execute(conn)
+}
+
+pub fn add_transition(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    day: i64,
+    from: &str,
+    to: &str,
+    count: i64,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_map_transitions (site_id, day, from_route, to_route, count) VALUES (?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, day, from_route, to_route) DO UPDATE SET count = web_map_transitions.count + excluded.count",
+    );
+    q.text(site_id).int(day).text(from).text(to).int(count);
+    q.execute(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct RouteRow {
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = BigInt)]
+    pub views: i64,
+    #[diesel(sql_type = BigInt)]
+    pub entries: i64,
+    #[diesel(sql_type = BigInt)]
+    pub continuations: i64,
+}
+
+/// A site's route counts over days `[from, to]`, summed per route.
+pub fn routes(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<RouteRow>> {
+    let mut q = RawQuery::prepared(
+        "SELECT route, CAST(SUM(views) AS BIGINT) AS views, CAST(SUM(entries) AS BIGINT) AS entries, \
+         CAST(SUM(continuations) AS BIGINT) AS continuations FROM web_map_routes \
+         WHERE site_id = ? AND day >= ? AND day <= ? GROUP BY route",
+    );
+    q.text(site_id).int(from).int(to);
+    q.load(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct TransitionRow {
+    #[diesel(sql_type = Text)]
+    pub from_route: String,
+    #[diesel(sql_type = Text)]
+    pub to_route: String,
+    #[diesel(sql_type = BigInt)]
+    pub count: i64,
+}
+
+/// A site's transitions over days `[from, to]`, summed per pair.
+pub fn transitions(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<TransitionRow>> {
+    let mut q = RawQuery::prepared(
+        "SELECT from_route, to_route, CAST(SUM(count) AS BIGINT) AS count FROM web_map_transitions \
+         WHERE site_id = ? AND day >= ? AND day <= ? GROUP BY from_route, to_route",
+    );
+    q.text(site_id).int(from).int(to);
+    q.load(conn)
+}
+
+/// Notes an imported pageview's time: the earliest one lowers `coverageFrom`.
+pub fn note_imported(conn: &mut AnyConnection, site_id: &str, at: i64) -> QueryResult<usize> {
+    let least = if conn.is_sqlite() { "MIN" } else { "LEAST" };
+    let mut q = RawQuery::new(format!(
+        "INSERT INTO web_map_imported (site_id, earliest) VALUES (?, ?) ON CONFLICT (site_id) \
+         DO UPDATE SET earliest = {least}(web_map_imported.earliest, excluded.earliest)"
+    ));
+    q.text(site_id).int(at);
+    q.execute(conn)
+}
+
+#[derive(QueryableByName)]
+struct Time {
+    #[diesel(sql_type = Nullable<BigInt>)]
+    t: Option<i64>,
+}
+
+/// The earliest imported pageview of a site, if any.
+pub fn imported_since(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<i64>> {
+    let mut q = RawQuery::new("SELECT earliest AS t FROM web_map_imported WHERE site_id = ?");
+    q.text(site_id);
+    Ok(q.load::<Time>(conn)?.into_iter().next().and_then(|r| r.t))
+}
+
+/// When the upgrade named `name` ran (its migration's time).
+pub fn upgraded_at(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<i64>> {
+    let mut q = RawQuery::new("SELECT at AS t FROM web_upgrades WHERE name = ?");
+    q.text(name);
+    Ok(q.load::<Time>(conn)?.into_iter().next().and_then(|r| r.t))
+}

@@ -1,0 +1,66 @@
+//! Vitals digests (ANALYTICS.md §2 "Vitals digests"): per (site, UTC day,
+//! metric, route, device) a sparse value → count map, one row per value
+//! (integer ms; CLS × 10⁴), so a p75 over any range of days is exact. The
+//! device '' is the unknown device.
+
+use diesel::sql_types::{BigInt, Text};
+use diesel::{QueryResult, QueryableByName};
+
+use crate::db::AnyConnection;
+use crate::db::sql::RawQuery;
+
+/// One digest cell's key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Cell {
+    pub site_id: String,
+    pub day: i64,
+    pub metric: String,
+    pub route: String,
+    pub device: String,
+    pub value: i64,
+}
+
+/// Adds `delta` samples (negative: a value a later vitals event replaced);
+/// a cell that reaches zero goes.
+pub fn add(conn: &mut AnyConnection, c: &Cell, delta: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "INSERT INTO web_vital_digests (site_id, day, metric, route, device, value, count) VALUES (?, ?, ?, ?, ?, ?, ?) \
+         ON CONFLICT (site_id, day, metric, route, device, value) \
+         DO UPDATE SET count = web_vital_digests.count + excluded.count",
+    );
+    q.text(&c.site_id).int(c.day).text(&c.metric).text(&c.route).text(&c.device).int(c.value).int(delta);
+    let n = q.execute(conn)?;
+    if delta < 0 {
+        let mut q = RawQuery::prepared(
+            "DELETE FROM web_vital_digests WHERE site_id = ? AND day = ? AND metric = ? AND route = ? AND device = ? \
+             AND value = ? AND count <= 0",
+        );
+        q.text(&c.site_id).int(c.day).text(&c.metric).text(&c.route).text(&c.device).int(c.value);
+        q.execute(conn)?;
+    }
+    Ok(n)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct DigestRow {
+    #[diesel(sql_type = Text)]
+    pub metric: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = Text)]
+    pub device: String,
+    #[diesel(sql_type = BigInt)]
+    pub value: i64,
+    #[diesel(sql_type = BigInt)]
+    pub count: i64,
+}
+
+/// A site's digests over days `[from, to]`, the days merged.
+pub fn digests(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<DigestRow>> {
+    let mut q = RawQuery::prepared(
+        "SELECT metric, route, device, value, CAST(SUM(count) AS BIGINT) AS count FROM web_vital_digests \
+         WHERE site_id = ? AND day >= ? AND day <= ? GROUP BY metric, route, device, value HAVING SUM(count) > 0",
+    );
+    q.text(site_id).int(from).int(to);
+    q.load(conn)
+}
