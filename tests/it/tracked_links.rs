@@ -125,6 +125,14 @@ backend_test!(links_are_created_and_listed_newest_first, links_builder, |fed| {
             "updatedAt": T0 + 1_000, "clicks": {"total": 0, "last30d": 0}, "botHits": {"total": 0, "last30d": 0}})
     );
     assert_eq!(rows[2]["campaign"], "natal");
+    // The same functions on the host API (host key, every site, configure).
+    let by_host = fed.app.post("/v1/analytics/createTrackedLink", new_link("host", "https://loja.example.com/")).await;
+    let by_host = by_host.ok().as_str().expect("a JSON string").to_string();
+    let host_list = fed.app.post("/v1/analytics/listTrackedLinks", json!({"siteId": "loja", "now": T0})).await.ok();
+    assert_eq!(host_list[0]["linkId"], json!(by_host));
+    let removed =
+        fed.app.post("/v1/analytics/deleteTrackedLink", json!({"siteId": "loja", "linkId": by_host})).await.ok();
+    assert_eq!(removed, json!({"removed": true}));
     // Another site lists its own links only.
     let other = fed.both(Some(&reader), "listTrackedLinks", json!({"siteId": "outra", "now": T0})).await;
     assert_eq!(other, Ok(json!([])));
@@ -461,6 +469,7 @@ backend_test!(tracked_links_off_hide_the_functions_and_the_redirect, links_off_b
     ] {
         Fed::expect_err(fed.both(Some(&conf), name, args).await, 400, "FEDERATION_INVALID_SCOPE");
     }
+    fed.app.post("/v1/analytics/listTrackedLinks", json!({"siteId": "loja", "now": T0})).await.err(404, "NOT_FOUND");
     // A link stored while the capability was on answers 404 now.
     let args: rastrod::service::analytics::links::CreateArgs =
         serde_json::from_value(new_link("bio", "https://loja.example.com/")).unwrap();
