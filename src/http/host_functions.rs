@@ -18,7 +18,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 }
 
 /// The sites the arguments name (`siteId` or `siteIds`): the host may name any.
-fn named_sites(args: &Value) -> Vec<String> {
+pub fn named_sites(args: &Value) -> Vec<String> {
     let one = args.get("siteId").and_then(Value::as_str).map(str::to_string);
     let many = args
         .get("siteIds")

@@ -17,6 +17,7 @@ mod federation;
 mod federation_convex;
 mod federation_jwt;
 mod funnels;
+mod goals_browser;
 mod graph_client;
 mod hardening;
 mod leads;

@@ -6,6 +6,7 @@
 pub mod analytics;
 pub mod assets;
 pub mod auth;
+pub mod functions;
 pub mod links;
 pub mod reads;
 pub mod session;
@@ -33,6 +34,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/analytics/live", web::post().to(analytics::live))
                 .route("/analytics/site-map", web::post().to(analytics::site_map))
                 .route("/analytics/vitals", web::post().to(analytics::vitals))
+                .route("/fn/{name}", web::post().to(functions::call))
                 .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(reads::lead_journey))
                 .route("/meta/connection", web::get().to(reads::meta_connection))
                 .route("/meta/connection", web::put().to(writes::set_connection))

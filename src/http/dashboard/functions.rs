@@ -1,0 +1,38 @@
+//! The web-analytics functions for the dashboard's screens (goals, funnels,
+//! revenue, affiliates, retention): `POST /dashboard/api/fn/{name}` runs the
+//! federated function of that name for a signed-in operator over the sites it
+//! names. Queries need a session; configure functions and every write need
+//! an operator allowed to configure and the CSRF token (as every dashboard write).
+
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde_json::Value;
+
+use super::session::{may_write, signed_in};
+use crate::error::{Error, Result};
+use crate::federation::{Caller, Function, Kind, Need, functions};
+use crate::http::host_functions::named_sites;
+use crate::state::AppState;
+
+pub async fn call(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: crate::http::json::Json<Value>,
+) -> Result<HttpResponse> {
+    let function = Function::parse(&path)
+        .filter(|f| f.is_web_analytics() && st.federation.serves(f.spec().capability))
+        .ok_or_else(|| Error::not_found("no such web-analytics function"))?;
+    let spec = function.spec();
+    let session =
+        if spec.need == Need::Configure || spec.kind != Kind::Query { may_write(&req)? } else { signed_in(&req)? };
+    let args = body.into_inner();
+    let caller = Caller {
+        connection_id: "dashboard".into(),
+        owner: session.operator.owner_key.clone(),
+        public: false,
+        sites: named_sites(&args),
+        permissions: vec!["analytics:read", "analytics:configure"],
+    };
+    let reply = functions::run(&st, Some(&caller), function, args).await?;
+    Ok(HttpResponse::Ok().json(reply.value()))
+}
