@@ -98,7 +98,7 @@ settings! {
     data_dir: PathBuf = "storage.data_dir", "RASTRO_DATA_DIR", "./data", parse_path,
         "thumbnails and other files";
     secrets_key: Option<Secret> = "secrets.key", "RASTRO_SECRETS_KEY", "", parse_secrets_key,
-        "32 random bytes, base64 (rastrod keygen); without it connecting Meta is SECRETS_KEY_MISSING";
+        "32 random bytes, base64 (rastrod keygen); without it connecting Meta and identify are SECRETS_KEY_MISSING";
     meta_fake: bool = "meta.fake", "RASTRO_META_FAKE", "false", parse_bool,
         "true serves the fake Graph API (demos and tests only, never for a customer)";
     meta_graph_url: String = "meta.graph_url", "RASTRO_META_GRAPH_URL", "https://graph.facebook.com", parse_graph_url,

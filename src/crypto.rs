@@ -6,6 +6,10 @@
 //! another row does not open. The key id (8 hex chars of SHA-256 of the key)
 //! tells a rotated key apart from tampering: a new key cannot read the tokens
 //! sealed under the old one, and the status says so.
+//!
+//! Identify (ANALYTICS.md §4.3) keys its HMAC of external ids with a separate
+//! key derived from the same secret: HKDF-SHA256, empty salt, info
+//! `"rastro identify v1"`.
 
 use aes_gcm::aead::{Aead, KeyInit, Payload};
 use aes_gcm::{Aes256Gcm, Nonce};
@@ -50,6 +54,17 @@ pub enum CryptoError {
 pub struct SecretsKey {
     cipher: Aes256Gcm,
     id: String,
+    identity: [u8; 32],
+}
+
+/// HKDF's info for the identity key (rule PPL-04).
+pub const IDENTIFY_INFO: &[u8] = b"rastro identify v1";
+
+/// HKDF-SHA256 (empty salt) of `ikm` with `info`, 32 bytes.
+pub fn derive_key(ikm: &[u8], info: &[u8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    hkdf::Hkdf::<Sha256>::new(None, ikm).expand(info, &mut out).expect("32 bytes is a valid HKDF-SHA256 length");
+    out
 }
 
 impl std::fmt::Debug for SecretsKey {
@@ -67,12 +82,24 @@ impl SecretsKey {
         let cipher = Aes256Gcm::new_from_slice(&bytes).map_err(|_| CryptoError::BadKey)?;
         let digest = Sha256::digest(&bytes);
         let id = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-        Ok(SecretsKey { cipher, id })
+        let identity = derive_key(&bytes, IDENTIFY_INFO);
+        Ok(SecretsKey { cipher, id, identity })
     }
 
     /// The key's public fingerprint, stored beside each seal.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// HMAC-SHA256 of `ownerId ‖ 0x00 ‖ externalId` under the identity key,
+    /// hex: all identify ever stores of an external id (rule PPL-04).
+    pub fn identity_hash(&self, owner_id: &str, external_id: &str) -> String {
+        use hmac::{Hmac, KeyInit, Mac};
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.identity).expect("HMAC takes any key length");
+        mac.update(owner_id.as_bytes());
+        mac.update(&[0]);
+        mac.update(external_id.as_bytes());
+        mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
     }
 
     pub fn seal(&self, token: &Secret, who: Identity<'_>) -> crate::error::Result<String> {
@@ -147,6 +174,25 @@ mod tests {
         let (old, new) = (key(), key());
         let sealed = old.seal(&Secret::new(CANARY), Identity::Pixel("site-1")).unwrap();
         assert_eq!(new.open(&sealed, Identity::Pixel("site-1")).unwrap_err(), CryptoError::KeyMismatch);
+    }
+
+    // rule: PPL-04
+    #[test]
+    fn the_identity_key_is_hkdf_of_the_secret_and_hashes_by_owner() {
+        // RFC 5869 test case 3 (SHA-256, empty salt and info).
+        let okm = derive_key(&[0x0b; 22], b"");
+        let want = "8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d";
+        assert_eq!(okm.iter().map(|b| format!("{b:02x}")).collect::<String>(), want);
+        let raw = [9u8; 32];
+        let k = SecretsKey::from_base64(&Secret::new(STANDARD.encode(raw))).unwrap();
+        let hash = k.identity_hash("o1", "user-42");
+        use hmac::{Hmac, KeyInit, Mac};
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&derive_key(&raw, IDENTIFY_INFO)).unwrap();
+        mac.update(b"o1\0user-42");
+        let want: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hash, want);
+        assert_ne!(hash, k.identity_hash("o2", "user-42"));
+        assert!(!hash.contains("user-42") && !format!("{k:?}").contains(&hash[..8]));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use crate::service::analytics::definitions::{
     self as analytics_definitions, UpsertAffiliate, UpsertFunnel, UpsertGoal,
 };
 use crate::service::analytics::links as tracked_links;
+use crate::service::analytics::people as analytics_people;
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
 use crate::service::analytics::{
@@ -128,6 +129,8 @@ pub enum Function {
     DisableRetentionPolicy,
     VitalsReport,
     SiteMap,
+    GetVisitorProfile,
+    ListPeople,
     ListTrackedLinks,
     CreateTrackedLink,
     UpdateTrackedLink,
@@ -204,6 +207,8 @@ impl Function {
         Function::DisableRetentionPolicy,
         Function::VitalsReport,
         Function::SiteMap,
+        Function::GetVisitorProfile,
+        Function::ListPeople,
         Function::ListTrackedLinks,
         Function::CreateTrackedLink,
         Function::UpdateTrackedLink,
@@ -261,6 +266,8 @@ impl Function {
             Function::DisableRetentionPolicy => f("disableRetentionPolicy", Mutation, Core, Configure, false),
             Function::VitalsReport => f("vitalsReport", Query, Core, Read, false),
             Function::SiteMap => f("siteMap", Query, Capability::SiteMap, Read, false),
+            Function::GetVisitorProfile => f("getVisitorProfile", Query, Capability::VisitorProfiles, Read, false),
+            Function::ListPeople => f("listPeople", Query, Capability::People, Read, false),
             Function::ListTrackedLinks => f("listTrackedLinks", Query, TrackedLinks, Read, false),
             Function::CreateTrackedLink => f("createTrackedLink", Mutation, TrackedLinks, Configure, false),
             Function::UpdateTrackedLink => f("updateTrackedLink", Mutation, TrackedLinks, Configure, false),
@@ -680,18 +687,53 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             if caller.public && (a.now - now).abs() > skew {
                 return Err(Error::invalid("now must be within RASTRO_LIVE_NOW_SKEW of the server clock"));
             }
-            st.analytics.live.live_visitors(&st.cx, a, caller.public, crate::service::validate::MAX_SITES).await
+            let profiles = with_profiles(st, caller);
+            st.analytics
+                .live
+                .live_visitors_with(&st.cx, a, caller.public, crate::service::validate::MAX_SITES, profiles)
+                .await
         }
         Function::GetSession => {
             let a: analytics::SessionArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
-            st.cx.db.run(move |c| analytics::get_session(c, a)).await
+            let profiles = with_profiles(st, caller);
+            st.cx
+                .db
+                .run(move |c| {
+                    let mut v = analytics::get_session(c, a)?;
+                    if profiles {
+                        analytics_people::attach(c, std::slice::from_mut(&mut v))?;
+                    }
+                    Ok(v)
+                })
+                .await
         }
         Function::ListSessions => {
             let a: analytics_sessions::ListSessionsArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
             let key = st.analytics.cursor_key(&st.cx).await?;
-            st.cx.db.run(move |c| analytics_sessions::list_sessions(c, &key, a)).await
+            let profiles = with_profiles(st, caller);
+            st.cx
+                .db
+                .run(move |c| {
+                    let mut v = analytics_sessions::list_sessions(c, &key, a)?;
+                    if profiles && let Some(rows) = v["page"].as_array_mut() {
+                        analytics_people::attach(c, rows)?;
+                    }
+                    Ok(v)
+                })
+                .await
+        }
+        Function::GetVisitorProfile => {
+            let a: analytics_people::ProfileArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            st.cx.db.run(move |c| analytics_people::get_visitor_profile(c, a)).await
+        }
+        Function::ListPeople => {
+            let a: analytics_people::ListPeopleArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            let key = st.analytics.cursor_key(&st.cx).await?;
+            st.cx.db.run(move |c| analytics_people::list_people(c, &key, a)).await
         }
         Function::SessionJourney => {
             let a: analytics_sessions::JourneyArgs = args(raw)?;
@@ -938,6 +980,12 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
         // `manifest` runs without a caller and `metaStatus` from the read cache, both in `run`.
         Function::Manifest | Function::MetaStatus => Err(Error::not_found("no such federated function")),
     }
+}
+
+/// Session and live rows carry `profile` while `visitorProfiles` is on, never
+/// for a public token (rule OVR-14).
+fn with_profiles(st: &AppState, caller: &Caller) -> bool {
+    !caller.public && st.federation.serves(Capability::VisitorProfiles)
 }
 
 /// The whole-owner writes' gate, read before Meta is called (FED-12).

@@ -109,6 +109,8 @@ pub struct Limits {
     pub max_vitals_days: i64,
     /// Longest `siteMap`, in complete UTC days.
     pub max_site_map_days: i64,
+    /// Largest `listPeople` page.
+    pub max_people_page: i64,
     /// Most tracked links of a site.
     pub max_tracked_links: i64,
 }
@@ -209,6 +211,7 @@ impl Federation {
                 max_retention_days: crate::service::analytics::retention::MAX_DAYS,
                 max_vitals_days: crate::service::analytics::vitals_report::MAX_DAYS,
                 max_site_map_days: crate::service::analytics::site_map_report::MAX_DAYS,
+                max_people_page: crate::service::analytics::people::MAX_PEOPLE_PAGE,
                 max_tracked_links: crate::service::analytics::links::MAX_LINKS,
             },
         }
@@ -302,7 +305,7 @@ pub async fn authorize(st: &AppState, token: Option<&str>, spec: &Spec) -> Resul
             Capability::VisitorProfiles => "visitor profiles",
             Capability::People => "people",
             Capability::TrackedLinks => "tracked links",
-            _ => "leads",
+            Capability::Core | Capability::Leads => "leads",
         };
         return Err(invalid_scope(&format!("This host does not connect {what}")));
     }

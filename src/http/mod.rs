@@ -14,6 +14,7 @@ pub mod host_federation;
 pub mod host_functions;
 pub mod host_ledger;
 pub mod host_meta;
+pub mod host_people;
 pub mod json;
 pub mod links;
 pub mod metrics;
@@ -68,6 +69,7 @@ pub fn build_app(
                 .configure(host_analytics::routes)
                 .configure(host_ledger::routes)
                 .configure(host_functions::routes)
+                .configure(host_people::routes)
                 .configure(host_meta::routes)
                 .configure(host_conversions::routes)
                 .configure(host_federation::routes),

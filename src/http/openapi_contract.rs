@@ -113,6 +113,9 @@ fn rules_between_arguments(path: &str, method: &str) -> Option<&'static str> {
              `properties` as the tracker's (at most 30 keys of 1-64 characters, each a string of at most 256 \
              characters, a finite number or a boolean)"
         }
+        ("post", "/v1/sites/{siteId}/analytics/identify") => {
+            "no `visitorId` on a cookieless site; at most 50 attributes after the merge with the stored ones"
+        }
         _ => return None,
     })
 }
@@ -137,6 +140,20 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
         "timezone" => json!({"enum": chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect::<Vec<_>>()}),
         "origin" => json!({"pattern": "^[a-z0-9_]{1,64}$", "minLength": 1, "maxLength": 64}),
         "name" if owner == "ColumnInput" => text(1, 100),
+        "name" if owner == "Identify" => text(0, 200),
+        "email" if owner == "Identify" => text(0, 254),
+        "externalId" => text(1, 256),
+        // An anonymous id: 8-64 of [A-Za-z0-9_-], not starting `u_` or `c_`.
+        "visitorId" if owner == "Identify" => {
+            json!({"minLength": 8, "maxLength": 64,
+                "pattern": "^([A-Za-bd-tv-z0-9_-][A-Za-z0-9_-]{7,63}|[cu][A-Za-z0-9-][A-Za-z0-9_-]{6,62})$"})
+        }
+        "attributes" if owner == "Identify" => json!({
+            "maxProperties": crate::service::analytics::identify::MAX_ATTRIBUTES,
+            "propertyNames": {"pattern": "^[A-Za-z0-9_.-]{1,64}$"},
+            "additionalProperties": {"anyOf": [{"type": "string", "maxLength": 256}, {"type": "number"},
+                {"type": "boolean"}, {"type": "null"}]}
+        }),
         "name" if owner == "RecordConversion" => text(1, 120),
         "conversionKey" => text(1, 128),
         "visitorId" | "sessionId" => text(1, 64),
@@ -259,5 +276,6 @@ fn is_input(name: &str) -> bool {
             | "ConnectWithCode"
             | "MetaStatusArgs"
             | "ProvisionGrant"
+            | "Identify"
     )
 }

@@ -50,7 +50,7 @@ pub async fn health(st: web::Data<AppState>) -> HttpResponse {
 /// What this host's tracking serves; `siteMap` and `trackedLinks` only while
 /// their capabilities are on (rule TRK-02).
 fn features(st: &AppState) -> serde_json::Value {
-    let mut f = json!({"cookieless": true, "vitals": true});
+    let mut f = json!({"cookieless": true, "vitals": true, "identify": true});
     // The site map's rollups are always written; the capability shows them (§3.1).
     if st.federation.serves(crate::federation::Capability::SiteMap) {
         f["siteMap"] = json!("dailyRollup");

@@ -353,3 +353,51 @@ backend_test!(the_visits_screen_shows_the_overview_and_who_is_live, fake_meta_bu
     screenshot(&app, &b, "visitas").await;
     b.quit().await;
 });
+
+// The "Pessoas" screen: a site's identified people, the search, and one
+// person's profile, the figures equal to the federated getVisitorProfile's.
+backend_test!(the_people_screen_lists_searches_and_opens_a_person, fake_meta_builder, |app| {
+    let Some(b) = Browser::start().await else { return };
+    demo(&app).await;
+    operator(&app, "demo", false, DEMO_OWNER).await;
+    let base = app.base.clone();
+    let ua = crate::analytics::UA;
+    for (i, (visitor, name, email)) in
+        [("v_visitor0001", "José Silva", "jose@example.com"), ("v_visitor0002", "Maria Souza", "maria@example.com")]
+            .iter()
+            .enumerate()
+    {
+        let body = json!({"siteId": "loja-x", "visitorId": visitor, "events": [
+            {"type": "pageview", "pageviewId": format!("p_{i:0>16}"), "url": "https://lojax.example.com/"}]});
+        let a = crate::analytics::track_as(&app, &body, &[("user-agent", ua)]).await;
+        assert_eq!(a.body["accepted"], 1, "{}", a.text);
+        let id = json!({"externalId": format!("user-{i}"), "visitorId": visitor, "name": name, "email": email});
+        assert_eq!(app.post("/v1/sites/loja-x/analytics/identify", id).await.status, 201);
+        app.clock.advance(1000);
+    }
+    sign_in(&b, &base, "demo").await;
+    b.click("[data-view=people]").await;
+    b.select("#people-site", "loja-x").await;
+    b.wait_for("#people").await;
+    let rows = b.js("return document.querySelectorAll('#people tbody tr').length;", json!([])).await;
+    assert_eq!(rows, json!(2));
+    assert_eq!(b.text("#people tbody tr:first-child th").await, "Maria Souza", "newest first");
+    b.type_into("#people-search", "jose").await;
+    b.click("#people-go").await;
+    b.wait_until(
+        "the search's one row",
+        "return document.querySelectorAll('#people tbody tr').length === 1;",
+        json!([]),
+    )
+    .await;
+    assert_eq!(b.text("#people tbody tr th").await, "José Silva");
+    no_serious_violations("the people screen", b.axe().await);
+    b.click("#people tbody tr th button").await;
+    b.wait_for("#person").await;
+    assert_eq!(b.text("#person [data-k=email] td").await, "jose@example.com");
+    assert_eq!(b.text("#person [data-k=sessions] td").await, "1");
+    assert_eq!(b.text("#person [data-k=pageviews] td").await, "1");
+    no_serious_violations("a person", b.axe().await);
+    screenshot(&app, &b, "pessoas").await;
+    b.quit().await;
+});

@@ -26,6 +26,7 @@ mod meta_connection;
 mod meta_login;
 mod mmdb;
 mod ops;
+mod people;
 mod regroup;
 mod reports;
 mod retention;

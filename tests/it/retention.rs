@@ -195,3 +195,37 @@ backend_test!(retention_deletes_past_each_cutoff_and_coverage_tells_what_is_gone
     assert_eq!(retention_drain(app).await, 0);
     assert_eq!(overview(r0, r1).await["totals"]["pageviews"], 1);
 });
+
+// rule: RET-09
+backend_test!(purging_a_profile_removes_its_aliases_and_at_last_its_identity, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    let identify = |visitor: Option<&str>| {
+        let mut body = json!({"externalId": "cliente-42", "name": "José Silva"});
+        if let Some(v) = visitor {
+            body["visitorId"] = json!(v);
+        }
+        body
+    };
+    let first = app.post("/v1/sites/loja/analytics/identify", identify(Some("v_visitor000a"))).await;
+    assert_eq!(first.status, 201, "{}", first.text);
+    let person = first.body["visitorId"].as_str().unwrap().to_string();
+    app.clock.advance(40 * DAY);
+    // (The host API: the test's tokens expired with the 40 days.)
+    assert_eq!(app.post("/v1/analytics/setRetentionPolicy", policy(20, 20, 20, 20, 30)).await.status, 200);
+    let profile = |id: &str| {
+        let body = json!({"siteId": "loja", "visitorId": id});
+        async move { app.post("/v1/analytics/getVisitorProfile", body).await.body }
+    };
+    assert_eq!(profile("v_visitor000a").await["visitorId"], person, "the alias answers its person");
+    let status = app.post("/v1/analytics/retentionStatus", json!({"siteId": "loja"})).await.body;
+    assert_eq!(status["backlog"]["profiles"], 1);
+    retention_drain(app).await;
+    assert_eq!(profile(&person).await, Value::Null);
+    assert_eq!(profile("v_visitor000a").await, Value::Null, "the alias went with it");
+    // No other site of the owner keeps the person: its identity row went too, so a new id.
+    let again = app.post("/v1/sites/loja/analytics/identify", identify(None)).await;
+    assert_eq!(again.status, 201);
+    assert_ne!(again.body["visitorId"], person);
+});

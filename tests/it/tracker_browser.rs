@@ -16,7 +16,7 @@ use crate::webdriver::Browser;
 
 /// Serves the test's pages: `/…` embeds the tracker for site `loja`
 /// (`/cookieless/…` with `data-cookieless`). Answers its port.
-async fn pages(daemon: String) -> u16 {
+pub async fn pages(daemon: String) -> u16 {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {

@@ -8,6 +8,7 @@ pub mod assets;
 pub mod auth;
 pub mod functions;
 pub mod links;
+pub mod people;
 pub mod reads;
 pub mod session;
 pub mod writes;
@@ -35,6 +36,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/analytics/site-map", web::post().to(analytics::site_map))
                 .route("/analytics/vitals", web::post().to(analytics::vitals))
                 .route("/fn/{name}", web::post().to(functions::call))
+                .route("/sites/{siteId}/people", web::get().to(people::list))
+                .route("/sites/{siteId}/people/{visitorId}", web::get().to(people::profile))
                 .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(reads::lead_journey))
                 .route("/meta/connection", web::get().to(reads::meta_connection))
                 .route("/meta/connection", web::put().to(writes::set_connection))

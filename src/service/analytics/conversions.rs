@@ -20,6 +20,7 @@ use crate::service::leads::sites;
 use crate::service::validate;
 use crate::store::analytics::conversions::{self as store, AffiliateDay, ConversionRow, Money};
 use crate::store::analytics::definitions as defs_store;
+use crate::store::analytics::people as people_store;
 use crate::store::analytics::rollups::{self as rollups, DAY, HOUR};
 use crate::store::analytics::{self as analytics_store};
 
@@ -163,10 +164,13 @@ fn attribute(
     }
 }
 
-/// The ids one visitor goes by on a site (itself, and once identify exists,
-/// its canonical id and aliases).
-fn person_ids(_conn: &mut AnyConnection, _site_id: &str, visitor: &str) -> Result<Vec<String>> {
-    Ok(vec![visitor.to_string()])
+/// The ids one visitor goes by on a site: its identified id and that id's
+/// aliases when it is one of them (rule CONV-04), else itself.
+fn person_ids(conn: &mut AnyConnection, site_id: &str, visitor: &str) -> Result<Vec<String>> {
+    Ok(match people_store::canonical_of(conn, site_id, visitor).map_err(db)? {
+        Some(canonical) => people_store::ids_of_person(conn, site_id, &canonical).map_err(db)?,
+        None => vec![visitor.to_string()],
+    })
 }
 
 /// The affiliate of the visitor's latest tagged session within that

@@ -21,6 +21,7 @@ use crate::service::leads::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
 use crate::store::analytics::funnels::{self as store, StepRow};
+use crate::store::analytics::people as people_store;
 
 pub const MAX_FUNNEL_DAYS: i64 = 90;
 
@@ -115,13 +116,25 @@ fn rows_in_range(
     Ok(out)
 }
 
-/// Per visitor (identified aliases resolved), its `(at, mask)` rows in order.
-fn by_visitor(rows: &[StepRow]) -> HashMap<&str, Vec<(i64, i64)>> {
-    let mut out: HashMap<&str, Vec<(i64, i64)>> = HashMap::new();
-    for r in rows {
-        out.entry(r.visitor_id.as_str()).or_default().push((r.at, r.steps));
+/// Per visitor (identified aliases resolved to their person), its `(at,
+/// mask)` rows in `(at, event_id)` order (the rows come in that order, so an
+/// alias's rows and its person's interleave as they happened).
+fn by_visitor(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -> Result<HashMap<String, Vec<(i64, i64)>>> {
+    let mut ids: Vec<String> = rows.iter().map(|r| r.visitor_id.clone()).collect();
+    ids.sort();
+    ids.dedup();
+    let mut person: HashMap<String, String> = HashMap::new();
+    for chunk in ids.chunks(400) {
+        for a in people_store::aliases_in(conn, site_id, chunk).map_err(db)? {
+            person.insert(a.alias_id, a.visitor_id);
+        }
     }
-    out
+    let mut out: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
+    for r in rows {
+        let who = person.get(&r.visitor_id).unwrap_or(&r.visitor_id);
+        out.entry(who.clone()).or_default().push((r.at, r.steps));
+    }
+    Ok(out)
 }
 
 fn funnel_json(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> Value {
@@ -166,7 +179,8 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
             incomplete = true;
             rows.truncate(cap);
         }
-        let levels: Vec<usize> = by_visitor(&rows).values().map(|r| level(r, steps.len(), f.window_ms)).collect();
+        let levels: Vec<usize> =
+            by_visitor(conn, &a.site_id, &rows)?.values().map(|r| level(r, steps.len(), f.window_ms)).collect();
         out.push(funnel_json(f, &steps, &levels));
     }
     Ok(json!({"siteId": a.site_id, "from": a.from, "to": a.to, "incomplete": incomplete, "funnels": out}))

@@ -20,6 +20,8 @@
 //! - `definitions`: goals, funnels and affiliates (the configure scope);
 //! - `conversions`: the trusted ledger, `listConversions`, `revenueSummary`;
 //! - `goals`, `affiliates`, `funnels`: the definition reports (and the funnel step index); `span`: exact ranges over rollups.
+//! - `identify`, `people`, `search`: identified people, their profiles and the people search;
+//! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
 
 pub mod accept;
 pub mod affiliates;
@@ -33,12 +35,14 @@ pub mod extras;
 pub mod funnels;
 pub mod geo;
 pub mod goals;
+pub mod identify;
 pub mod import;
 pub mod ingest;
 pub mod limits;
 pub mod links;
 pub mod live;
 pub mod pages;
+pub mod people;
 pub mod reads;
 pub mod redirect;
 pub mod regroup;
@@ -46,6 +50,7 @@ pub mod retention;
 pub mod rollup;
 pub mod routes;
 pub mod runtime;
+pub mod search;
 pub mod sessions;
 pub mod site_map;
 pub mod site_map_report;

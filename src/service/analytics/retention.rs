@@ -13,6 +13,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::leads::sites;
 use crate::service::validate;
+use crate::store::analytics::people as people_store;
 use crate::store::analytics::retention::{self as store, JobRow, PolicyRow};
 
 pub const MIN_DAYS: i64 = 1;
@@ -27,6 +28,7 @@ fn tables(class: &str) -> &'static [(&'static str, &'static str)] {
         "events" => &[("web_events", "occurred_at"), ("web_goal_hits", "at"), ("web_funnel_steps", "at")],
         "sessions" => &[("web_sessions", "started_at"), ("web_session_goals", "started_at")],
         "conversions" => &[("web_conversions", "occurred_at")],
+        "profiles" => &[("web_profiles", "last_seen_at")],
         "aggregates" => &[
             ("web_counters", "bucket"),
             ("web_breakdowns", "bucket"),
@@ -63,6 +65,9 @@ pub fn cutoff(p: &PolicyRow, class: &str, now: i64) -> i64 {
 
 /// Deletes at most `limit` rows of the class past `cutoff`; answers how many.
 pub fn delete_step(conn: &mut AnyConnection, site_id: &str, class: &str, cutoff: i64, limit: usize) -> Result<usize> {
+    if class == "profiles" {
+        return delete_profiles(conn, site_id, cutoff, limit);
+    }
     let mut left = limit;
     for (table, column) in tables(class) {
         if left == 0 {
@@ -74,6 +79,31 @@ pub fn delete_step(conn: &mut AnyConnection, site_id: &str, class: &str, cutoff:
         left -= store::delete_orphan_visitors(conn, site_id, cutoff, left).map_err(db)?;
     }
     Ok(limit - left)
+}
+
+/// Profiles last seen before `cutoff` go with their aliases and search terms,
+/// and the owner's identity row once no site of the owner keeps the person
+/// (rule RET-09). A profile's stored `last_seen_at` is its last identify: a
+/// person seen in a later session is kept, its `last_seen_at` moved there.
+fn delete_profiles(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: usize) -> Result<usize> {
+    let owner = sites::get(conn, site_id)?.owner_id;
+    let mut done = 0;
+    for id in store::profiles_before(conn, site_id, cutoff, limit).map_err(db)? {
+        let ids = people_store::ids_of_person(conn, site_id, &id).map_err(db)?;
+        let seen = people_store::session_totals(conn, site_id, &ids).map_err(db)?.iter().map(|t| t.last_at).max();
+        if let Some(seen) = seen.filter(|s| *s >= cutoff) {
+            store::touch_profile(conn, site_id, &id, seen).map_err(db)?;
+        } else {
+            people_store::delete_aliases(conn, site_id, &id).map_err(db)?;
+            people_store::delete_terms(conn, site_id, &id).map_err(db)?;
+            people_store::delete_profile(conn, site_id, &id).map_err(db)?;
+            if !people_store::owner_keeps(conn, &owner, &id).map_err(db)? {
+                people_store::delete_identity(conn, &id).map_err(db)?;
+            }
+        }
+        done += 1;
+    }
+    Ok(done)
 }
 
 /// The class's rows past `cutoff` not yet deleted.

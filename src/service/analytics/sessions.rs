@@ -12,7 +12,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::leads::sites;
 use crate::service::validate;
-use crate::store::analytics::{self as store, EventRow};
+use crate::store::analytics::{self as store, EventRow, people};
 
 pub const MAX_SESSIONS_PAGE: i64 = 100;
 pub const MAX_JOURNEY_PAGE: i64 = 200;
@@ -98,7 +98,7 @@ pub struct VisitorJourneyArgs {
 }
 
 /// `visitorJourney`: one pseudonymous visitor's newest `limit` events on the
-/// named sites, oldest first (rule ARPT-07).
+/// named sites, oldest first; an identified person's with its aliases' (rule ARPT-07).
 pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Result<Value> {
     validate::site_ids(&a.site_ids)?;
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
@@ -108,12 +108,25 @@ pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Resul
         return Err(Error::invalid(format!("limit must be 1-{MAX_JOURNEY_EVENTS}")));
     }
     sites::require_many(conn, &a.site_ids)?;
-    let ids = [a.visitor_id.clone()];
+    // An alias resolves to its identified id, whose aliases join in (rule ARPT-07).
+    let mut visitor = a.visitor_id.clone();
+    let mut ids = vec![a.visitor_id.clone()];
+    for site in &a.site_ids {
+        let Some(canonical) = people::canonical_of(conn, site, &a.visitor_id)? else { continue };
+        if visitor == a.visitor_id {
+            visitor = canonical.clone();
+        }
+        for id in people::ids_of_person(conn, site, &canonical)? {
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+    }
     let mut rows = store::visitor_events(conn, &a.site_ids, &ids, a.from, a.to, limit as usize + 1)?;
     let truncated = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     rows.reverse();
     Ok(
-        json!({"visitorId": a.visitor_id, "events": rows.iter().map(journey_event).collect::<Vec<_>>(), "truncated": truncated}),
+        json!({"visitorId": visitor, "events": rows.iter().map(journey_event).collect::<Vec<_>>(), "truncated": truncated}),
     )
 }

@@ -189,3 +189,26 @@ pub fn count_orphan_visitors(conn: &mut AnyConnection, site_id: &str, cutoff: i6
     q.text(site_id).int(cutoff).int(cutoff);
     Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
 }
+
+/// Up to `limit` profiles of a site last seen (as stored) before `cutoff`.
+pub fn profiles_before(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: usize) -> QueryResult<Vec<String>> {
+    #[derive(QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = Text)]
+        visitor_id: String,
+    }
+    let mut q = RawQuery::new(
+        "SELECT visitor_id FROM web_profiles WHERE site_id = ? AND last_seen_at < ? ORDER BY last_seen_at LIMIT ?",
+    );
+    q.text(site_id).int(cutoff).int(limit as i64);
+    Ok(q.load::<Id>(conn)?.into_iter().map(|r| r.visitor_id).collect())
+}
+
+/// A profile seen later than its stored `last_seen_at` (a session after its last identify).
+pub fn touch_profile(conn: &mut AnyConnection, site_id: &str, visitor_id: &str, seen: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "UPDATE web_profiles SET last_seen_at = ? WHERE site_id = ? AND visitor_id = ? AND last_seen_at < ?",
+    );
+    q.int(seen).text(site_id).text(visitor_id).int(seen);
+    q.execute(conn)
+}

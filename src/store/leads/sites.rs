@@ -46,6 +46,7 @@ pub fn update(conn: &mut AnyConnection, row: &SiteRow) -> QueryResult<()> {
             sites::timezone.eq(&row.timezone),
             sites::domains.eq(&row.domains),
             sites::route_patterns.eq(&row.route_patterns),
+            sites::cookieless.eq(row.cookieless),
             sites::updated_at.eq(row.updated_at),
         ))
         .execute(conn)
