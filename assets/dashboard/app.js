@@ -325,7 +325,22 @@
     } }, h("h4", {}, t("newAffiliate")), aSlug[0], aName[0], aBps[0], aDays[0], h("button", { class: "primary", type: "submit", id: "affiliate-save" }, t("save")));
     var lists = h("div", {});
     var retention = h("div", { id: "retention" });
-    add(box, lists, goalForm, affForm, retention);
+    var settings = h("div", { id: "site-settings" });
+    add(box, lists, goalForm, affForm, retention, settings);
+    fn("siteSettings", { siteId: id }).then(function (st) {
+      var sName = field("set-name", t("goalName"), { required: true, maxlength: 200, value: st.name });
+      var sDomains = field("set-domains", t("siteDomains"), { value: st.domains.join(", ") });
+      var sRoutes = h("textarea", { id: "set-routes", name: "set-routes", rows: 4 }, st.routePatterns.join("\n"));
+      fill(settings, h("h4", {}, t("siteSettingsTitle")),
+        st.regrouping ? h("p", { class: "alert", id: "set-regrouping" }, t("siteMapRegrouping")) : null,
+        h("form", { id: "settings-form", onsubmit: function (ev) {
+          ev.preventDefault();
+          var list = function (v, sep) { return v.split(sep).map(function (x) { return x.trim(); }).filter(function (x) { return x; }); };
+          fn("updateSite", { siteId: id, name: sName[1].value.trim(), domains: list(sDomains[1].value, ","), routePatterns: list(sRoutes.value, "\n") })
+            .then(function () { render(); }).catch(function (e) { say(msg, explain(e)); });
+        } }, sName[0], sDomains[0], h("label", { for: "set-routes" }, t("routePatterns"), sRoutes),
+          h("button", { class: "primary", type: "submit", id: "settings-save" }, t("save"))));
+    }).catch(function (e) { say(msg, explain(e)); });
     Promise.all([fn("listGoals", { siteId: id }), fn("listAffiliates", { siteId: id }), fn("retentionStatus", { siteId: id })]).then(function (res) {
       function remover(name, args) { return h("button", { onclick: function () { fn(name, args).then(function () { render(); }).catch(function (e) { say(msg, explain(e)); }); } }, t("remove")); }
       fill(lists,

@@ -290,5 +290,8 @@ window.RASTRO_STRINGS = {
   ret_sessionsDays: "Sessões (dias)",
   ret_conversionsDays: "Conversões (dias)",
   ret_profilesDays: "Perfis (dias)",
-  ret_aggregatesDays: "Totais (dias)"
+  ret_aggregatesDays: "Totais (dias)",
+  siteSettingsTitle: "Configurações do site",
+  siteDomains: "Domínios (separados por vírgula)",
+  routePatterns: "Agrupar páginas (um padrão por linha, ex.: /p/:id)"
 };

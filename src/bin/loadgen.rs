@@ -47,6 +47,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "bench_util/analytics_reports.rs"]
+mod analytics_reports;
+
 use clap::{Args, Parser, Subcommand};
 use diesel::Connection;
 use diesel::connection::SimpleConnection;
@@ -81,6 +84,26 @@ enum Cmd {
     /// Start rastrod; the tracker's POST /rastro/events (one pageview per request, then 50-event
     /// batches), then GET /v1/ping; rollup lag, bytes per stored pageview, peak RSS.
     Events(EventsArgs),
+    /// Fill a fresh database through the import (goals, funnels, vitals, the site map), then time
+    /// overview, goalsReport, funnelsReport, affiliatesReport, vitalsReport and siteMap in process.
+    AnalyticsReports(AnalyticsReportsArgs),
+}
+
+#[derive(Args)]
+struct AnalyticsReportsArgs {
+    /// Events to import (pageviews, custom events, vitals), spread over the sites and days.
+    #[arg(long, default_value_t = 1_000_000)]
+    events: usize,
+    #[arg(long, default_value_t = 10)]
+    sites: usize,
+    #[arg(long, default_value_t = 366)]
+    days: i64,
+    /// Timed runs of each read.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    /// Default: a fresh SQLite file in the temp folder. postgres://... gets a fresh schema.
+    #[arg(long)]
+    database_url: Option<String>,
 }
 
 #[derive(Args)]
@@ -203,6 +226,10 @@ fn main() -> ExitCode {
         Cmd::Report(a) => report(a),
         Cmd::Federation(a) => federation(a),
         Cmd::Events(a) => events(a),
+        Cmd::AnalyticsReports(a) => FreshDb::new(a.database_url.as_deref()).and_then(|db| {
+            println!("{}", machine_line());
+            analytics_reports::run(&db.url, a.events, a.sites.clamp(1, 10), a.days.clamp(1, 366), a.runs.max(1))
+        }),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -276,9 +276,10 @@ impl Function {
     }
 
     /// A web-analytics function (ANALYTICS.md §1.2), also served on the host
-    /// API: every function from `overview` on.
+    /// API: the site settings and every function from `overview` on.
     pub fn is_web_analytics(self) -> bool {
-        (self as usize) >= (Function::Overview as usize)
+        matches!(self, Function::SiteSettings | Function::UpdateSite)
+            || (self as usize) >= (Function::Overview as usize)
     }
 
     /// The seed name (`rastroFederation:<name>`).

@@ -156,7 +156,7 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
         }),
         "name" if owner == "RecordConversion" => text(1, 120),
         "conversionKey" => text(1, 128),
-        "visitorId" | "sessionId" => text(1, 64),
+        "visitorId" | "sessionId" if owner == "RecordConversion" => text(1, 64),
         "valueCents" => json!({"minimum": 0, "maximum": 10_000_000_000_000i64}),
         "name" => text(1, 200),
         "group" => text(1, 100),

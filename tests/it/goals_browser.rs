@@ -1,7 +1,7 @@
 //! The dashboard's "Metas e receita" screen in a real browser, on the demo's
 //! 90 days (its goals, funnel, affiliate and sales): the figures on screen
 //! equal the functions' answers over the same days; an operator allowed to
-//! configure adds a goal and a retention policy from it, one who is not sees
+//! configure adds a goal, a retention policy and a route pattern from it, one who is not sees
 //! no such forms and is refused by the route. Skips, saying so, without chromium.
 
 use serde_json::{Value, json};
@@ -84,6 +84,13 @@ backend_test!(the_goals_screen_shows_the_reports_and_configures, fake_meta_build
     b.wait_until("the policy is on", "return !!document.querySelector('#retention-off');", json!([])).await;
     let status = host(&app, "retentionStatus", json!({"siteId": "loja-x"})).await;
     assert_eq!(status["policy"]["aggregatesDays"], 730);
+    // The site's settings: one more route pattern (regrouping starts).
+    b.wait_for("#settings-form").await;
+    b.type_into("#set-routes", "/p/:id\n/blog/**").await;
+    b.click("#settings-save").await;
+    b.wait_until("the settings are saved", "return !!document.querySelector('#set-routes') && document.querySelector('#set-routes').value.indexOf('/blog/**') >= 0;", json!([])).await;
+    let settings = host(&app, "siteSettings", json!({"siteId": "loja-x"})).await;
+    assert_eq!(settings["routePatterns"], json!(["/p/:id", "/blog/**"]));
     crate::browser::screenshot(&app, &b, "metas").await;
     b.quit().await;
 

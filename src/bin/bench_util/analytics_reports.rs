@@ -1,0 +1,255 @@
+//! `loadgen analytics-reports`: a fresh database filled through the import
+//! (the live pipeline: sessions, goals, funnel steps, outbox) with `--events`
+//! events over `--sites` sites and `--days` days, the rollups applied by the
+//! report actor's drain, then each analytics read timed in process (the
+//! database work a request does, without HTTP). Figures only; the README
+//! puts them beside the targets.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rastrod::clock::{DAY_MS, SystemClock};
+use rastrod::db::Db;
+use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
+use rastrod::service::analytics::{affiliates, funnels, goals, import, reads, site_map_report, vitals_report};
+use rastrod::service::context::Context;
+use rastrod::service::leads::sites::{self, CreateSite, UpdateSite};
+use serde_json::{Value, json};
+
+pub type AnyResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+const PATHS: [&str; 12] = [
+    "/",
+    "/p/1",
+    "/p/2",
+    "/p/3",
+    "/p/4",
+    "/p/5",
+    "/blog/a",
+    "/blog/b",
+    "/carrinho",
+    "/checkout",
+    "/obrigado",
+    "/sobre",
+];
+
+fn site_id(s: usize) -> String {
+    format!("bench{s}")
+}
+
+/// splitmix64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// One site's day: visits of 1-6 pageviews (some with a cart event and vitals), in time order.
+fn day_lines(site: usize, day: i64, events: usize, visitors: u64, r: &mut Rng) -> Vec<String> {
+    let mut visits: Vec<(i64, u64)> = Vec::new();
+    let mut n = 0;
+    while n < events {
+        let views = 1 + r.below(6) as usize;
+        visits.push((day + r.below(20 * 3_600_000) as i64, r.below(visitors)));
+        n += views + 1;
+    }
+    visits.sort();
+    let mut seen = std::collections::HashSet::new();
+    let mut lines = Vec::new();
+    for (i, (start, v)) in visits.into_iter().enumerate() {
+        // One visit per visitor a day keeps each visitor's lines in order.
+        if !seen.insert(v) {
+            continue;
+        }
+        let mut t = start;
+        for k in 0..1 + r.below(6) {
+            let path = PATHS[r.below(PATHS.len() as u64) as usize];
+            let pv = format!("p_{:08x}{:06x}{:02x}", (day / DAY_MS) as u32, i, k);
+            lines.push(format!(
+                r#"{{"type":"pageview","occurredAt":{t},"visitorId":"v_bench{site}_{v:010}","pageviewId":"{pv}","path":"{path}"}}"#
+            ));
+            if k == 0 {
+                lines.push(format!(
+                    r#"{{"type":"vitals","occurredAt":{t},"visitorId":"v_bench{site}_{v:010}","pageviewId":"{pv}","lcp":{},"inp":{},"cls":0.0{},"fcp":{},"ttfb":{}}}"#,
+                    800 + r.below(4000), 40 + r.below(500), r.below(9), 400 + r.below(2500), 80 + r.below(1500)
+                ));
+            }
+            if path.starts_with("/p/") && r.below(3) == 0 {
+                t += 2_000;
+                lines.push(format!(
+                    r#"{{"type":"event","occurredAt":{t},"visitorId":"v_bench{site}_{v:010}","name":"add_to_cart","path":"{path}"}}"#
+                ));
+            }
+            t += 15_000 + r.below(90_000) as i64;
+        }
+    }
+    lines
+}
+
+fn goal(site: &str, key: &str, matcher: Matcher) -> UpsertGoal {
+    UpsertGoal {
+        site_id: site.into(),
+        goal_id: None,
+        key: key.into(),
+        name: key.into(),
+        matcher,
+        value_cents: Some(1_000),
+        active: None,
+    }
+}
+
+fn page(p: &str) -> Matcher {
+    Matcher::Pageview { path: p.into() }
+}
+
+/// 5 goals and 5 funnels of 5 steps per site, before the import.
+fn define(c: &mut rastrod::db::AnyConnection, now: i64, site: &str) -> rastrod::error::Result<()> {
+    for (k, m) in [
+        ("checkout", page("/checkout")),
+        ("obrigado", page("/obrigado")),
+        ("produto", page("/p/:id")),
+        ("blog", page("/blog/**")),
+        ("carrinho", Matcher::Event { name: "add_to_cart".into() }),
+    ] {
+        definitions::upsert_goal(c, now, goal(site, k, m))?;
+    }
+    let step = |m: Matcher| Step { label: "step".into(), matcher: m };
+    for f in 0..5 {
+        let steps = vec![
+            step(page(if f % 2 == 0 { "/" } else { "/blog/**" })),
+            step(page("/p/:id")),
+            step(Matcher::Event { name: "add_to_cart".into() }),
+            step(page("/checkout")),
+            step(page("/obrigado")),
+        ];
+        let input = UpsertFunnel {
+            site_id: site.into(),
+            funnel_id: None,
+            key: format!("f{f}"),
+            name: format!("Funnel {f}"),
+            steps,
+            window_ms: 3_600_000 * (1 + f as i64),
+        };
+        definitions::upsert_funnel(c, now, input)?;
+    }
+    Ok(())
+}
+
+fn stats(mut ms: Vec<f64>) -> (f64, f64) {
+    ms.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    let p = |q: f64| ms[((ms.len() as f64 * q).ceil() as usize).clamp(1, ms.len()) - 1];
+    (p(0.5), p(0.99))
+}
+
+pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) -> AnyResult<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async move {
+        let db = Db::open(url, 4, 256, 100_000)?;
+        let env = std::collections::BTreeMap::new();
+        let mut config = rastrod::config::Config::load_from(None, &env)?;
+        config.rollup_batch_max = 20_000;
+        let clock: rastrod::clock::SharedClock = Arc::new(SystemClock);
+        let now = clock.now_ms();
+        let cx = Context::new(db, clock, Arc::new(config), "http://127.0.0.1:9")?;
+        let today = now - now.rem_euclid(DAY_MS);
+        let first_day = today - days * DAY_MS;
+        for s in 0..site_count {
+            let id = site_id(s);
+            let input = CreateSite {
+                site_id: id.clone(),
+                name: id.clone(),
+                currency: "BRL".into(),
+                timezone: "UTC".into(),
+                owner_id: "bench".into(),
+                domains: Some(vec!["bench.example".into()]),
+                cookieless: None,
+            };
+            cx.write_plain(move |c| sites::create(c, now, input)).await?;
+            let sid = id.clone();
+            let patterns = UpdateSite { route_patterns: Some(vec!["/p/:id".into()]), ..UpdateSite::default() };
+            cx.write_plain(move |c| sites::update(c, now, &sid, patterns)).await?;
+            cx.write_plain(move |c| define(c, now, &id)).await?;
+        }
+        // Imports run the funnel rebuilds as part of the drain below.
+        let per_day = (events / site_count / days as usize).max(1);
+        println!(
+            "filling: {events} events over {site_count} sites × {days} days ({per_day} per site-day) through the import"
+        );
+        let start = Instant::now();
+        let mut stored = 0usize;
+        let mut r = Rng(42);
+        for d in 0..days {
+            let day = first_day + d * DAY_MS;
+            for s in 0..site_count {
+                let lines = day_lines(s, day, per_day, (per_day as u64 * 3).max(10), &mut r);
+                for (k, chunk) in lines.chunks(import::MAX_LINES).enumerate() {
+                    let body = chunk.join("\n");
+                    let a = import::import(&cx, &site_id(s), &format!("bench-{d}-{k}"), body.as_bytes(), true).await?;
+                    stored += a.accepted;
+                }
+            }
+            if d % 30 == 29 {
+                rastrod::actors::report::drain(&cx).await?;
+                eprintln!("  … day {}/{days}: {stored} events in {:.0} s", d + 1, start.elapsed().as_secs_f64());
+            }
+        }
+        rastrod::actors::report::drain(&cx).await?;
+        let secs = start.elapsed().as_secs_f64();
+        println!(
+            "fill: {stored} events accepted in {secs:.1} s = {:.0} events/s (import + rollups)",
+            stored as f64 / secs
+        );
+        let ids: Vec<String> = (0..site_count).map(site_id).collect();
+        let d90 = (today - 90 * DAY_MS, today - 1);
+        let d366 = (today - 366 * DAY_MS, today - 1);
+        let h24 = (today - 24 * 3_600_000, today - 1);
+        let cases: Vec<(&str, Value)> = vec![
+            ("overview 366 days × all sites", json!({"siteIds": ids, "from": d366.0, "to": d366.1})),
+            ("overview 90 days × all sites", json!({"siteIds": ids, "from": d90.0, "to": d90.1})),
+            (
+                "overview hourly 24 h × all sites",
+                json!({"siteIds": ids, "from": h24.0, "to": h24.1, "interval": "hour"}),
+            ),
+            ("goalsReport 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),
+            ("funnelsReport 5×5, 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),
+            ("affiliatesReport 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),
+            ("vitalsReport 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),
+            ("siteMap 90 days, one site", json!({"siteIds": [site_id(0)], "from": d90.0, "to": d90.1})),
+        ];
+        for (name, args) in cases {
+            let mut ms = Vec::new();
+            for _ in 0..runs {
+                let a = args.clone();
+                let cap = 2_000_000;
+                let t = Instant::now();
+                cx.db
+                    .run(move |c| {
+                        let f = |e: serde_json::Error| rastrod::error::Error::invalid(e.to_string());
+                        match name.split(' ').next().unwrap_or_default() {
+                            "overview" => reads::overview(c, serde_json::from_value(a).map_err(f)?, false),
+                            "goalsReport" => goals::goals_report(c, serde_json::from_value(a).map_err(f)?),
+                            "funnelsReport" => funnels::funnels_report(c, serde_json::from_value(a).map_err(f)?, cap),
+                            "affiliatesReport" => {
+                                affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?)
+                            }
+                            "vitalsReport" => vitals_report::vitals_report(c, serde_json::from_value(a).map_err(f)?),
+                            _ => site_map_report::site_map(c, serde_json::from_value(a).map_err(f)?),
+                        }
+                    })
+                    .await?;
+                ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+            let (p50, p99) = stats(ms);
+            println!("{name:<40} p50 {p50:>8.1} ms   p99 {p99:>8.1} ms   ({runs} runs)");
+        }
+        Ok(())
+    })
+}
