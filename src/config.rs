@@ -215,6 +215,8 @@ settings! {
         "events applied in one rollup transaction";
     route_regroup_batch: usize = "analytics.route_regroup_batch", "RASTRO_ROUTE_REGROUP_BATCH", "5000", parse_usize_nonzero,
         "rows moved in one step of a route regroup (after a routePatterns change)";
+    link_click_window: Duration = "analytics.link_click_window", "RASTRO_LINK_CLICK_WINDOW", "10s", parse_duration,
+        "one counted click per client address and tracked link in this window";
     meta_login_config_id: Option<String> = "meta.login_config_id", "RASTRO_META_LOGIN_CONFIG_ID", "", parse_opt_string,
         "the Facebook Login for Business configuration id the dashboard's login popup asks for";
     dashboard_audience: String = "dashboard.audience", "RASTRO_DASHBOARD_AUDIENCE", "agency", parse_audience,

@@ -20,6 +20,7 @@ use crate::service::analytics::coverage as analytics_coverage;
 use crate::service::analytics::definitions::{
     self as analytics_definitions, UpsertAffiliate, UpsertFunnel, UpsertGoal,
 };
+use crate::service::analytics::links as tracked_links;
 use crate::service::analytics::people as analytics_people;
 use crate::service::analytics::reads as analytics;
 use crate::service::analytics::sessions as analytics_sessions;
@@ -130,6 +131,10 @@ pub enum Function {
     SiteMap,
     GetVisitorProfile,
     ListPeople,
+    ListTrackedLinks,
+    CreateTrackedLink,
+    UpdateTrackedLink,
+    DeleteTrackedLink,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -146,7 +151,7 @@ const fn f(name: &'static str, kind: Kind, capability: Capability, need: Need, p
     Spec { name, kind, capability, need, public }
 }
 
-use Capability::{Core, Leads, MetaAds};
+use Capability::{Core, Leads, MetaAds, TrackedLinks};
 use Kind::{Action, Mutation, Query};
 use Need::{Configure, Nothing, Read};
 
@@ -204,6 +209,10 @@ impl Function {
         Function::SiteMap,
         Function::GetVisitorProfile,
         Function::ListPeople,
+        Function::ListTrackedLinks,
+        Function::CreateTrackedLink,
+        Function::UpdateTrackedLink,
+        Function::DeleteTrackedLink,
     ];
 
     pub const fn spec(self) -> Spec {
@@ -259,6 +268,10 @@ impl Function {
             Function::SiteMap => f("siteMap", Query, Capability::SiteMap, Read, false),
             Function::GetVisitorProfile => f("getVisitorProfile", Query, Capability::VisitorProfiles, Read, false),
             Function::ListPeople => f("listPeople", Query, Capability::People, Read, false),
+            Function::ListTrackedLinks => f("listTrackedLinks", Query, TrackedLinks, Read, false),
+            Function::CreateTrackedLink => f("createTrackedLink", Mutation, TrackedLinks, Configure, false),
+            Function::UpdateTrackedLink => f("updateTrackedLink", Mutation, TrackedLinks, Configure, false),
+            Function::DeleteTrackedLink => f("deleteTrackedLink", Mutation, TrackedLinks, Configure, false),
         }
     }
 
@@ -843,6 +856,28 @@ async fn run_owned(st: &AppState, caller: Option<&Caller>, function: Function, r
             caller.check_sites(&a.site_ids)?;
             st.cx.db.run(move |c| site_map_report::site_map(c, a)).await
         }
+        Function::ListTrackedLinks => {
+            let a: tracked_links::ListArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(st.cx.db.run(move |c| tracked_links::list(c, a)).await?)
+        }
+        Function::CreateTrackedLink => {
+            let a: tracked_links::CreateArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            tracked_links::check_create(&a)?;
+            json(st.cx.write_plain(move |c| tracked_links::create(c, now, a)).await?)
+        }
+        Function::UpdateTrackedLink => {
+            let a: tracked_links::UpdateArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            tracked_links::check_update(&a)?;
+            json(st.cx.write_plain(move |c| tracked_links::update(c, now, a)).await?)
+        }
+        Function::DeleteTrackedLink => {
+            let a: tracked_links::LinkArgs = args(raw)?;
+            caller.check_site(&a.site_id)?;
+            json(st.cx.write_plain(move |c| tracked_links::delete(c, a)).await?)
+        }
         Function::SyncMetaNow => {
             let a: SiteArgs = args(raw)?;
             caller.check_site(&a.site_id)?;
@@ -988,6 +1023,6 @@ mod tests {
             assert_eq!(*f as usize, i, "{f:?}");
             assert_eq!(Function::parse(f.name()), Some(*f));
         }
-        assert_eq!(Function::ALL.len(), Function::ListPeople as usize + 1);
+        assert_eq!(Function::ALL.len(), Function::DeleteTrackedLink as usize + 1);
     }
 }

@@ -111,6 +111,8 @@ pub struct Limits {
     pub max_site_map_days: i64,
     /// Largest `listPeople` page.
     pub max_people_page: i64,
+    /// Most tracked links of a site.
+    pub max_tracked_links: i64,
 }
 
 impl Federation {
@@ -210,6 +212,7 @@ impl Federation {
                 max_vitals_days: crate::service::analytics::vitals_report::MAX_DAYS,
                 max_site_map_days: crate::service::analytics::site_map_report::MAX_DAYS,
                 max_people_page: crate::service::analytics::people::MAX_PEOPLE_PAGE,
+                max_tracked_links: crate::service::analytics::links::MAX_LINKS,
             },
         }
     }

@@ -16,6 +16,7 @@ pub mod host_ledger;
 pub mod host_meta;
 pub mod host_people;
 pub mod json;
+pub mod links;
 pub mod metrics;
 pub mod openapi;
 pub mod openapi_contract;
@@ -74,6 +75,7 @@ pub fn build_app(
                 .configure(host_federation::routes),
         )
         .configure(tracker::routes)
+        .configure(links::routes)
         .configure(federation::routes)
         .configure(dashboard::routes)
         .default_service(web::to(errors::not_found))

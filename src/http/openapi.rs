@@ -6,7 +6,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::{
     federation, host, host_analytics, host_conversions, host_federation, host_functions, host_ledger, host_meta,
-    host_people, ops, tracker,
+    host_people, links, ops, tracker,
 };
 
 #[derive(OpenApi)]
@@ -53,6 +53,7 @@ use super::{
         tracker::health,
         tracker::tracker_js,
         tracker::events,
+        links::redirect,
         host_federation::provision_connection,
         host_federation::get_grant,
         host_federation::revoke_connection,

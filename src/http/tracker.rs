@@ -37,19 +37,28 @@ fn cors(mut res: HttpResponse) -> HttpResponse {
 pub async fn health(st: web::Data<AppState>) -> HttpResponse {
     let reachable =
         st.cx.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await;
-    let mut features = json!({"cookieless": true, "vitals": true, "identify": true});
-    // The site map's rollups are always written; the capability shows them (§3.1).
-    if st.federation.serves(crate::federation::Capability::SiteMap) {
-        features["siteMap"] = json!("dailyRollup");
-    }
     cors(match reachable {
         Ok(()) => HttpResponse::Ok().json(json!({
             "status": "ok",
             "version": env!("CARGO_PKG_VERSION"),
-            "features": features,
+            "features": features(&st),
         })),
         Err(e) => e.error_response(),
     })
+}
+
+/// What this host's tracking serves; `siteMap` and `trackedLinks` only while
+/// their capabilities are on (rule TRK-02).
+fn features(st: &AppState) -> serde_json::Value {
+    let mut f = json!({"cookieless": true, "vitals": true, "identify": true});
+    // The site map's rollups are always written; the capability shows them (§3.1).
+    if st.federation.serves(crate::federation::Capability::SiteMap) {
+        f["siteMap"] = json!("dailyRollup");
+    }
+    if st.federation.serves(crate::federation::Capability::TrackedLinks) {
+        f["trackedLinks"] = json!(true);
+    }
+    f
 }
 
 /// The tracker's strong ETag: a digest of its bytes.
@@ -99,7 +108,7 @@ fn header_str(req: &HttpRequest, name: header::HeaderName) -> Option<&str> {
 /// The client's address: the socket peer, or behind a trusted proxy the
 /// `X-Forwarded-For` hop (rule TRK-27). Used for limits and the cookieless
 /// id only; never stored or logged.
-fn client_ip(st: &AppState, req: &HttpRequest) -> IpAddr {
+pub(crate) fn client_ip(st: &AppState, req: &HttpRequest) -> IpAddr {
     let peer = req.peer_addr().map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |a| a.ip());
     crate::net::client_ip(
         peer,

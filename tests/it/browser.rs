@@ -44,7 +44,7 @@ pub fn no_serious_violations(screen: &str, found: Option<Vec<String>>) {
     }
 }
 
-async fn sign_in(b: &Browser, base: &str, name: &str) {
+pub async fn sign_in(b: &Browser, base: &str, name: &str) {
     b.goto(&format!("{base}/")).await;
     b.type_into("#op-name", name).await;
     b.type_into("#op-password", PASSWORD).await;

@@ -124,6 +124,10 @@ backend_test!(every_dashboard_route_but_sign_in_needs_a_session, |app| {
         ("POST", "/dashboard/api/reports/leads"),
         ("GET", "/dashboard/api/meta/connection"),
         ("POST", "/dashboard/api/sites/loja-x/ad-accounts"),
+        ("GET", "/dashboard/api/sites/loja-x/links"),
+        ("POST", "/dashboard/api/sites/loja-x/links"),
+        ("PATCH", "/dashboard/api/sites/loja-x/links/l_000000000000000000000000"),
+        ("DELETE", "/dashboard/api/sites/loja-x/links/l_000000000000000000000000"),
         ("POST", "/dashboard/api/signout"),
     ] {
         d.call(method, path, Some(json!({})), false).await.err(401, "UNAUTHENTICATED");

@@ -426,7 +426,7 @@ backend_test!(the_local_grant_is_the_authority, fed_builder, |fed| {
     let status = fed.both(Some(&token), "connectionStatus", json!({})).await.unwrap();
     assert_eq!(
         status,
-        json!({"status": "active", "protocol": "rastro-federation/1", "capabilities": ["configure", "leads", "metaAds", "siteMap", "visitorProfiles", "people"],
+        json!({"status": "active", "protocol": "rastro-federation/1", "capabilities": ["configure", "leads", "metaAds", "siteMap", "visitorProfiles", "people", "trackedLinks"],
             "siteCount": 2, "permissions": [READ]})
     );
     // Revoked mid-session: the same (cached) token is denied at once.
@@ -455,7 +455,7 @@ backend_test!(the_manifest_needs_no_token_and_names_what_is_on, fed_builder, |fe
     assert_eq!(manifest["protocol"], "rastro-federation/1");
     assert_eq!(
         manifest["capabilities"],
-        json!(["configure", "leads", "metaAds", "siteMap", "visitorProfiles", "people"])
+        json!(["configure", "leads", "metaAds", "siteMap", "visitorProfiles", "people", "trackedLinks"])
     );
     let names: Vec<&str> = Function::ALL.iter().map(|f| f.name()).collect();
     assert_eq!(manifest["functions"], json!(names));
@@ -475,7 +475,10 @@ backend_test!(meta_ads_off_hides_and_refuses_the_meta_functions, meta_ads_off_bu
     sites(&fed).await;
     fed.grant(&["s1"], &[CONFIGURE]).await;
     let manifest = fed.both(None, "manifest", json!({})).await.unwrap();
-    assert_eq!(manifest["capabilities"], json!(["configure", "leads", "siteMap", "visitorProfiles", "people"]));
+    assert_eq!(
+        manifest["capabilities"],
+        json!(["configure", "leads", "siteMap", "visitorProfiles", "people", "trackedLinks"])
+    );
     let listed: Vec<String> = serde_json::from_value(manifest["functions"].clone()).unwrap();
     assert!(listed.contains(&"leadsDaily".to_string()));
     assert!(!listed.iter().any(|n| n.to_lowercase().contains("meta")), "{listed:?}");
@@ -493,7 +496,10 @@ backend_test!(meta_ads_off_hides_and_refuses_the_meta_functions, meta_ads_off_bu
         Fed::expect_err(fed.both(Some(&token), name, args).await, 400, "FEDERATION_INVALID_SCOPE");
     }
     let status = fed.both(Some(&token), "connectionStatus", json!({})).await.unwrap();
-    assert_eq!(status["capabilities"], json!(["configure", "leads", "siteMap", "visitorProfiles", "people"]));
+    assert_eq!(
+        status["capabilities"],
+        json!(["configure", "leads", "siteMap", "visitorProfiles", "people", "trackedLinks"])
+    );
 });
 
 // rule: FED-06
@@ -501,7 +507,7 @@ backend_test!(leads_off_hides_and_refuses_the_lead_functions, leads_off_builder,
     sites(&fed).await;
     fed.grant(&["s1"], &[]).await;
     let manifest = fed.both(None, "manifest", json!({})).await.unwrap();
-    assert_eq!(manifest["capabilities"], json!(["configure", "siteMap", "visitorProfiles", "people"]));
+    assert_eq!(manifest["capabilities"], json!(["configure", "siteMap", "visitorProfiles", "people", "trackedLinks"]));
     assert_eq!(
         manifest["functions"],
         json!([
@@ -537,7 +543,11 @@ backend_test!(leads_off_hides_and_refuses_the_lead_functions, leads_off_builder,
             "vitalsReport",
             "siteMap",
             "getVisitorProfile",
-            "listPeople"
+            "listPeople",
+            "listTrackedLinks",
+            "createTrackedLink",
+            "updateTrackedLink",
+            "deleteTrackedLink"
         ])
     );
     let token = fed.token(&[READ]);

@@ -36,5 +36,6 @@ mod site_map;
 mod site_map_browser;
 mod status;
 mod sync;
+mod tracked_links;
 mod tracker_browser;
 mod webdriver;

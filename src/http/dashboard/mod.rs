@@ -7,6 +7,7 @@ pub mod analytics;
 pub mod assets;
 pub mod auth;
 pub mod functions;
+pub mod links;
 pub mod people;
 pub mod reads;
 pub mod session;
@@ -52,6 +53,10 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/sites/{siteId}/ad-accounts/{adAccountId}/unlink-preview", web::get().to(reads::unlink_preview))
                 .route("/sites/{siteId}/pixel", web::put().to(writes::set_pixel))
                 .route("/sites/{siteId}/pixel", web::delete().to(writes::remove_pixel))
-                .route("/sites/{siteId}/meta/sync", web::post().to(writes::sync_now)),
+                .route("/sites/{siteId}/meta/sync", web::post().to(writes::sync_now))
+                .route("/sites/{siteId}/links", web::get().to(links::list))
+                .route("/sites/{siteId}/links", web::post().to(links::create))
+                .route("/sites/{siteId}/links/{linkId}", web::patch().to(links::set_disabled))
+                .route("/sites/{siteId}/links/{linkId}", web::delete().to(links::delete)),
         );
 }

@@ -38,6 +38,8 @@ fn tables(class: &str) -> &'static [(&'static str, &'static str)] {
             ("web_map_routes", "day"),
             ("web_map_transitions", "day"),
             ("web_vital_digests", "day"),
+            // A tracked link's daily counters; its all-time totals stay (rule RET-08).
+            ("web_link_days", "day"),
         ],
         _ => &[],
     }

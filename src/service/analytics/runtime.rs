@@ -1,5 +1,5 @@
 //! What web analytics keeps in one process: the tracker's rate limits and
-//! salts, and the database's cursor key once read.
+//! salts, the tracked links' click window, and the database's cursor key once read.
 
 use tokio::sync::OnceCell;
 
@@ -11,12 +11,19 @@ use crate::service::effects::{Effects, Written};
 pub struct Runtime {
     pub tracker: Tracker,
     pub live: super::live::LiveCache,
+    /// Tracked links: one counted click per address and link within `RASTRO_LINK_CLICK_WINDOW`.
+    pub clicks: super::redirect::ClickWindow,
     cursor_key: OnceCell<Vec<u8>>,
 }
 
 impl Runtime {
     pub fn new(config: &crate::config::Config) -> Runtime {
-        Runtime { tracker: Tracker::new(config), live: Default::default(), cursor_key: OnceCell::new() }
+        Runtime {
+            tracker: Tracker::new(config),
+            live: Default::default(),
+            clicks: super::redirect::ClickWindow::new(config.link_click_window),
+            cursor_key: OnceCell::new(),
+        }
     }
 
     /// The key that signs pagination cursors: made once for the database.

@@ -6,6 +6,7 @@ pub mod conversions;
 pub mod definitions;
 pub mod funnels;
 pub mod goals;
+pub mod links;
 pub mod people;
 pub mod regroup;
 pub mod retention;

@@ -1,0 +1,2 @@
+DROP TABLE web_link_days;
+DROP TABLE web_links;
