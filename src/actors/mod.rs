@@ -5,6 +5,7 @@
 //! `Dispatch`) and turns them into wake-ups.
 
 pub mod account_sync;
+pub mod periodic;
 pub mod pixel_sender;
 pub mod regroup;
 pub mod report;
@@ -24,9 +25,9 @@ use crate::service::effects::{Dispatch, Effects};
 pub struct Actors {
     pub sync: OnceLock<Addr<supervisor::Supervisor>>,
     pub pixels: OnceLock<Addr<pixel_sender::PixelSenders>>,
-    pub reports: OnceLock<Addr<report::ReportActor>>,
-    pub retention: OnceLock<Addr<retention::RetentionActor>>,
-    pub regroups: OnceLock<Addr<regroup::RegroupActor>>,
+    pub reports: OnceLock<Addr<periodic::Periodic>>,
+    pub retention: OnceLock<Addr<periodic::Periodic>>,
+    pub regroups: OnceLock<Addr<periodic::Periodic>>,
 }
 
 impl Dispatch for Actors {
@@ -55,13 +56,13 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
     }
     pixel_sender::start_pixel_senders(cx, actors);
     if actors.reports.get().is_none() {
-        let _ = actors.reports.set(report::ReportActor::new(cx.clone()).start());
+        let _ = actors.reports.set(report::actor(cx).start());
     }
     if actors.retention.get().is_none() {
-        let _ = actors.retention.set(retention::RetentionActor::new(cx.clone()).start());
+        let _ = actors.retention.set(retention::actor(cx).start());
     }
     if actors.regroups.get().is_none() {
-        let _ = actors.regroups.set(regroup::RegroupActor::new(cx.clone()).start());
+        let _ = actors.regroups.set(regroup::actor(cx).start());
     }
 }
 
@@ -73,13 +74,13 @@ pub async fn shutdown(actors: &Actors, grace: Duration) {
     let sync = actors.sync.get().cloned();
     let pixels = actors.pixels.get().cloned();
     if let Some(addr) = actors.reports.get() {
-        let _ = addr.send(report::Shutdown).await;
+        let _ = addr.send(periodic::Shutdown).await;
     }
     if let Some(addr) = actors.retention.get() {
-        let _ = addr.send(retention::Shutdown).await;
+        let _ = addr.send(periodic::Shutdown).await;
     }
     if let Some(addr) = actors.regroups.get() {
-        let _ = addr.send(regroup::Shutdown).await;
+        let _ = addr.send(periodic::Shutdown).await;
     }
     let stop = async {
         let sync = async {

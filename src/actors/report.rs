@@ -8,17 +8,11 @@
 //! Then it moves pending funnel index rebuilds on, one bounded step per
 //! transaction, each step's position kept, so a restart resumes them.
 
-use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
-
+use super::periodic::Periodic;
 use crate::error::Result;
 use crate::service::analytics::{funnels, rollup};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
-
-pub struct ReportActor {
-    cx: ServiceContext,
-    busy: bool,
-}
 
 /// Applies every queued event now (tests, shutdown); answers how many.
 pub async fn drain(cx: &ServiceContext) -> Result<usize> {
@@ -51,47 +45,9 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
     }
 }
 
-impl ReportActor {
-    pub fn new(cx: ServiceContext) -> ReportActor {
-        ReportActor { cx, busy: false }
-    }
-
-    fn tick(&mut self, ctx: &mut Context<Self>) {
-        if self.busy {
-            return;
-        }
-        self.busy = true;
-        let cx = self.cx.clone();
-        ctx.spawn(
-            async move {
-                if let Err(e) = drain(&cx).await {
-                    tracing::warn!(code = e.code.as_str(), "applying the rollup outbox failed; the next tick retries");
-                }
-            }
-            .into_actor(self)
-            .map(|(), act, _| act.busy = false),
-        );
-    }
-}
-
-impl Actor for ReportActor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        let every = self.cx.config.rollup_interval;
-        ctx.run_interval(every, |act, ctx| act.tick(ctx));
-    }
-}
-
-/// Stops taking batches; a batch in flight commits or rolls back whole.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Shutdown;
-
-impl Handler<Shutdown> for ReportActor {
-    type Result = ();
-    fn handle(&mut self, _: Shutdown, ctx: &mut Context<Self>) {
-        use actix::ActorContext;
-        ctx.stop();
-    }
+/// The report actor: a drain every `RASTRO_ROLLUP_INTERVAL`.
+pub fn actor(cx: &ServiceContext) -> Periodic {
+    Periodic::new(cx.clone(), "report", cx.config.rollup_interval, |cx| {
+        Box::pin(async move { drain(&cx).await.map(|_| ()) })
+    })
 }

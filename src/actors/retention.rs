@@ -5,18 +5,12 @@
 //! Nothing lives between batches but the rows themselves, so a restart (or a
 //! kill -9 between batches) resumes by simply running again.
 
-use actix::{Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, WrapFuture};
-
+use super::periodic::Periodic;
 use crate::error::{Error, Result};
 use crate::service::analytics::retention::{self as retention, CLASSES};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 use crate::store::analytics::retention as store;
-
-pub struct RetentionActor {
-    cx: ServiceContext,
-    busy: bool,
-}
 
 /// Runs every class of every site with a policy now, due or not (tests,
 /// operators); answers the rows deleted.
@@ -81,47 +75,9 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
     Ok(total)
 }
 
-impl RetentionActor {
-    pub fn new(cx: ServiceContext) -> RetentionActor {
-        RetentionActor { cx, busy: false }
-    }
-
-    fn tick(&mut self, ctx: &mut Context<Self>) {
-        if self.busy {
-            return;
-        }
-        self.busy = true;
-        let cx = self.cx.clone();
-        ctx.spawn(
-            async move {
-                if let Err(e) = run(&cx, true).await {
-                    tracing::warn!(code = e.code.as_str(), "a retention round failed; the next tick retries");
-                }
-            }
-            .into_actor(self)
-            .map(|(), act, _| act.busy = false),
-        );
-    }
-}
-
-impl Actor for RetentionActor {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        let every = self.cx.config.retention_interval;
-        ctx.run_interval(every, |act, ctx| act.tick(ctx));
-    }
-}
-
-/// Stops; a batch in flight commits or rolls back whole.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Shutdown;
-
-impl Handler<Shutdown> for RetentionActor {
-    type Result = ();
-    fn handle(&mut self, _: Shutdown, ctx: &mut Context<Self>) {
-        use actix::ActorContext;
-        ctx.stop();
-    }
+/// The retention actor: the due classes every `RASTRO_RETENTION_INTERVAL`.
+pub fn actor(cx: &ServiceContext) -> Periodic {
+    Periodic::new(cx.clone(), "retention", cx.config.retention_interval, |cx| {
+        Box::pin(async move { run(&cx, true).await.map(|_| ()) })
+    })
 }

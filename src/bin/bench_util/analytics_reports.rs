@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use rastrod::clock::{DAY_MS, SystemClock};
 use rastrod::db::Db;
+use rastrod::demo::analytics::Rng;
 use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
 use rastrod::service::analytics::{affiliates, funnels, goals, import, reads, site_map_report, vitals_report};
 use rastrod::service::context::Context;
@@ -35,21 +36,6 @@ const PATHS: [&str; 12] = [
 
 fn site_id(s: usize) -> String {
     format!("bench{s}")
-}
-
-/// splitmix64.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
 }
 
 /// One site's day: visits of 1-6 pageviews (some with a cart event and vitals), in time order.
