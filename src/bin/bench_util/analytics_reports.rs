@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rastrod::clock::{DAY_MS, SystemClock};
+use rastrod::clock::{Clock, DAY_MS, SystemClock};
 use rastrod::db::Db;
 use rastrod::demo::analytics::Rng;
 use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
@@ -193,6 +193,19 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
             "fill: {stored} events accepted in {secs:.1} s = {:.0} events/s (import + rollups)",
             stored as f64 / secs
         );
+        // 10,000 visitors live: one pageview each in the last four minutes, spread over the sites.
+        let live_now = SystemClock.now_ms();
+        for s in 0..site_count {
+            let lines: Vec<String> = (0..10_000 / site_count)
+                .map(|v| {
+                    let t = live_now - 240_000 + (v as i64 * 24) % 240_000;
+                    format!(
+                        r#"{{"type":"pageview","occurredAt":{t},"visitorId":"v_live{s}_{v:08}","pageviewId":"p_live{s:02}{v:010}","path":"/"}}"#
+                    )
+                })
+                .collect();
+            import::import(&cx, &site_id(s), "bench-live", lines.join("\n").as_bytes(), true).await?;
+        }
         let ids: Vec<String> = (0..site_count).map(site_id).collect();
         let d90 = (today - 90 * DAY_MS, today - 1);
         let d366 = (today - 366 * DAY_MS, today - 1);
@@ -209,6 +222,7 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
             ("affiliatesReport 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),
             ("vitalsReport 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),
             ("siteMap 90 days, one site", json!({"siteIds": [site_id(0)], "from": d90.0, "to": d90.1})),
+            ("liveVisitors, 10,000 live, all sites (database read)", json!({"siteIds": ids, "now": live_now + 1})),
         ];
         for (name, args) in cases {
             let mut ms = Vec::new();
@@ -227,6 +241,7 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
                                 affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?)
                             }
                             "vitalsReport" => vitals_report::vitals_report(c, serde_json::from_value(a).map_err(f)?),
+                            "liveVisitors," => reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false),
                             _ => site_map_report::site_map(c, serde_json::from_value(a).map_err(f)?),
                         }
                     })
