@@ -275,9 +275,32 @@ pub fn visitor_numbers(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[S
     ));
     q.text(site_id).texts(visitor_ids);
     let mut found: Vec<NumberRow> = q.load(conn)?;
-    let missing: Vec<&String> = visitor_ids.iter().filter(|v| !found.iter().any(|f| &f.visitor_id == *v)).collect();
+    let mut missing: Vec<&String> = visitor_ids.iter().filter(|v| !found.iter().any(|f| &f.visitor_id == *v)).collect();
     if missing.is_empty() {
         return Ok(found);
+    }
+    if !conn.is_sqlite() {
+        // Two processes may number one new visitor at once (their batches hold
+        // its events): the site's counter row is locked first (a no-op
+        // upsert), then the numbers are read again, so the second one sees the
+        // first's and neither inserts a number twice.
+        let mut lock = RawQuery::new(
+            "INSERT INTO web_number_counters (site_id, next_number) VALUES (?, 0) ON CONFLICT (site_id) \
+             DO UPDATE SET next_number = web_number_counters.next_number",
+        );
+        lock.text(site_id);
+        lock.execute(conn)?;
+        let mut again = RawQuery::new(format!(
+            "SELECT visitor_id, number FROM web_visitor_numbers WHERE site_id = ? AND visitor_id IN {}",
+            placeholders(missing.len())
+        ));
+        again.text(site_id).texts(&missing);
+        let numbered: Vec<NumberRow> = again.load(conn)?;
+        missing.retain(|v| !numbered.iter().any(|f| &f.visitor_id == *v));
+        found.extend(numbered);
+        if missing.is_empty() {
+            return Ok(found);
+        }
     }
     let mut q = RawQuery::new(
         "INSERT INTO web_number_counters (site_id, next_number) VALUES (?, ?) ON CONFLICT (site_id) \
