@@ -98,3 +98,91 @@ async fn a_kill_9_loses_no_acknowledged_event_and_counts_none_twice() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+fn serve_with_retention(db: &TestDb, port: u16) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_rastrod"))
+        .arg("serve")
+        .env("RASTRO_DATABASE_URL", &db.url)
+        .env("RASTRO_HOST_API_KEY", HOST_KEY)
+        .env("RASTRO_LISTEN", format!("127.0.0.1:{port}"))
+        .env("RASTRO_RETENTION_INTERVAL", "100ms")
+        .env("RASTRO_RETENTION_BATCH", "1")
+        .env("RASTRO_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+// rule: RET-04
+#[actix_web::test]
+async fn retention_killed_midway_resumes_after_a_restart() {
+    let db = TestDb::sqlite();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let mut child = serve_with_retention(&db, port);
+    crate::common::wait_healthy(&http, &base).await;
+    let post = |path: &str, body: serde_json::Value| {
+        http.post(format!("{base}{path}")).bearer_auth(HOST_KEY).json(&body).send()
+    };
+    post(
+        "/v1/sites",
+        json!({"siteId": "loja", "name": "L", "currency": "BRL", "timezone": "UTC", "ownerId": "o", "domains": [HOST]}),
+    )
+    .await
+    .unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    let (old, recent) = (now - 40 * 86_400_000, now - 86_400_000);
+    let mut lines = String::new();
+    for i in 0..2100 {
+        let at = if i < 2000 { old + i } else { recent + i };
+        lines.push_str(&format!(
+            "{}\n",
+            json!({"type": "pageview", "occurredAt": at, "visitorId": format!("v_visitor{i:04}"),
+                "pageviewId": format!("p_{i:0>16}"), "path": "/"})
+        ));
+    }
+    let imported = http
+        .post(format!("{base}/v1/sites/loja/analytics/import?importId=history"))
+        .bearer_auth(HOST_KEY)
+        .header("content-type", "application/x-ndjson")
+        .body(lines)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(imported.status(), 201);
+    let policy = json!({"siteId": "loja", "eventsDays": 20, "sessionsDays": 20, "conversionsDays": 20,
+        "profilesDays": 20, "aggregatesDays": 30});
+    assert_eq!(post("/v1/analytics/setRetentionPolicy", policy).await.unwrap().status(), 200);
+    // Killed while the first round deletes, one row a transaction.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let path = db.sqlite_path().unwrap().to_string_lossy().to_string();
+    let mut conn = SqliteConnection::establish(&path).unwrap();
+    let left = count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_events");
+    assert!(left >= 100, "the recent events stay: {left}");
+    println!("killed with {} old events left", left - 100);
+
+    // Restarted, the actor goes on until nothing is past the cutoffs; the recent rows stay.
+    let port = free_port();
+    let mut child = serve_with_retention(&db, port);
+    crate::common::wait_healthy(&http, &format!("http://127.0.0.1:{port}")).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_events") > 100
+        || count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_sessions") > 100
+    {
+        assert!(Instant::now() < deadline, "retention did not resume");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_events"), 100);
+    assert_eq!(count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_sessions"), 100);
+    let kept = count(
+        &mut conn,
+        &format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_events WHERE occurred_at >= {recent}"),
+    );
+    assert_eq!(kept, 100);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
