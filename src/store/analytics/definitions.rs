@@ -37,16 +37,24 @@ pub struct GoalRow {
 const GOAL_COLUMNS: &str =
     "id, site_id, key, name, matcher_kind, matcher_value, value_cents, active, created_at, updated_at, removed_at";
 
-/// The site's goals, removed ones included when `with_removed`.
-pub fn goals(conn: &mut AnyConnection, site_id: &str, with_removed: bool) -> QueryResult<Vec<GoalRow>> {
-    let sql = if with_removed {
-        format!("SELECT {GOAL_COLUMNS} FROM web_goals WHERE site_id = ?")
-    } else {
-        format!("SELECT {GOAL_COLUMNS} FROM web_goals WHERE site_id = ? AND removed_at IS NULL")
-    };
-    let mut q = RawQuery::prepared(sql);
+/// A site's rows of a definitions table that keeps removed rows
+/// (`removed_at`), those included when `with_removed`.
+fn of_site<T: QueryableByName<<AnyConnection as diesel::Connection>::Backend> + 'static>(
+    conn: &mut AnyConnection,
+    table: &str,
+    columns: &str,
+    site_id: &str,
+    with_removed: bool,
+) -> QueryResult<Vec<T>> {
+    let live = if with_removed { "" } else { " AND removed_at IS NULL" };
+    let mut q = RawQuery::prepared(format!("SELECT {columns} FROM {table} WHERE site_id = ?{live}"));
     q.text(site_id);
     q.load(conn)
+}
+
+/// The site's goals, removed ones included when `with_removed`.
+pub fn goals(conn: &mut AnyConnection, site_id: &str, with_removed: bool) -> QueryResult<Vec<GoalRow>> {
+    of_site(conn, "web_goals", GOAL_COLUMNS, site_id, with_removed)
 }
 
 /// The goals acceptance decides completions against (rule ARPT-10).
@@ -182,14 +190,7 @@ const AFFILIATE_COLUMNS: &str =
 
 /// The site's affiliates, removed ones included when `with_removed`.
 pub fn affiliates(conn: &mut AnyConnection, site_id: &str, with_removed: bool) -> QueryResult<Vec<AffiliateRow>> {
-    let sql = if with_removed {
-        format!("SELECT {AFFILIATE_COLUMNS} FROM web_affiliates WHERE site_id = ?")
-    } else {
-        format!("SELECT {AFFILIATE_COLUMNS} FROM web_affiliates WHERE site_id = ? AND removed_at IS NULL")
-    };
-    let mut q = RawQuery::prepared(sql);
-    q.text(site_id);
-    q.load(conn)
+    of_site(conn, "web_affiliates", AFFILIATE_COLUMNS, site_id, with_removed)
 }
 
 /// The existing affiliate a landing `ref` names (rule SES-15).
