@@ -6,11 +6,13 @@
 //! and a batch is applied and deleted in one transaction, so nothing counts
 //! twice. On PostgreSQL the actors of several processes take disjoint batches.
 //! Then it moves pending funnel index rebuilds on, one bounded step per
-//! transaction, each step's position kept, so a restart resumes them.
+//! transaction, each step's position kept, so a restart resumes them, and
+//! builds the month tier of sites that had data before it existed, one
+//! (site, month) per transaction.
 
 use super::periodic::Periodic;
 use crate::error::Result;
-use crate::service::analytics::{funnels, rollup};
+use crate::service::analytics::{funnels, month_tier, rollup};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 
@@ -19,8 +21,9 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
     let max = cx.config.rollup_batch_max;
     let mut total = 0;
     loop {
+        // A batch of up to RASTRO_ROLLUP_BATCH_MAX rows: a write of its own (see `db::writer`).
         let n = cx
-            .write(move |c| {
+            .write_alone(move |c| {
                 let n = rollup::apply(c, max)?;
                 // The rollups feed no cached read (meta.status).
                 Ok(Written::new(n, Effects { changes_cached_reads: false, ..Effects::default() }))
@@ -34,15 +37,24 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
     // Funnel index rebuilds, a bounded step per transaction, back to back.
     loop {
         let n = cx
-            .write(move |c| {
+            .write_alone(move |c| {
                 let n = funnels::rebuild_step(c, max)?;
                 Ok(Written::new(n, Effects { changes_cached_reads: false, ..Effects::default() }))
             })
             .await?;
         if n == 0 {
-            return Ok(total);
+            break;
         }
     }
+    // The month tier of data older than it, a (site, month) per transaction.
+    while cx
+        .write_alone(|c| {
+            let more = month_tier::build_step(c)?;
+            Ok(Written::new(more, Effects { changes_cached_reads: false, ..Effects::default() }))
+        })
+        .await?
+    {}
+    Ok(total)
 }
 
 /// The report actor: a drain every `RASTRO_ROLLUP_INTERVAL`.

@@ -41,8 +41,9 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
             let mut error = None;
             loop {
                 let site = p.site_id.clone();
+                // Up to RASTRO_RETENTION_BATCH rows: a write of its own (see `db::writer`).
                 let step = cx
-                    .write(move |c| {
+                    .write_alone(move |c| {
                         let n = retention::delete_step(c, &site, class, cut, batch)?;
                         Ok(Written::new(n, Effects { changes_cached_reads: n > 0, ..Effects::default() }))
                     })

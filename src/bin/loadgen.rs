@@ -7,6 +7,10 @@
 //! target/release/loadgen report                 # leadsReport over 1,000,000 leads, SQLite
 //! target/release/loadgen report --database-url postgres://root@127.0.0.1:5432/test
 //! target/release/loadgen federation             # 200 dashboards polling metaStatus vs GET /v1/ping
+//! target/release/loadgen events                 # the tracker's POST /rastro/events vs GET /v1/ping
+//! target/release/loadgen events --expired 5000000   # the same while retention deletes 5M expired events
+//! target/release/loadgen analytics-reports      # (alias `overview`) 10 sites × 366 days, every analytics read timed
+//! target/release/loadgen analytics-poll         # 200 dashboards polling liveVisitors every 5 s
 //! ```
 //!
 //! `ingest` starts `rastrod serve` (the binary next to this one) as a child
@@ -47,8 +51,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "bench_util/analytics_poll.rs"]
+mod analytics_poll;
 #[path = "bench_util/analytics_reports.rs"]
 mod analytics_reports;
+#[path = "bench_util/expired_fill.rs"]
+mod expired_fill;
 
 use clap::{Args, Parser, Subcommand};
 use diesel::Connection;
@@ -84,9 +92,14 @@ enum Cmd {
     /// Start rastrod; the tracker's POST /rastro/events (one pageview per request, then 50-event
     /// batches), then GET /v1/ping; rollup lag, bytes per stored pageview, peak RSS.
     Events(EventsArgs),
-    /// Fill a fresh database through the import (goals, funnels, vitals, the site map), then time
-    /// overview, goalsReport, funnelsReport, affiliatesReport, vitalsReport and siteMap in process.
+    /// Fill a fresh database through the import (goals, funnels, vitals, the site map) and identified
+    /// people, then time overview, liveVisitors, goalsReport, funnelsReport, affiliatesReport,
+    /// vitalsReport, siteMap and listPeople in process.
+    #[command(visible_alias = "overview")]
     AnalyticsReports(AnalyticsReportsArgs),
+    /// Start rastrod with federation on; dashboards poll liveVisitors every 5 s while the tracker
+    /// posts pageviews; the database statements the polling costs against the polls.
+    AnalyticsPoll(analytics_poll::PollArgs),
 }
 
 #[derive(Args)]
@@ -101,9 +114,18 @@ struct AnalyticsReportsArgs {
     /// Timed runs of each read.
     #[arg(long, default_value_t = 20)]
     runs: usize,
+    /// Identified people on the first site (listPeople's searches).
+    #[arg(long, default_value_t = 1_000_000)]
+    profiles: usize,
     /// Default: a fresh SQLite file in the temp folder. postgres://... gets a fresh schema.
     #[arg(long)]
     database_url: Option<String>,
+    /// Keep the database (SQLite file or PostgreSQL schema) and print its URL.
+    #[arg(long)]
+    keep: bool,
+    /// Skip the event fill: time the reads on the database at --database-url (a --keep run's URL).
+    #[arg(long, requires = "database_url")]
+    existing: bool,
 }
 
 #[derive(Args)]
@@ -121,6 +143,9 @@ struct EventsArgs {
     connections: usize,
     #[arg(long, default_value_t = 5_000)]
     warmup: usize,
+    /// Events 100 days old the retention actor deletes (policy: events 30 days) while the phases run.
+    #[arg(long, default_value_t = 0)]
+    expired: usize,
     #[command(flatten)]
     daemon: DaemonArgs,
 }
@@ -226,10 +251,8 @@ fn main() -> ExitCode {
         Cmd::Report(a) => report(a),
         Cmd::Federation(a) => federation(a),
         Cmd::Events(a) => events(a),
-        Cmd::AnalyticsReports(a) => FreshDb::new(a.database_url.as_deref()).and_then(|db| {
-            println!("{}", machine_line());
-            analytics_reports::run(&db.url, a.events, a.sites.clamp(1, 10), a.days.clamp(1, 366), a.runs.max(1))
-        }),
+        Cmd::AnalyticsReports(a) => analytics_reports_cmd(a),
+        Cmd::AnalyticsPoll(a) => analytics_poll::run(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -241,6 +264,31 @@ fn main() -> ExitCode {
 }
 
 type AnyResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+fn analytics_reports_cmd(a: AnalyticsReportsArgs) -> AnyResult<()> {
+    let db = if a.existing {
+        FreshDb::existing(a.database_url.as_deref().unwrap_or_default())
+    } else {
+        let mut f = FreshDb::new(a.database_url.as_deref())?;
+        f.keep = a.keep;
+        f
+    };
+    println!("{}", machine_line());
+    if db.keep {
+        println!("database kept at {}", db.url);
+    }
+    let plan = analytics_reports::Plan {
+        events: a.events,
+        sites: a.sites.clamp(1, 10),
+        days: a.days.clamp(1, 366),
+        runs: a.runs.max(1),
+        profiles: a.profiles,
+        existing: a.existing,
+    };
+    let outcome = analytics_reports::run(&db.url, plan);
+    println!("{}", machine_line());
+    outcome
+}
 
 // ---------------------------------------------------------------------------
 // Shared bits: fresh databases, random keys, statistics, machine load.
@@ -830,11 +878,17 @@ fn events(a: EventsArgs) -> AnyResult<()> {
     let sqlite_file = db.dir.as_ref().map(|d| d.join("rastrod.db"));
     let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file, synchronous=FULL)" };
     let db_url = db.url.clone();
+    if a.expired > 0 {
+        expired_fill::fill(&db_url, a.expired)?;
+    }
+    let cutoff = expired_fill::cutoff(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as i64);
     // Limits far above the load: this measures ingestion, not the limiter.
     let env = [
         ("RASTRO_TRACKER_IP_RATE", "100000000".to_string()),
         ("RASTRO_TRACKER_SITE_RATE", "100000000".to_string()),
         ("RASTRO_TRACKER_NEW_VISITOR_RATE", "100000000".to_string()),
+        // The retention actor's first round 3 s after the start (during the warm-up), when there is a backlog.
+        ("RASTRO_RETENTION_INTERVAL", if a.expired > 0 { "3s" } else { "1h" }.to_string()),
     ];
     let mut daemon = Daemon::start(binary, db, &env)?;
     let rt = a.daemon.client_runtime()?;
@@ -847,12 +901,22 @@ fn events(a: EventsArgs) -> AnyResult<()> {
             a.connections, a.visitors, a.requests, a.batches
         );
         let mut c = Conn::open(&addr).await?;
-        let site = r#"{"siteId":"loja","name":"Loja","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"loadgen","domains":["loja.example.com"]}"#;
-        create_site(&mut c, &addr, &key, site).await?;
+        if a.expired == 0 {
+            create_site(&mut c, &addr, &key, expired_fill::SITE_BODY).await?;
+        }
         let ping = ping_maker(&addr, &key);
         if a.warmup > 0 {
             phase("warmup", &addr, a.connections, a.warmup, &[200], &pid, ping.clone()).await?;
         }
+        let store = rastrod::db::Db::open(&db_url, 1, 1, 16)?;
+        if a.expired > 0 {
+            // The deletion must be under way when the measured phases start.
+            let t = Instant::now();
+            while expired_fill::left(&store, cutoff).await? >= a.expired as i64 && t.elapsed() < Duration::from_secs(30) {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+        let (expired0, deleting) = (expired_fill::left(&store, cutoff).await?, Instant::now());
         let visitors = a.visitors;
         let one = {
             let addr = addr.clone();
@@ -872,9 +936,9 @@ fn events(a: EventsArgs) -> AnyResult<()> {
             })
         };
         let bt = if a.batches > 0 { Some(phase("batch50", &addr, a.connections, a.batches, &[200], &pid, batch).await?) } else { None };
+        let (expired1, during) = (expired_fill::left(&store, cutoff).await?, deleting.elapsed());
         // Rollup lag: how long until the report actor has applied everything accepted.
         let lag_start = Instant::now();
-        let store = rastrod::db::Db::open(&db_url, 1, 1, 16)?;
         loop {
             let left = store.run(|c| Ok(rastrod::store::analytics::outbox_len(c)?)).await?;
             if left == 0 {
@@ -903,6 +967,20 @@ fn events(a: EventsArgs) -> AnyResult<()> {
             pct(&pv.lat_us, 99.0) as f64 / 1000.0
         );
         println!("rollups: the outbox was empty {:.0} ms after the last answer (target: trail ≤ 2 s)", drain.as_secs_f64() * 1000.0);
+        if a.expired > 0 {
+            let gone = expired0 - expired1;
+            println!(
+                "retention: {gone} expired events deleted during the phases ({:.1} s) = {:.0} rows/s; {expired1} left then",
+                during.as_secs_f64(),
+                gone as f64 / during.as_secs_f64()
+            );
+            let t = Instant::now();
+            while expired_fill::left(&store, cutoff).await? > 0 && t.elapsed() < Duration::from_secs(1_800) {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            let total = deleting.elapsed().as_secs_f64();
+            println!("retention: all {} expired events gone {total:.1} s after the first measured request = {:.0} rows/s over the whole run", expired0, expired0 as f64 / total);
+        }
         if let Some(kib) = peak_rss_kib(&pid) {
             println!("daemon peak RSS {:.1} MiB (target ≤ 150 MB)", kib as f64 / 1024.0);
         }

@@ -194,6 +194,19 @@ impl Db {
         self.write_tracked(f, |_| true).await
     }
 
+    /// [`Db::write`] in a transaction of its own: for a large write (thousands
+    /// of statements), which in a shared batch's savepoint would cost time
+    /// square in its size on SQLite (see `db::writer`).
+    pub async fn write_alone<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
+        let out = self.writer.submit_alone(f).await;
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        out
+    }
+
     /// [`Db::write`], invalidating cached reads only when `changes_cached_reads`
     /// says the committed value may have changed them (or the write failed).
     pub async fn write_tracked<T, F, P>(&self, f: F, changes_cached_reads: P) -> Result<T>

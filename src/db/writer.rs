@@ -4,6 +4,14 @@
 //! acknowledged only once it is durable, at the cost of one fsync per batch
 //! instead of one per write. SQLite allows one writer at a time anyway; on
 //! PostgreSQL the same batching saves round trips and fsyncs.
+//!
+//! A large write (an import, a rollup batch, a retention batch) goes alone:
+//! its own transaction, no savepoint. In SQLite every statement that ends
+//! inside a savepoint trims the in-memory statement journal by walking it
+//! from the start, and that journal holds every page the savepoint changed,
+//! so a write of thousands of statements in one savepoint cost time square
+//! in its size (an import of 10,000 lines spent three quarters of its time
+//! there). Alone, a failing write rolls its own transaction back.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,7 +27,13 @@ use super::AnyConnection;
 use crate::error::{Code, Error, Result};
 
 type Completion = Box<dyn FnOnce(Result<()>) + Send>;
-type Job = Box<dyn FnOnce(&mut AnyConnection) -> Completion + Send>;
+
+/// A write: run in a savepoint of a shared batch, or alone in its own
+/// transaction (where it answers whether that transaction may commit).
+struct Job {
+    alone: bool,
+    run: Box<dyn FnOnce(&mut AnyConnection) -> (Completion, bool) + Send>,
+}
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stats {
@@ -73,20 +87,44 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
+        self.submit_as(false, f).await
+    }
+
+    /// Runs `f` in a transaction of its own (a large write, see the module's
+    /// comment); answers its outcome once committed or rolled back.
+    pub async fn submit_alone<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
+        self.submit_as(true, f).await
+    }
+
+    async fn submit_as<T, F>(&self, alone: bool, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
         if self.pending.fetch_add(1, Ordering::SeqCst) >= self.queue_max {
             self.pending.fetch_sub(1, Ordering::SeqCst);
             return Err(Error::new(Code::RateLimited, "too many writes queued; retry shortly"));
         }
         let pending = self.pending.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
-        let job: Job = Box::new(move |conn: &mut AnyConnection| {
-            // A savepoint: a failing write rolls back alone, the batch goes on.
-            let outcome = conn.transaction::<T, Error, _>(f);
-            Box::new(move |commit: Result<()>| {
+        let run = Box::new(move |conn: &mut AnyConnection| {
+            // Shared: a savepoint, so a failing write rolls back alone and the
+            // batch goes on. Alone: the transaction is the write's own.
+            let outcome = if alone { f(conn) } else { conn.transaction::<T, Error, _>(f) };
+            let ok = !alone || outcome.is_ok();
+            let done = Box::new(move |commit: Result<()>| {
                 pending.fetch_sub(1, Ordering::SeqCst);
-                let _ = tx.send(commit.and(outcome));
-            }) as Completion
+                // Alone, a failed write is what rolled its transaction back: its own error first.
+                let answer = if alone { outcome.and_then(|v| commit.map(|()| v)) } else { commit.and(outcome) };
+                let _ = tx.send(answer);
+            }) as Completion;
+            (done, ok)
         });
+        let job = Job { alone, run };
         let sent = {
             let guard = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
             guard.as_ref().is_some_and(|sender| sender.send(job).is_ok())
@@ -236,11 +274,18 @@ fn writer_loop(
 ) {
     let checkpointer = if conn.is_sqlite() { Checkpointer::start(manager) } else { None };
     tune(&mut conn, checkpointer.is_some());
-    while let Ok(first) = rx.recv() {
+    // A job taken while filling a batch that must go alone waits here for the next transaction.
+    let mut held: Option<Job> = None;
+    while let Some(first) = held.take().or_else(|| rx.recv().ok()) {
+        let alone = first.alone;
         let mut batch = Vec::with_capacity(batch_max.min(64));
         batch.push(first);
-        while batch.len() < batch_max {
+        while !alone && batch.len() < batch_max {
             match rx.try_recv() {
+                Ok(job) if job.alone => {
+                    held = Some(job);
+                    break;
+                }
                 Ok(job) => batch.push(job),
                 Err(_) => break,
             }
@@ -250,7 +295,12 @@ fn writer_loop(
         let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
             conn.transaction::<(), Error, _>(|c| {
                 for job in batch.drain(..) {
-                    completions.push(job(c));
+                    let (done, ok) = (job.run)(c);
+                    completions.push(done);
+                    if !ok {
+                        // Only an alone write answers false: its transaction rolls back.
+                        return Err(Error::internal("the write failed; its transaction was rolled back"));
+                    }
                 }
                 Ok(())
             })
@@ -298,5 +348,70 @@ fn writer_loop(
     }
     if let Some(c) = checkpointer {
         c.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use diesel::RunQueryDsl;
+    use diesel::sql_types::BigInt;
+
+    use crate::db::{AnyConnection, Db};
+    use crate::error::{Code, Error};
+
+    #[derive(diesel::QueryableByName)]
+    struct N {
+        #[diesel(sql_type = BigInt)]
+        n: i64,
+    }
+
+    fn db() -> (Db, std::path::PathBuf) {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+        let dir = std::env::temp_dir().join(format!("rastrod_writer_{}_{nanos}", std::process::id()));
+        let db = Db::open(&format!("sqlite://{}", dir.join("w.db").display()), 2, 64, 1_000).unwrap();
+        (db, dir)
+    }
+
+    fn insert(c: &mut AnyConnection, x: i64) -> crate::error::Result<()> {
+        diesel::sql_query(format!("INSERT INTO t (x) VALUES ({x})")).execute(c)?;
+        Ok(())
+    }
+
+    async fn rows(db: &Db) -> i64 {
+        db.run(|c| Ok(diesel::sql_query("SELECT COUNT(*) AS n FROM t").get_result::<N>(c)?.n)).await.unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_alone_write_commits_or_rolls_back_by_itself_and_shared_ones_go_on() {
+        let (db, dir) = db();
+        db.write(|c| Ok(diesel::sql_query("CREATE TABLE t (x BIGINT NOT NULL)").execute(c)?)).await.unwrap();
+        // Shared and alone writes queued at once, a failing one of each kind among them.
+        let mut tasks = Vec::new();
+        for i in 0..40i64 {
+            let db = db.clone();
+            tasks.push(tokio::spawn(async move {
+                let fail = i % 10 == 3;
+                let write = move |c: &mut AnyConnection| {
+                    for k in 0..50 {
+                        insert(c, i * 100 + k)?;
+                    }
+                    if fail { Err(Error::invalid(format!("write {i} fails"))) } else { Ok(i) }
+                };
+                if i % 2 == 0 { db.write_alone(write).await } else { db.write(write).await }
+            }));
+        }
+        for (i, t) in tasks.into_iter().enumerate() {
+            match t.await.unwrap() {
+                Ok(v) => assert_eq!(v, i as i64),
+                Err(e) => {
+                    assert_eq!(i % 10, 3, "write {i} failed: {e}");
+                    assert_eq!(e.code, Code::InvalidArgument, "its own error, not the rollback's");
+                    assert!(e.to_string().contains(&format!("write {i} fails")), "{e}");
+                }
+            }
+        }
+        assert_eq!(rows(&db).await, 36 * 50, "every write but the four failing ones, whole");
+        db.close();
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -101,6 +101,18 @@ impl Context {
         Ok(written.value)
     }
 
+    /// [`Context::write`] in a transaction of its own, for a large write
+    /// (an import, a rollup or retention batch: see `db::writer`).
+    pub async fn write_alone<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<Written<T>> + Send + 'static,
+    {
+        let written = self.db.write_alone(f).await?;
+        self.dispatch.dispatch(&written.effects);
+        Ok(written.value)
+    }
+
     /// [`Context::write`] for a write with no wake-up to send.
     pub async fn write_plain<T, F>(&self, f: F) -> Result<T>
     where

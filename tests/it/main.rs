@@ -25,6 +25,7 @@ mod ledger;
 mod meta_connection;
 mod meta_login;
 mod mmdb;
+mod month_tier;
 mod ops;
 mod people;
 mod regroup;

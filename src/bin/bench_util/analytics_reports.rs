@@ -1,9 +1,12 @@
-//! `loadgen analytics-reports`: a fresh database filled through the import
-//! (the live pipeline: sessions, goals, funnel steps, outbox) with `--events`
-//! events over `--sites` sites and `--days` days, the rollups applied by the
-//! report actor's drain, then each analytics read timed in process (the
-//! database work a request does, without HTTP). Figures only; the README
-//! puts them beside the targets.
+//! `loadgen analytics-reports` (and `loadgen overview`): a fresh database
+//! filled through the import (the live pipeline: sessions, goals, funnel
+//! steps, outbox) with `--events` events over `--sites` sites and `--days`
+//! days, the rollups applied by the report actor's drain, `--profiles`
+//! identified people on the first site, then each analytics read timed in
+//! process (the database work a request does, without HTTP). With `--keep`
+//! the database stays for later runs with `--existing` (a 10,000,000-event
+//! fill takes most of an hour). Figures only; the README puts them beside
+//! the targets.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -12,7 +15,7 @@ use rastrod::clock::{Clock, DAY_MS, SystemClock};
 use rastrod::db::Db;
 use rastrod::demo::analytics::Rng;
 use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
-use rastrod::service::analytics::{affiliates, funnels, goals, import, reads, site_map_report, vitals_report};
+use rastrod::service::analytics::{affiliates, funnels, goals, import, reads, search, site_map_report, vitals_report};
 use rastrod::service::context::Context;
 use rastrod::service::leads::sites::{self, CreateSite, UpdateSite};
 use serde_json::{Value, json};
@@ -135,7 +138,78 @@ fn stats(mut ms: Vec<f64>) -> (f64, f64) {
     (p(0.5), p(0.99))
 }
 
-pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) -> AnyResult<()> {
+/// What to fill and time.
+pub struct Plan {
+    pub events: usize,
+    pub sites: usize,
+    pub days: i64,
+    pub runs: usize,
+    pub profiles: usize,
+    /// The database is already filled (a `--keep` run): time only (profiles topped up).
+    pub existing: bool,
+}
+
+const FIRST: [&str; 20] = [
+    "Maria", "José", "Ana", "João", "Antônio", "Francisca", "Carlos", "Paulo", "Pedro", "Lucas", "Luiz", "Marcos",
+    "Luís", "Gabriel", "Rafael", "Márcia", "Daniel", "Marcelo", "Bruno", "Eduardo",
+];
+const LAST: [&str; 30] = [
+    "Silva", "Santos", "Oliveira", "Souza", "Rodrigues", "Ferreira", "Alves", "Pereira", "Lima", "Gomes", "Costa",
+    "Ribeiro", "Martins", "Carvalho", "Almeida", "Lopes", "Soares", "Fernandes", "Vieira", "Barbosa", "Rocha", "Dias",
+    "Nascimento", "Andrade", "Moreira", "Nunes", "Marques", "Machado", "Mendes", "Freitas",
+];
+
+/// `profiles` people on a site, as identify leaves them (identity row, profile,
+/// search terms); the first ones are persons of the fill's visitors (an alias
+/// each), so `listPeople` reads real session totals for them.
+async fn fill_profiles(cx: &Context, site: &str, profiles: usize, visitors: usize) -> AnyResult<()> {
+    let have = {
+        let s = site.to_string();
+        cx.db.run(move |c| Ok(rastrod::store::analytics::retention::count_before(c, "web_profiles", "identified_at", &s, i64::MAX)?)).await?
+    } as usize;
+    if have >= profiles {
+        println!("profiles: {have} on {site} already");
+        return Ok(());
+    }
+    let start = Instant::now();
+    let now = SystemClock.now_ms();
+    for from in (have..profiles).step_by(5_000) {
+        let (site, to) = (site.to_string(), (from + 5_000).min(profiles));
+        cx.write_plain(move |c| {
+            use rastrod::store::analytics::people as people_store;
+            for i in from..to {
+                let (f, l1, l2) = (FIRST[i % 20], LAST[(i / 20) % 30], LAST[(i / 600) % 30]);
+                let name = format!("{f} {l1} {l2}");
+                let email = format!("{}.{}{i}@example.com", f.to_lowercase(), l1.to_lowercase());
+                let id = people_store::identity_or_insert(c, "bench", &format!("{i:064x}"), &format!("u_bench{i:012}"), now)?;
+                let t = now - (profiles - i) as i64 * 1_000;
+                let p = people_store::ProfileRow {
+                    site_id: site.clone(),
+                    visitor_id: id.clone(),
+                    name: Some(name.clone()),
+                    email: Some(email.clone()),
+                    attributes: format!(r#"{{"plan":"p{}"}}"#, i % 3),
+                    identified_at: t,
+                    first_seen_at: t,
+                    last_seen_at: t,
+                };
+                people_store::insert_profile(c, &p)?;
+                people_store::set_terms(c, &site, &id, &search::terms(Some(&name), Some(&email)))?;
+                if i < visitors {
+                    people_store::alias_or_keep(c, &site, &format!("v_{site}_{i:010}"), &id, t)?;
+                }
+            }
+            Ok(())
+        })
+        .await?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    println!("profiles: {} identified on {site} in {secs:.1} s", profiles - have);
+    Ok(())
+}
+
+pub fn run(url: &str, plan: Plan) -> AnyResult<()> {
+    let Plan { events, sites: site_count, days, runs, profiles, existing } = plan;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let db = Db::open(url, 4, 256, 100_000)?;
@@ -147,6 +221,40 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
         let cx = Context::new(db, clock, Arc::new(config), "http://127.0.0.1:9")?;
         let today = now - now.rem_euclid(DAY_MS);
         let first_day = today - days * DAY_MS;
+        let per_day = (events / site_count / days as usize).max(1);
+        if !existing {
+            fill(&cx, now, first_day, site_count, days, events, per_day).await?;
+        }
+        let visitors = (per_day * 3).max(10);
+        fill_profiles(&cx, &site_id(0), profiles, visitors).await?;
+        // 10,000 visitors live: one pageview each in the last four minutes, spread over the sites.
+        let live_now = SystemClock.now_ms();
+        for s in 0..site_count {
+            let lines: Vec<String> = (0..10_000 / site_count)
+                .map(|v| {
+                    let t = live_now - 240_000 + (v as i64 * 24) % 240_000;
+                    format!(
+                        r#"{{"type":"pageview","occurredAt":{t},"visitorId":"v_live{s}_{v:08}","pageviewId":"p_live{live_now}_{v:010}","path":"/"}}"#
+                    )
+                })
+                .collect();
+            import::import(&cx, &site_id(s), &format!("bench-live-{live_now}"), lines.join("\n").as_bytes(), true).await?;
+        }
+        rastrod::actors::report::drain(&cx).await?;
+        time_reads(&cx, site_count, today, live_now, runs).await
+    })
+}
+
+async fn fill(
+    cx: &Context,
+    now: i64,
+    first_day: i64,
+    site_count: usize,
+    days: i64,
+    events: usize,
+    per_day: usize,
+) -> AnyResult<()> {
+    {
         for s in 0..site_count {
             let id = site_id(s);
             let input = CreateSite {
@@ -165,7 +273,6 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
             cx.write_plain(move |c| define(c, now, &id)).await?;
         }
         // Imports run the funnel rebuilds as part of the drain below.
-        let per_day = (events / site_count / days as usize).max(1);
         println!(
             "filling: {events} events over {site_count} sites × {days} days ({per_day} per site-day) through the import"
         );
@@ -178,34 +285,28 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
                 let lines = day_lines(s, day, per_day, (per_day as u64 * 3).max(10), &mut r);
                 for (k, chunk) in lines.chunks(import::MAX_LINES).enumerate() {
                     let body = chunk.join("\n");
-                    let a = import::import(&cx, &site_id(s), &format!("bench-{d}-{k}"), body.as_bytes(), true).await?;
+                    let a = import::import(cx, &site_id(s), &format!("bench-{d}-{k}"), body.as_bytes(), true).await?;
                     stored += a.accepted;
                 }
             }
             if d % 30 == 29 {
-                rastrod::actors::report::drain(&cx).await?;
+                rastrod::actors::report::drain(cx).await?;
                 eprintln!("  … day {}/{days}: {stored} events in {:.0} s", d + 1, start.elapsed().as_secs_f64());
             }
         }
-        rastrod::actors::report::drain(&cx).await?;
+        rastrod::actors::report::drain(cx).await?;
         let secs = start.elapsed().as_secs_f64();
         println!(
             "fill: {stored} events accepted in {secs:.1} s = {:.0} events/s (import + rollups)",
             stored as f64 / secs
         );
-        // 10,000 visitors live: one pageview each in the last four minutes, spread over the sites.
-        let live_now = SystemClock.now_ms();
-        for s in 0..site_count {
-            let lines: Vec<String> = (0..10_000 / site_count)
-                .map(|v| {
-                    let t = live_now - 240_000 + (v as i64 * 24) % 240_000;
-                    format!(
-                        r#"{{"type":"pageview","occurredAt":{t},"visitorId":"v_live{s}_{v:08}","pageviewId":"p_live{s:02}{v:010}","path":"/"}}"#
-                    )
-                })
-                .collect();
-            import::import(&cx, &site_id(s), "bench-live", lines.join("\n").as_bytes(), true).await?;
-        }
+        Ok(())
+    }
+}
+
+/// Each read `runs` times, in process, on the read pool as a request runs it.
+async fn time_reads(cx: &Context, site_count: usize, today: i64, live_now: i64, runs: usize) -> AnyResult<()> {
+    {
         let ids: Vec<String> = (0..site_count).map(site_id).collect();
         let d90 = (today - 90 * DAY_MS, today - 1);
         let d366 = (today - 366 * DAY_MS, today - 1);
@@ -224,6 +325,20 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
             ("siteMap 90 days, one site", json!({"siteIds": [site_id(0)], "from": d90.0, "to": d90.1})),
             ("liveVisitors, 10,000 live, all sites (database read)", json!({"siteIds": ids, "now": live_now + 1})),
         ];
+        // listPeople over the first site's profiles: no search, then searches from broad to narrow.
+        let people = |search: Option<&str>| {
+            let filter = search.map(|s| json!({"search": s}));
+            json!({"siteId": site_id(0), "filter": filter, "paginationOpts": {"numItems": 50, "cursor": null}})
+        };
+        let mut cases = cases;
+        cases.extend([
+            ("listPeople first page, no search", people(None)),
+            ("listPeople search \"maria\" (1 in 20)", people(Some("maria"))),
+            ("listPeople search \"silva\" (a word start)", people(Some("silva"))),
+            ("listPeople search \"maria silva s\"", people(Some("maria silva s"))),
+            ("listPeople search \"ana.costa12\" (email)", people(Some("ana.costa12"))),
+            ("listPeople search \"zzz\" (nothing)", people(Some("zzz"))),
+        ]);
         for (name, args) in cases {
             let mut ms = Vec::new();
             for _ in 0..runs {
@@ -241,6 +356,9 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
                                 affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?)
                             }
                             "vitalsReport" => vitals_report::vitals_report(c, serde_json::from_value(a).map_err(f)?),
+                            "listPeople" => {
+                                rastrod::service::analytics::people::list_people(c, b"bench", serde_json::from_value(a).map_err(f)?)
+                            }
                             "liveVisitors," => reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false),
                             _ => site_map_report::site_map(c, serde_json::from_value(a).map_err(f)?),
                         }
@@ -249,8 +367,8 @@ pub fn run(url: &str, events: usize, site_count: usize, days: i64, runs: usize) 
                 ms.push(t.elapsed().as_secs_f64() * 1000.0);
             }
             let (p50, p99) = stats(ms);
-            println!("{name:<40} p50 {p50:>8.1} ms   p99 {p99:>8.1} ms   ({runs} runs)");
+            println!("{name:<52} p50 {p50:>8.1} ms   p99 {p99:>8.1} ms   ({runs} runs)");
         }
         Ok(())
-    })
+    }
 }

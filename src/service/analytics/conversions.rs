@@ -21,7 +21,7 @@ use crate::service::validate;
 use crate::store::analytics::conversions::{self as store, AffiliateDay, ConversionRow, Money};
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::people as people_store;
-use crate::store::analytics::rollups::{self as rollups, DAY, HOUR};
+use crate::store::analytics::rollups::{self as rollups, DAY, HOUR, MONTH};
 use crate::store::analytics::{self as analytics_store};
 
 pub const MAX_LIST_CONVERSIONS: i64 = 100;
@@ -113,11 +113,21 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
     };
     store::insert(conn, &row).map_err(db)?;
     let money = Money { conversions: 1, revenue_cents: row.value_cents, commission_cents: row.commission_cents };
-    for tier in [HOUR, DAY] {
-        store::add_counter(conn, site_id, tier, bucket(tier, row.occurred_at), &money).map_err(db)?;
+    let campaign = session.as_ref().and_then(|s| s.campaign.as_deref());
+    // Month rows before the site's complete_from are the month build's (see rollups::month_tiers).
+    let month_from = match campaign {
+        Some(_) => rollups::month_tiers(conn, &[site_id.to_string()], true).map_err(db)?.get(site_id).copied(),
+        None => None,
+    };
+    for tier in [HOUR, DAY, MONTH] {
+        let b = bucket(tier, row.occurred_at);
+        if tier != MONTH {
+            store::add_counter(conn, site_id, tier, b, &money).map_err(db)?;
+        } else if b < month_from.unwrap_or(0) {
+            continue;
+        }
         // Campaign rows count conversions by their session's campaign (§5.3).
-        if let Some(campaign) = session.as_ref().and_then(|s| s.campaign.as_deref()) {
-            let b = bucket(tier, row.occurred_at);
+        if let Some(campaign) = campaign {
             rollups::add_breakdown(conn, site_id, tier, b, CAMPAIGN_CONVERSIONS, campaign, 1).map_err(db)?;
             rollups::add_breakdown(conn, site_id, tier, b, CAMPAIGN_REVENUE, campaign, row.value_cents).map_err(db)?;
         }

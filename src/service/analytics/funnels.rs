@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::service::leads::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
-use crate::store::analytics::funnels::{self as store, StepRow};
+use crate::store::analytics::funnels::{self as store, StepHit, StepRow};
 use crate::store::analytics::people as people_store;
 
 pub const MAX_FUNNEL_DAYS: i64 = 90;
@@ -93,7 +93,7 @@ fn rows_in_range(
     rebuilding: bool,
     a: &FunnelsArgs,
     cap: usize,
-) -> Result<Vec<StepRow>> {
+) -> Result<Vec<StepHit>> {
     if !rebuilding {
         return store::steps_between(conn, &f.id, a.from, a.to, cap + 1).map_err(db);
     }
@@ -103,7 +103,11 @@ fn rows_in_range(
         let events = store::events_after(conn, &f.site_id, after_at, &after_id, 5_000).map_err(db)?;
         let done = events.len() < 5_000;
         for e in events.iter().take_while(|e| e.occurred_at <= a.to) {
-            out.extend(rows_for(&[(f.id.clone(), steps.to_vec())], e));
+            out.extend(
+                rows_for(&[(f.id.clone(), steps.to_vec())], e)
+                    .into_iter()
+                    .map(|r| StepHit { visitor_id: r.visitor_id, at: r.at, steps: r.steps }),
+            );
         }
         match events.last() {
             Some(last) if !done && last.occurred_at <= a.to && out.len() <= cap => {
@@ -119,7 +123,7 @@ fn rows_in_range(
 /// Per visitor (identified aliases resolved to their person), its `(at,
 /// mask)` rows in `(at, event_id)` order (the rows come in that order, so an
 /// alias's rows and its person's interleave as they happened).
-fn by_visitor(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -> Result<HashMap<String, Vec<(i64, i64)>>> {
+fn by_visitor(conn: &mut AnyConnection, site_id: &str, rows: &[StepHit]) -> Result<HashMap<String, Vec<(i64, i64)>>> {
     let mut ids: Vec<String> = rows.iter().map(|r| r.visitor_id.clone()).collect();
     ids.sort();
     ids.dedup();

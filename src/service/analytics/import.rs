@@ -244,7 +244,8 @@ pub async fn import(cx: &Context, site_id: &str, import_id: &str, body: &[u8], n
         max_ms: cx.config.session_max.as_millis() as i64,
         trusted: true,
     };
-    cx.write(move |c| {
+    // Up to 10,000 lines: a write of its own (see `db::writer`).
+    cx.write_alone(move |c| {
         let answer = run(c, &visit, &site_id, &import_id, &sha, checked, now)?;
         Ok(Written::new(answer, Effects { changes_cached_reads: false, ..Effects::default() }))
     })

@@ -13,7 +13,8 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::leads::sites;
 use crate::service::validate;
-use crate::store::analytics::rollups::{self as r, DAY, HOUR};
+use super::range_parts::{self, Part};
+use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
 use crate::store::analytics::{self as store, LiveRow, SessionRow};
 
 pub const MAX_LIVE: i64 = 500;
@@ -114,18 +115,19 @@ fn top(mut rows: Rows) -> Rows {
     rows
 }
 
-/// Per dimension, the (key, count) rows of a range.
-fn breakdowns(
-    conn: &mut AnyConnection,
-    ids: &[String],
-    tier: &str,
-    from: i64,
-    to: i64,
-) -> Result<HashMap<String, Rows>> {
+/// Per dimension, the (key, count) rows of a range, from its parts.
+fn breakdowns(conn: &mut AnyConnection, groups: &[(Vec<String>, Vec<Part>)]) -> Result<HashMap<String, Rows>> {
+    let mut sums: HashMap<(String, String), i64> = HashMap::new();
+    for (ids, parts) in groups {
+        for (tier, from, to) in parts {
+            for row in r::breakdowns(conn, ids, tier, *from, *to)? {
+                *sums.entry((row.dim, row.key)).or_insert(0) += row.count;
+            }
+        }
+    }
     let mut out: HashMap<String, Rows> = HashMap::new();
-    for row in r::breakdowns(conn, ids, tier, from, to)? {
-        let key = (!row.key.is_empty()).then_some(row.key);
-        out.entry(row.dim).or_default().push((key, row.count));
+    for ((d, key), count) in sums {
+        out.entry(d).or_default().push(((!key.is_empty()).then_some(key), count));
     }
     Ok(out)
 }
@@ -135,6 +137,7 @@ fn visitors_by_key(
     conn: &mut AnyConnection,
     ids: &[String],
     a: &OverviewArgs,
+    groups: &[(Vec<String>, Vec<Part>)],
     d: &str,
     keys: &[String],
 ) -> Result<HashMap<String, i64>> {
@@ -145,9 +148,13 @@ fn visitors_by_key(
     match a.interval {
         Interval::Day => {
             let mut per: BTreeMap<(String, String), RoaringBitmap> = BTreeMap::new();
-            for s in r::sets(conn, ids, DAY, a.from, a.to, d, Some(keys))? {
-                *per.entry((s.site_id, s.key)).or_default() |=
-                    RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
+            for (group, parts) in groups {
+                for (tier, from, to) in parts {
+                    for s in r::sets(conn, group, tier, *from, *to, d, Some(keys))? {
+                        *per.entry((s.site_id, s.key)).or_default() |=
+                            RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
+                    }
+                }
             }
             for ((_, key), set) in per {
                 *out.entry(key).or_insert(0) += set.len() as i64;
@@ -204,12 +211,35 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         totals.add(&c);
     }
     // Visitors: distinct per bucket and per site, summed over sites (rule OVR-05).
+    // A bucket's count is in its set's header; a site's union comes from the
+    // month sets of whole months and the bucket sets around them.
+    let groups = range_parts::groups(conn, ids, tier, a.from, a.to)?;
     let mut bucket_visitors: BTreeMap<i64, i64> = BTreeMap::new();
     let mut site_sets: HashMap<String, RoaringBitmap> = HashMap::new();
-    for s in &all_sets {
-        let set = RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
-        *bucket_visitors.entry(s.bucket).or_insert(0) += set.len() as i64;
-        *site_sets.entry(s.site_id.clone()).or_default() |= set;
+    let read = |bits: &[u8]| RoaringBitmap::deserialize_from(bits).map_err(Error::internal);
+    for (group, parts) in &groups {
+        // Buckets outside the month parts feed the site's union themselves.
+        let edge = |b: i64| parts.iter().any(|(t, f, to)| *t == tier && (*f..=*to).contains(&b));
+        for s in all_sets.iter().filter(|s| group.contains(&s.site_id)) {
+            let edge = edge(s.bucket);
+            let n = match range_parts::cardinality(&s.bits) {
+                Some(n) if !edge => n,
+                _ => {
+                    let set = read(&s.bits)?;
+                    let n = set.len();
+                    if edge {
+                        *site_sets.entry(s.site_id.clone()).or_default() |= set;
+                    }
+                    n
+                }
+            };
+            *bucket_visitors.entry(s.bucket).or_insert(0) += n as i64;
+        }
+        for (t, f, to) in parts.iter().filter(|(t, _, _)| *t == MONTH) {
+            for s in r::sets(conn, group, t, *f, *to, dim::ALL, None)? {
+                *site_sets.entry(s.site_id.clone()).or_default() |= read(&s.bits)?;
+            }
+        }
     }
     let site_visitors: HashMap<String, i64> = site_sets.iter().map(|(k, v)| (k.clone(), v.len() as i64)).collect();
     let total_visitors: i64 = site_visitors.values().sum();
@@ -233,14 +263,14 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         })
         .collect();
 
-    let bd = breakdowns(conn, ids, tier, a.from, a.to)?;
+    let bd = breakdowns(conn, &groups)?;
     let rows = |d: &str| top(bd.get(d).cloned().unwrap_or_default());
     let pages = rows(dim::PAGE);
     let sources = rows(dim::SOURCE);
     let page_keys: Vec<String> = pages.iter().filter_map(|(k, _)| k.clone()).collect();
     let source_keys: Vec<String> = sources.iter().filter_map(|(k, _)| k.clone()).collect();
-    let page_visitors = visitors_by_key(conn, ids, &a, dim::PAGE, &page_keys)?;
-    let source_visitors = visitors_by_key(conn, ids, &a, dim::SOURCE, &source_keys)?;
+    let page_visitors = visitors_by_key(conn, ids, &a, &groups, dim::PAGE, &page_keys)?;
+    let source_visitors = visitors_by_key(conn, ids, &a, &groups, dim::SOURCE, &source_keys)?;
     let keyed = |rows: Vec<(Option<String>, i64)>, key: &str, count: &str| -> Vec<Value> {
         rows.into_iter().map(|(k, n)| json!({key: k, count: n})).collect()
     };

@@ -12,7 +12,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::store::analytics::conversions as conversion_store;
 use crate::store::analytics::goals as goal_store;
-use crate::store::analytics::rollups::{self as r, Counters, DAY, HOUR};
+use crate::store::analytics::rollups::{self as r, Counters, DAY, HOUR, MONTH};
 use crate::store::analytics::{self as store, OutboxRow, SessionRow};
 
 pub const HOUR_MS: i64 = 3_600_000;
@@ -35,8 +35,11 @@ pub mod dim {
 }
 
 pub fn bucket(tier: &str, t: i64) -> i64 {
-    let size = if tier == HOUR { HOUR_MS } else { DAY_MS };
-    t - t.rem_euclid(size)
+    match tier {
+        HOUR => t - t.rem_euclid(HOUR_MS),
+        MONTH => r::month_start(t),
+        _ => t - t.rem_euclid(DAY_MS),
+    }
 }
 
 type SetKey = (String, &'static str, i64, &'static str, String);
@@ -50,22 +53,35 @@ struct Deltas {
     goals: BTreeMap<(String, &'static str, i64, String), (i64, i64)>,
     /// Tagged sessions per (site, UTC day, affiliate).
     affiliates: BTreeMap<(String, i64, String), i64>,
+    /// Per site, the first month its month rows are kept from (absent: 0).
+    month_from: HashMap<String, i64>,
 }
 
 impl Deltas {
+    /// Month rows of a month before the site's `complete_from` are left to
+    /// the month build, which sums them from the day rows.
+    fn skips(&self, site: &str, tier: &str, b: i64) -> bool {
+        tier == MONTH && b < self.month_from.get(site).copied().unwrap_or(0)
+    }
+
     fn counter(&mut self, site: &str, tier: &'static str, t: i64) -> &mut Counters {
         self.counters.entry((site.to_string(), tier, bucket(tier, t))).or_default()
     }
 
     fn count(&mut self, site: &str, tier: &'static str, t: i64, d: &'static str, key: Option<&str>) {
-        *self
-            .breakdowns
-            .entry((site.to_string(), tier, bucket(tier, t), d, key.unwrap_or("").to_string()))
-            .or_default() += 1;
+        let b = bucket(tier, t);
+        if self.skips(site, tier, b) {
+            return;
+        }
+        *self.breakdowns.entry((site.to_string(), tier, b, d, key.unwrap_or("").to_string())).or_default() += 1;
     }
 
     fn visitor(&mut self, site: &str, tier: &'static str, t: i64, d: &'static str, key: &str, number: u32) {
-        self.sets.entry((site.to_string(), tier, bucket(tier, t), d, key.to_string())).or_default().insert(number);
+        let b = bucket(tier, t);
+        if self.skips(site, tier, b) {
+            return;
+        }
+        self.sets.entry((site.to_string(), tier, b, d, key.to_string())).or_default().insert(number);
     }
 
     /// Completions at the event's time, a session's first completion in the
@@ -110,14 +126,21 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     let sessions: HashMap<String, SessionRow> =
         store::sessions(conn, &session_ids).map_err(db)?.into_iter().map(|s| (s.id.clone(), s)).collect();
     let numbers = numbers_of(conn, &rows)?;
-    let mut d = Deltas::default();
+    let mut site_ids: Vec<String> = rows.iter().map(|o| o.site_id.clone()).collect();
+    site_ids.sort();
+    site_ids.dedup();
+    let mut d = Deltas { month_from: r::month_tiers(conn, &site_ids, true).map_err(db)?, ..Deltas::default() };
     for o in &rows {
         let session = sessions.get(&o.session_id);
-        for tier in [HOUR, DAY] {
-            let c = d.counter(&o.site_id, tier, o.session_start);
-            c.sessions += o.new_session;
-            c.bounces += o.d_bounces;
-            c.duration_sum += o.d_duration;
+        // The month tier keeps breakdowns and visitor sets only.
+        for tier in [HOUR, DAY, MONTH] {
+            let counted = tier != MONTH;
+            if counted {
+                let c = d.counter(&o.site_id, tier, o.session_start);
+                c.sessions += o.new_session;
+                c.bounces += o.d_bounces;
+                c.duration_sum += o.d_duration;
+            }
             if o.new_session == 1
                 && let Some(s) = session
             {
@@ -128,18 +151,24 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
                     *d.affiliates.entry((s.site_id.clone(), bucket(DAY, s.started_at), a.clone())).or_default() += 1;
                 }
             }
-            d.goals(o, tier);
+            if counted {
+                d.goals(o, tier);
+            }
             let visitor = matches!(o.kind.as_str(), "pageview" | "event");
             match o.kind.as_str() {
                 "pageview" => {
-                    d.counter(&o.site_id, tier, o.at).pageviews += 1;
+                    if counted {
+                        d.counter(&o.site_id, tier, o.at).pageviews += 1;
+                    }
                     d.count(&o.site_id, tier, o.at, dim::PAGE, Some(&o.route));
                 }
                 "event" => {
-                    d.counter(&o.site_id, tier, o.at).custom_events += 1;
+                    if counted {
+                        d.counter(&o.site_id, tier, o.at).custom_events += 1;
+                    }
                     d.count(&o.site_id, tier, o.at, dim::EVENT, o.name.as_deref());
                 }
-                "engagement" => {
+                "engagement" if counted => {
                     let c = d.counter(&o.site_id, tier, o.at);
                     c.engaged_sum += o.d_engaged_sum;
                     c.engaged_count += o.d_engaged_count;
@@ -149,7 +178,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
             // Only pageviews and custom events make a visitor count (rule OVR-06).
             if visitor && let Some(n) = numbers.get(&(o.site_id.clone(), o.visitor_id.clone())) {
                 d.visitor(&o.site_id, tier, o.at, dim::ALL, "", *n);
-                if tier == DAY {
+                if tier != HOUR {
                     if o.kind == "pageview" {
                         d.visitor(&o.site_id, tier, o.at, dim::PAGE, &o.route, *n);
                     }

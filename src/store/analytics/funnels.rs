@@ -39,16 +39,28 @@ pub fn insert_steps(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -
     Ok(n)
 }
 
-/// A funnel's rows with `at` in `[from, to]`, by `(at, event_id)`, `limit` at most.
+/// What a report needs of a step row: whose, when, which steps.
+#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
+pub struct StepHit {
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub steps: i64,
+}
+
+/// A funnel's rows with `at` in `[from, to]`, by `(at, event_id)`, `limit` at
+/// most (only the columns a report reads: a 90-day range is many rows).
 pub fn steps_between(
     conn: &mut AnyConnection,
     funnel_id: &str,
     from: i64,
     to: i64,
     limit: usize,
-) -> QueryResult<Vec<StepRow>> {
+) -> QueryResult<Vec<StepHit>> {
     let mut q = RawQuery::prepared(
-        "SELECT funnel_id, visitor_id, at, event_id, steps FROM web_funnel_steps \
+        "SELECT visitor_id, at, steps FROM web_funnel_steps \
          WHERE funnel_id = ? AND at >= ? AND at <= ? ORDER BY at, event_id LIMIT ?",
     );
     q.text(funnel_id).int(from).int(to).int(limit as i64);

@@ -2,7 +2,8 @@
 //! "Distinct visitors"): counters per (site, tier, bucket), breakdown
 //! counters per dimension and key, roaring-bitmap visitor sets, and the dense
 //! per-site visitor numbers the sets hold. Tier `h` is the UTC hour, `d` the
-//! UTC day.
+//! UTC day, `m` the UTC month (breakdowns and visitor sets only, from each
+//! site's `web_month_tier.complete_from`).
 
 use diesel::sql_types::{BigInt, Binary, Text};
 use diesel::{QueryResult, QueryableByName};
@@ -12,6 +13,159 @@ use crate::db::sql::{RawQuery, placeholders};
 
 pub const HOUR: &str = "h";
 pub const DAY: &str = "d";
+pub const MONTH: &str = "m";
+
+/// The UTC month start at or before `t` (ms).
+pub fn month_start(t: i64) -> i64 {
+    use chrono::{Datelike, TimeZone};
+    let Some(at) = chrono::DateTime::from_timestamp_millis(t) else { return t };
+    chrono::Utc
+        .with_ymd_and_hms(at.year(), at.month(), 1, 0, 0, 0)
+        .single()
+        .map_or(t, |m| m.timestamp_millis())
+}
+
+/// The UTC month start after the month of `t`.
+pub fn next_month(t: i64) -> i64 {
+    let m = month_start(t);
+    chrono::DateTime::from_timestamp_millis(m)
+        .and_then(|d| d.checked_add_months(chrono::Months::new(1)))
+        .map_or(m + 31 * 86_400_000, |d| d.timestamp_millis())
+}
+
+#[derive(QueryableByName)]
+struct SiteFrom {
+    #[diesel(sql_type = Text)]
+    site_id: String,
+    #[diesel(sql_type = BigInt)]
+    complete_from: i64,
+}
+
+/// Per site of these, the first month its month rows are complete from
+/// (sites without a row: 0). With `lock` (PostgreSQL) the rows are shared-
+/// locked until the transaction ends, so a month build of the site waits for
+/// a writer that read the old value, and a writer waits for a month build.
+pub fn month_tiers(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    lock: bool,
+) -> QueryResult<std::collections::HashMap<String, i64>> {
+    if site_ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let tail = if lock && !conn.is_sqlite() { " FOR SHARE" } else { "" };
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, complete_from FROM web_month_tier WHERE site_id IN {}{tail}",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids);
+    Ok(q.load::<SiteFrom>(conn)?.into_iter().map(|r| (r.site_id, r.complete_from)).collect())
+}
+
+/// A site whose earlier months are still to be built, and its `complete_from`.
+pub fn month_tier_pending(conn: &mut AnyConnection) -> QueryResult<Option<(String, i64)>> {
+    let q = RawQuery::new("SELECT site_id, complete_from FROM web_month_tier WHERE complete_from > 0 ORDER BY site_id LIMIT 1");
+    Ok(q.load::<SiteFrom>(conn)?.into_iter().next().map(|r| (r.site_id, r.complete_from)))
+}
+
+/// The site's `complete_from`, row-locked (PostgreSQL) for a month build.
+pub fn lock_month_tier(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<i64>> {
+    let tail = if conn.is_sqlite() { "" } else { " FOR UPDATE" };
+    let mut q = RawQuery::new(format!("SELECT site_id, complete_from FROM web_month_tier WHERE site_id = ?{tail}"));
+    q.text(site_id);
+    Ok(q.load::<SiteFrom>(conn)?.into_iter().next().map(|r| r.complete_from))
+}
+
+pub fn set_month_tier(conn: &mut AnyConnection, site_id: &str, complete_from: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::new("UPDATE web_month_tier SET complete_from = ? WHERE site_id = ?");
+    q.int(complete_from).text(site_id);
+    q.execute(conn)
+}
+
+#[derive(QueryableByName)]
+struct MinBucket {
+    #[diesel(sql_type = diesel::sql_types::Nullable<BigInt>)]
+    b: Option<i64>,
+}
+
+/// The site's earliest day bucket with breakdown or set rows before `before`.
+pub fn earliest_day_before(conn: &mut AnyConnection, site_id: &str, before: i64) -> QueryResult<Option<i64>> {
+    let mut first = None;
+    for table in ["web_breakdowns", "web_visitor_sets"] {
+        let mut q = RawQuery::new(format!(
+            "SELECT MIN(bucket) AS b FROM {table} WHERE site_id = ? AND tier = 'd' AND bucket < ?"
+        ));
+        q.text(site_id).int(before);
+        if let Some(b) = q.load::<MinBucket>(conn)?.into_iter().next().and_then(|r| r.b) {
+            first = Some(first.map_or(b, |f: i64| f.min(b)));
+        }
+    }
+    Ok(first)
+}
+
+/// Replaces the site's month rows of breakdowns for the month at `month`
+/// with the sums of its day rows.
+pub fn build_month_breakdowns(conn: &mut AnyConnection, site_id: &str, month: i64, next: i64) -> QueryResult<usize> {
+    let mut del = RawQuery::new("DELETE FROM web_breakdowns WHERE site_id = ? AND tier = 'm' AND bucket = ?");
+    del.text(site_id).int(month);
+    del.execute(conn)?;
+    let mut q = RawQuery::new(
+        "INSERT INTO web_breakdowns (site_id, tier, bucket, dim, key, count) \
+         SELECT site_id, 'm', ?, dim, key, CAST(SUM(count) AS BIGINT) FROM web_breakdowns \
+         WHERE site_id = ? AND tier = 'd' AND bucket >= ? AND bucket < ? GROUP BY site_id, dim, key",
+    );
+    q.int(month).text(site_id).int(month).int(next);
+    q.execute(conn)
+}
+
+#[derive(Debug, QueryableByName)]
+pub struct DimSetRow {
+    #[diesel(sql_type = Text)]
+    pub dim: String,
+    #[diesel(sql_type = Text)]
+    pub key: String,
+    #[diesel(sql_type = Binary)]
+    pub bits: Vec<u8>,
+}
+
+/// Every day set of a site in `[from, to)`, all dimensions.
+pub fn day_sets_of_site(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<DimSetRow>> {
+    let mut q = RawQuery::new(
+        "SELECT dim, key, bits FROM web_visitor_sets WHERE site_id = ? AND tier = 'd' AND bucket >= ? AND bucket < ?",
+    );
+    q.text(site_id).int(from).int(to);
+    q.load(conn)
+}
+
+pub fn delete_month_sets(conn: &mut AnyConnection, site_id: &str, month: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_visitor_sets WHERE site_id = ? AND tier = 'm' AND bucket = ?");
+    q.text(site_id).int(month);
+    q.execute(conn)
+}
+
+#[derive(QueryableByName)]
+struct PurgedRow {
+    #[diesel(sql_type = Text)]
+    site_id: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<BigInt>)]
+    purged_before: Option<i64>,
+}
+
+/// Per site of these, where retention's aggregates class is purged below (if it ever ran).
+pub fn aggregates_purged_before(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+) -> QueryResult<std::collections::HashMap<String, i64>> {
+    if site_ids.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, purged_before FROM web_retention_jobs WHERE data_class = 'aggregates' AND site_id IN {}",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids);
+    Ok(q.load::<PurgedRow>(conn)?.into_iter().filter_map(|r| r.purged_before.map(|p| (r.site_id, p))).collect())
+}
 
 /// Additions to one (site, tier, bucket)'s counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
