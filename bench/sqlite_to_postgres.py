@@ -53,16 +53,16 @@ def main():
     start = time.time()
     for table in tables:
         columns = [line.split("|") for line in psql(url, "-c", (
-            "SELECT column_name, data_type FROM information_schema.columns "
+            "SELECT column_name, data_type, COALESCE(column_default, '') FROM information_schema.columns "
             f"WHERE table_schema = '{schema}' AND table_name = '{table}' ORDER BY ordinal_position"
         )).stdout.decode().split("\n") if line]
         if not columns:
             continue
-        names = ", ".join(c for c, _ in columns)
-        kinds = [k for _, k in columns]
+        names = ", ".join(c for c, _, _ in columns)
+        kinds = [k for _, k, _ in columns]
         t = time.time()
         copy = subprocess.Popen(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc",
-                                 f"TRUNCATE {table}; COPY {table} ({names}) FROM STDIN WITH (FORMAT csv)"],
+                                 f"SET session_replication_role = replica; DELETE FROM {table}; COPY {table} ({names}) FROM STDIN WITH (FORMAT csv)"],
                                 stdin=subprocess.PIPE)
         n = 0
         chunk = []
@@ -77,9 +77,10 @@ def main():
         copy.stdin.close()
         if copy.wait() != 0:
             sys.exit(f"copying {table} failed")
-        for column, _ in columns:
-            psql(url, "-c", f"SELECT setval(s, (SELECT COALESCE(MAX({column}), 0) + 1 FROM {table}), false) "
-                            f"FROM pg_get_serial_sequence('{table}', '{column}') AS s WHERE s IS NOT NULL")
+        for column, _, default in columns:
+            if default.startswith("nextval("):
+                psql(url, "-c", f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                                f"(SELECT COALESCE(MAX({column}), 0) + 1 FROM {table}), false)")
         if n:
             print(f"{table}: {n} rows in {time.time() - t:.1f} s", flush=True)
     psql(url, "-c", "ANALYZE")

@@ -27,6 +27,9 @@ async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> RunningServer
         ("RASTRO_DATABASE_POOL_SIZE", "4"),
         ("RASTRO_LISTEN", "127.0.0.1:0"),
         ("RASTRO_WORKERS", "1"),
+        // The tests apply the rollups themselves, both processes at once; the
+        // actors' own 500 ms round would take the outbox first on a slow machine.
+        ("RASTRO_ROLLUP_INTERVAL", "1h"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))

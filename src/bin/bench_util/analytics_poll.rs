@@ -150,7 +150,7 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
             let offset = Duration::from_millis(a.interval_ms * d as u64 / a.dashboards as u64);
             let period = Duration::from_millis(a.interval_ms);
             polls.push(tokio::spawn(async move {
-                let mut c = Conn::open(&addr).await?;
+                let mut c: Option<Conn> = None;
                 let (mut lat, mut bad, mut visible) = (Vec::new(), 0usize, 0i64);
                 let mut next = start + offset;
                 while next < start + phase_len {
@@ -161,8 +161,17 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
                         .map_err(|e| e.to_string())?
                         .as_millis() as i64;
                     let body = serde_json::json!({ "siteIds": sites, "now": now_ms }).to_string();
+                    let req = request("POST", "/federation/liveVisitors", &addr, &token, Some(&body));
                     let t = Instant::now();
-                    let r = c.roundtrip(&request("POST", "/federation/liveVisitors", &addr, &token, Some(&body))).await?;
+                    // A keep-alive connection idle for a poll period may have been closed by the
+                    // server: a browser opens another, and so does this dashboard (timed with it).
+                    let r = match c.as_mut() {
+                        Some(conn) => match conn.roundtrip(&req).await {
+                            Ok(r) => r,
+                            Err(_) => c.insert(Conn::open(&addr).await?).roundtrip(&req).await?,
+                        },
+                        None => c.insert(Conn::open(&addr).await?).roundtrip(&req).await?,
+                    };
                     lat.push(t.elapsed().as_micros() as u32);
                     if r.status == 200 {
                         let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();

@@ -488,13 +488,17 @@ pub struct LiveRow {
     pub session_id: String,
 }
 
-/// An alias's row whose session passed to the identified id is not shown
-/// (rule SES-19). Only an alias's row can point at a session of another id
-/// (identify hands it over; forget deletes the rows it rewrites), so the
-/// session is looked at only for rows the (small) alias table names.
-const NOT_HANDED_OVER: &str = "NOT EXISTS (SELECT 1 FROM web_aliases a WHERE a.site_id = v.site_id \
-     AND a.alias_id = v.visitor_id AND EXISTS (SELECT 1 FROM web_sessions s WHERE s.id = v.session_id \
-     AND s.visitor_id <> v.visitor_id))";
+/// An alias's row (table alias `t`) whose session passed to the identified
+/// id is not shown (rule SES-19). Only an alias's row can point at a session
+/// of another id (identify hands it over; forget deletes the rows it
+/// rewrites), so the session is looked at only for rows the (small) alias
+/// table names.
+fn not_handed_over(t: &str) -> String {
+    format!(
+        "NOT EXISTS (SELECT 1 FROM web_aliases a WHERE a.site_id = {t}.site_id AND a.alias_id = {t}.visitor_id \
+         AND EXISTS (SELECT 1 FROM web_sessions s WHERE s.id = {t}.session_id AND s.visitor_id <> {t}.visitor_id))"
+    )
+}
 
 /// The live (site, visitor) rows: last pageview or custom event in `[from, to]`;
 /// how many, and the `limit` latest (last_at desc, then site and visitor by bytes).
@@ -507,22 +511,26 @@ pub fn live(
 ) -> QueryResult<(i64, Vec<LiveRow>)> {
     let mut count = RawQuery::prepared(format!(
         "SELECT COUNT(*) AS n FROM web_visitors v WHERE site_id IN {} AND last_at >= ? AND last_at <= ? \
-         AND session_id <> '' AND {NOT_HANDED_OVER}",
-        placeholders(site_ids.len())
+         AND session_id <> '' AND {}",
+        placeholders(site_ids.len()),
+        not_handed_over("v")
     ));
     count.texts(site_ids).int(from).int(to);
     let n = count.load::<CountRow>(conn)?.first().map_or(0, |r| r.n);
-    // Each site's latest rows walk its (site, last_at) index backwards and stop
-    // at `limit`; merged here rather than sorting every live row of every site.
-    let c = byte_order(conn);
+    // Per site: the `limit`-th latest `last_at` walking its (site, last_at)
+    // index backwards, then the rows at or after it (ties included), sorted
+    // here; never a sort of every live row of every site.
     let mut rows: Vec<LiveRow> = Vec::new();
     for site in site_ids {
         let mut q = RawQuery::prepared(format!(
             "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id FROM web_visitors v \
-             WHERE site_id = ? AND last_at >= ? AND last_at <= ? AND session_id <> '' AND {NOT_HANDED_OVER} \
-             ORDER BY last_at DESC, visitor_id{c} LIMIT ?"
+             WHERE site_id = ? AND last_at <= ? AND session_id <> '' AND {} AND last_at >= COALESCE(( \
+               SELECT last_at FROM web_visitors w WHERE w.site_id = ? AND w.last_at >= ? AND w.last_at <= ? \
+               AND w.session_id <> '' AND {} ORDER BY w.last_at DESC LIMIT 1 OFFSET ?), ?)",
+            not_handed_over("v"),
+            not_handed_over("w")
         ));
-        q.text(site).int(from).int(to).int(limit);
+        q.text(site).int(to).text(site).int(from).int(to).int((limit - 1).max(0)).int(from);
         rows.extend(q.load::<LiveRow>(conn)?);
     }
     rows.sort_by(|a, b| {
