@@ -881,7 +881,8 @@ fn events(a: EventsArgs) -> AnyResult<()> {
     if a.expired > 0 {
         expired_fill::fill(&db_url, a.expired)?;
     }
-    let cutoff = expired_fill::cutoff(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as i64);
+    let cutoff =
+        expired_fill::cutoff(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis() as i64);
     // Limits far above the load: this measures ingestion, not the limiter.
     let env = [
         ("RASTRO_TRACKER_IP_RATE", "100000000".to_string()),

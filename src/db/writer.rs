@@ -27,12 +27,14 @@ use super::AnyConnection;
 use crate::error::{Code, Error, Result};
 
 type Completion = Box<dyn FnOnce(Result<()>) + Send>;
+/// Runs a write; answers its completion and whether its transaction may commit.
+type Run = Box<dyn FnOnce(&mut AnyConnection) -> (Completion, bool) + Send>;
 
 /// A write: run in a savepoint of a shared batch, or alone in its own
 /// transaction (where it answers whether that transaction may commit).
 struct Job {
     alone: bool,
-    run: Box<dyn FnOnce(&mut AnyConnection) -> (Completion, bool) + Send>,
+    run: Run,
 }
 
 #[derive(Debug, Default, Clone, Copy)]

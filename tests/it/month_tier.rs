@@ -142,7 +142,8 @@ async fn month_tier_from(app: &TestApp) -> Option<i64> {
 async fn overviews(fed: &Fed, token: &str) -> Vec<Value> {
     let today = T0 - T0.rem_euclid(DAY);
     let mut out = Vec::new();
-    for (from, to) in [(today - 130 * DAY, today - 1), (today - 100 * DAY, today - 10 * DAY - 1), (today - 20 * DAY, today - 1)]
+    for (from, to) in
+        [(today - 130 * DAY, today - 1), (today - 100 * DAY, today - 10 * DAY - 1), (today - 20 * DAY, today - 1)]
     {
         let args = json!({"siteIds": ["loja"], "from": from, "to": to});
         out.push(fed.both(Some(token), "overview", args).await.unwrap());
@@ -178,7 +179,10 @@ backend_test!(the_month_tier_answers_as_the_days_do, analytics_builder, |fed| {
     for p in whole["pages"].as_array().unwrap() {
         assert_eq!(p["visitors"], per_page[p["route"].as_str().unwrap()].len(), "{p}");
     }
-    assert_eq!(whole["campaigns"].as_array().unwrap().iter().map(|c| c["conversions"].as_i64().unwrap()).sum::<i64>(), 1);
+    assert_eq!(
+        whole["campaigns"].as_array().unwrap().iter().map(|c| c["conversions"].as_i64().unwrap()).sum::<i64>(),
+        1
+    );
 
     // The same answers from the day rows alone.
     days_only(app).await;

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{
-    AnyResult, Conn, Daemon, FED_AUDIENCE, FED_ISSUER, FreshDb, TempFile, all_ok, es256_key, machine_line,
-    metrics_page, metric, pct, phase, random_hex, request, tracker_request, unique, wait_ready,
+    AnyResult, Conn, Daemon, FED_AUDIENCE, FED_ISSUER, FreshDb, TempFile, all_ok, es256_key, machine_line, metric,
+    metrics_page, pct, phase, random_hex, request, tracker_request, unique, wait_ready,
 };
 
 #[derive(clap::Args)]
@@ -45,7 +45,13 @@ fn poll_site(s: usize) -> String {
 }
 
 /// Pageviews at `rate` per second over the sites until `stop`; answers how many were accepted.
-async fn tracker_traffic(addr: String, sites: usize, rate: u64, stop: Arc<AtomicBool>, seq: Arc<AtomicUsize>) -> AnyResult<usize> {
+async fn tracker_traffic(
+    addr: String,
+    sites: usize,
+    rate: u64,
+    stop: Arc<AtomicBool>,
+    seq: Arc<AtomicUsize>,
+) -> AnyResult<usize> {
     let mut c = Conn::open(&addr).await?;
     let mut tick = tokio::time::interval(Duration::from_micros(1_000_000 / rate.max(1)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

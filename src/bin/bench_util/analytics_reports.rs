@@ -150,13 +150,58 @@ pub struct Plan {
 }
 
 const FIRST: [&str; 20] = [
-    "Maria", "José", "Ana", "João", "Antônio", "Francisca", "Carlos", "Paulo", "Pedro", "Lucas", "Luiz", "Marcos",
-    "Luís", "Gabriel", "Rafael", "Márcia", "Daniel", "Marcelo", "Bruno", "Eduardo",
+    "Maria",
+    "José",
+    "Ana",
+    "João",
+    "Antônio",
+    "Francisca",
+    "Carlos",
+    "Paulo",
+    "Pedro",
+    "Lucas",
+    "Luiz",
+    "Marcos",
+    "Luís",
+    "Gabriel",
+    "Rafael",
+    "Márcia",
+    "Daniel",
+    "Marcelo",
+    "Bruno",
+    "Eduardo",
 ];
 const LAST: [&str; 30] = [
-    "Silva", "Santos", "Oliveira", "Souza", "Rodrigues", "Ferreira", "Alves", "Pereira", "Lima", "Gomes", "Costa",
-    "Ribeiro", "Martins", "Carvalho", "Almeida", "Lopes", "Soares", "Fernandes", "Vieira", "Barbosa", "Rocha", "Dias",
-    "Nascimento", "Andrade", "Moreira", "Nunes", "Marques", "Machado", "Mendes", "Freitas",
+    "Silva",
+    "Santos",
+    "Oliveira",
+    "Souza",
+    "Rodrigues",
+    "Ferreira",
+    "Alves",
+    "Pereira",
+    "Lima",
+    "Gomes",
+    "Costa",
+    "Ribeiro",
+    "Martins",
+    "Carvalho",
+    "Almeida",
+    "Lopes",
+    "Soares",
+    "Fernandes",
+    "Vieira",
+    "Barbosa",
+    "Rocha",
+    "Dias",
+    "Nascimento",
+    "Andrade",
+    "Moreira",
+    "Nunes",
+    "Marques",
+    "Machado",
+    "Mendes",
+    "Freitas",
 ];
 
 /// `profiles` people on a site, as identify leaves them (identity row, profile,
@@ -165,7 +210,17 @@ const LAST: [&str; 30] = [
 async fn fill_profiles(cx: &Context, site: &str, profiles: usize, visitors: usize) -> AnyResult<()> {
     let have = {
         let s = site.to_string();
-        cx.db.run(move |c| Ok(rastrod::store::analytics::retention::count_before(c, "web_profiles", "identified_at", &s, i64::MAX)?)).await?
+        cx.db
+            .run(move |c| {
+                Ok(rastrod::store::analytics::retention::count_before(
+                    c,
+                    "web_profiles",
+                    "identified_at",
+                    &s,
+                    i64::MAX,
+                )?)
+            })
+            .await?
     } as usize;
     if have >= profiles {
         println!("profiles: {have} on {site} already");
@@ -175,13 +230,20 @@ async fn fill_profiles(cx: &Context, site: &str, profiles: usize, visitors: usiz
     let now = SystemClock.now_ms();
     for from in (have..profiles).step_by(5_000) {
         let (site, to) = (site.to_string(), (from + 5_000).min(profiles));
-        cx.write_plain(move |c| {
+        // 5,000 people a transaction of its own (see `db::writer`).
+        cx.write_alone(move |c| {
             use rastrod::store::analytics::people as people_store;
             for i in from..to {
                 let (f, l1, l2) = (FIRST[i % 20], LAST[(i / 20) % 30], LAST[(i / 600) % 30]);
                 let name = format!("{f} {l1} {l2}");
                 let email = format!("{}.{}{i}@example.com", f.to_lowercase(), l1.to_lowercase());
-                let id = people_store::identity_or_insert(c, "bench", &format!("{i:064x}"), &format!("u_bench{i:012}"), now)?;
+                let id = people_store::identity_or_insert(
+                    c,
+                    "bench",
+                    &format!("{i:064x}"),
+                    &format!("u_bench{i:012}"),
+                    now,
+                )?;
                 let t = now - (profiles - i) as i64 * 1_000;
                 let p = people_store::ProfileRow {
                     site_id: site.clone(),
@@ -199,7 +261,7 @@ async fn fill_profiles(cx: &Context, site: &str, profiles: usize, visitors: usiz
                     people_store::alias_or_keep(c, &site, &format!("v_{site}_{i:010}"), &id, t)?;
                 }
             }
-            Ok(())
+            Ok(rastrod::service::effects::Written::plain(()))
         })
         .await?;
     }
@@ -356,10 +418,14 @@ async fn time_reads(cx: &Context, site_count: usize, today: i64, live_now: i64, 
                                 affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?)
                             }
                             "vitalsReport" => vitals_report::vitals_report(c, serde_json::from_value(a).map_err(f)?),
-                            "listPeople" => {
-                                rastrod::service::analytics::people::list_people(c, b"bench", serde_json::from_value(a).map_err(f)?)
+                            "listPeople" => rastrod::service::analytics::people::list_people(
+                                c,
+                                b"bench",
+                                serde_json::from_value(a).map_err(f)?,
+                            ),
+                            "liveVisitors," => {
+                                reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false)
                             }
-                            "liveVisitors," => reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false),
                             _ => site_map_report::site_map(c, serde_json::from_value(a).map_err(f)?),
                         }
                     })

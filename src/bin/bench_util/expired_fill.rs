@@ -53,7 +53,7 @@ pub fn fill(url: &str, n: usize) -> AnyResult<()> {
             .map(|i| {
                 let t = day + (i as i64 / 10) * 60_000 + (i as i64 % 10) * 5_000;
                 format!(
-                    r#"{{"type":"pageview","occurredAt":{t},"visitorId":"v_old{:08}","pageviewId":"p_old{i:012}","path":"/p/{}"}}"#,
+                    r#"{{"type":"pageview","occurredAt":{t},"visitorId":"v_old{:08}","pageviewId":"p_old{i:013}","path":"/p/{}"}}"#,
                     i / 10,
                     i % 7
                 )

@@ -103,11 +103,11 @@ fn rows_in_range(
         let events = store::events_after(conn, &f.site_id, after_at, &after_id, 5_000).map_err(db)?;
         let done = events.len() < 5_000;
         for e in events.iter().take_while(|e| e.occurred_at <= a.to) {
-            out.extend(
-                rows_for(&[(f.id.clone(), steps.to_vec())], e)
-                    .into_iter()
-                    .map(|r| StepHit { visitor_id: r.visitor_id, at: r.at, steps: r.steps }),
-            );
+            out.extend(rows_for(&[(f.id.clone(), steps.to_vec())], e).into_iter().map(|r| StepHit {
+                visitor_id: r.visitor_id,
+                at: r.at,
+                steps: r.steps,
+            }));
         }
         match events.last() {
             Some(last) if !done && last.occurred_at <= a.to && out.len() <= cap => {

@@ -36,7 +36,13 @@ pub fn day_parts(from: i64, to: i64, usable: i64) -> Vec<Part> {
 }
 
 /// Sites grouped by the parts they read a range with.
-pub fn groups(conn: &mut AnyConnection, site_ids: &[String], tier: &str, from: i64, to: i64) -> Result<Vec<(Vec<String>, Vec<Part>)>> {
+pub fn groups(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    tier: &str,
+    from: i64,
+    to: i64,
+) -> Result<Vec<(Vec<String>, Vec<Part>)>> {
     if tier == HOUR {
         return Ok(vec![(site_ids.to_vec(), vec![(HOUR, from, to)])]);
     }

@@ -8,12 +8,12 @@ use roaring::RoaringBitmap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::range_parts::{self, Part};
 use super::rollup::{DAY_MS, HOUR_MS, bucket, dim};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::leads::sites;
 use crate::service::validate;
-use super::range_parts::{self, Part};
 use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
 use crate::store::analytics::{self as store, LiveRow, SessionRow};
 

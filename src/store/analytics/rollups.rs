@@ -19,10 +19,7 @@ pub const MONTH: &str = "m";
 pub fn month_start(t: i64) -> i64 {
     use chrono::{Datelike, TimeZone};
     let Some(at) = chrono::DateTime::from_timestamp_millis(t) else { return t };
-    chrono::Utc
-        .with_ymd_and_hms(at.year(), at.month(), 1, 0, 0, 0)
-        .single()
-        .map_or(t, |m| m.timestamp_millis())
+    chrono::Utc.with_ymd_and_hms(at.year(), at.month(), 1, 0, 0, 0).single().map_or(t, |m| m.timestamp_millis())
 }
 
 /// The UTC month start after the month of `t`.
@@ -64,7 +61,9 @@ pub fn month_tiers(
 
 /// A site whose earlier months are still to be built, and its `complete_from`.
 pub fn month_tier_pending(conn: &mut AnyConnection) -> QueryResult<Option<(String, i64)>> {
-    let q = RawQuery::new("SELECT site_id, complete_from FROM web_month_tier WHERE complete_from > 0 ORDER BY site_id LIMIT 1");
+    let q = RawQuery::new(
+        "SELECT site_id, complete_from FROM web_month_tier WHERE complete_from > 0 ORDER BY site_id LIMIT 1",
+    );
     Ok(q.load::<SiteFrom>(conn)?.into_iter().next().map(|r| (r.site_id, r.complete_from)))
 }
 
