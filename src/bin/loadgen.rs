@@ -1057,23 +1057,39 @@ async fn metrics_page(addr: &str, key: &str) -> AnyResult<String> {
     Ok(String::from_utf8_lossy(&c.roundtrip(&request("GET", "/metrics", addr, key, None)).await?.body).into_owned())
 }
 
-fn federation(a: FederationArgs) -> AnyResult<()> {
-    if a.dashboards == 0 || a.requests == 0 || !(1..=10).contains(&a.sites_per_dashboard) {
-        return Err("--dashboards and --requests must be positive, --sites-per-dashboard 1-10".into());
-    }
-    let binary = a.daemon.binary()?;
+/// The daemon on a fresh database with the federated API on, trusting a
+/// fresh ES256 key (its JWKS in a temp file kept while this lives).
+struct Federated {
+    daemon: Daemon,
+    signer: jsonwebtoken::EncodingKey,
+    kid: String,
+    backend: &'static str,
+    _jwks: TempFile,
+}
+
+fn federated_daemon(args: &DaemonArgs, extra_env: &[(&str, String)]) -> AnyResult<Federated> {
+    let binary = args.binary()?;
     let kid = format!("loadgen-{}", random_hex(4)?);
     let (signer, jwk) = es256_key(&kid)?;
     let jwks = TempFile(std::env::temp_dir().join(format!("{}.jwks.json", unique("rastrod_loadgen"))));
     std::fs::write(&jwks.0, serde_json::json!({ "keys": [jwk] }).to_string())?;
-    let db = FreshDb::new(a.daemon.database_url.as_deref())?;
+    let db = FreshDb::new(args.database_url.as_deref())?;
     let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file)" };
-    let env = [
+    let mut env = vec![
         ("RASTRO_FEDERATION_ISSUER", FED_ISSUER.to_string()),
         ("RASTRO_FEDERATION_AUDIENCE", FED_AUDIENCE.to_string()),
         ("RASTRO_FEDERATION_JWKS", jwks.0.display().to_string()),
     ];
-    let mut daemon = Daemon::start(binary, db, &env)?;
+    env.extend(extra_env.iter().cloned());
+    let daemon = Daemon::start(binary, db, &env)?;
+    Ok(Federated { daemon, signer, kid, backend, _jwks: jwks })
+}
+
+fn federation(a: FederationArgs) -> AnyResult<()> {
+    if a.dashboards == 0 || a.requests == 0 || !(1..=10).contains(&a.sites_per_dashboard) {
+        return Err("--dashboards and --requests must be positive, --sites-per-dashboard 1-10".into());
+    }
+    let Federated { mut daemon, signer, kid, backend, _jwks: jwks } = federated_daemon(&a.daemon, &[])?;
     let rt = a.daemon.client_runtime()?;
     let outcome = rt.block_on(async {
         let (addr, key, pid) = (daemon.addr.clone(), daemon.key.clone(), daemon.pid());

@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{
-    AnyResult, Conn, Daemon, FED_AUDIENCE, FED_ISSUER, FreshDb, TempFile, all_ok, es256_key, machine_line, metric,
-    metrics_page, pct, phase, random_hex, request, tracker_request, unique, wait_ready,
+    AnyResult, Conn, FED_AUDIENCE, FED_ISSUER, all_ok, machine_line, metric, metrics_page, pct, phase, request,
+    tracker_request, wait_ready,
 };
 
 #[derive(clap::Args)]
@@ -76,21 +76,11 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
     if a.dashboards == 0 || a.seconds == 0 || a.interval_ms == 0 || !(1..=10).contains(&a.sites) {
         return Err("--dashboards, --seconds and --interval-ms must be positive, --sites 1-10".into());
     }
-    let binary = a.daemon.binary()?;
-    let kid = format!("loadgen-{}", random_hex(4)?);
-    let (signer, jwk) = es256_key(&kid)?;
-    let jwks = TempFile(std::env::temp_dir().join(format!("{}.jwks.json", unique("rastrod_poll"))));
-    std::fs::write(&jwks.0, serde_json::json!({ "keys": [jwk] }).to_string())?;
-    let db = FreshDb::new(a.daemon.database_url.as_deref())?;
-    let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file)" };
     let env = [
-        ("RASTRO_FEDERATION_ISSUER", FED_ISSUER.to_string()),
-        ("RASTRO_FEDERATION_AUDIENCE", FED_AUDIENCE.to_string()),
-        ("RASTRO_FEDERATION_JWKS", jwks.0.display().to_string()),
         ("RASTRO_TRACKER_IP_RATE", "100000000".to_string()),
         ("RASTRO_TRACKER_NEW_VISITOR_RATE", "100000000".to_string()),
     ];
-    let mut daemon = Daemon::start(binary, db, &env)?;
+    let super::Federated { mut daemon, signer, kid, backend, _jwks: jwks } = super::federated_daemon(&a.daemon, &env)?;
     let rt = a.daemon.client_runtime()?;
     let outcome = rt.block_on(async {
         let (addr, key, pid) = (daemon.addr.clone(), daemon.key.clone(), daemon.pid());
