@@ -291,6 +291,7 @@ pub fn people_page(
     let c = byte_order(conn);
     let mut sql = format!("SELECT {PROFILE_COLUMNS} FROM web_profiles p WHERE site_id = ?");
     match search {
+        // FromTerms went to `page_from_terms` above.
         Search::None | Search::FromTerms(_) => {}
         Search::Walk(_) => sql.push_str(&format!(
             " AND EXISTS (SELECT 1 FROM web_profile_terms t WHERE t.site_id = ? AND t.visitor_id = p.visitor_id \
@@ -303,7 +304,7 @@ pub fn people_page(
     sql.push_str(&format!(" ORDER BY identified_at DESC, visitor_id{c} DESC LIMIT ?"));
     let mut q = RawQuery::new(sql);
     q.text(site_id);
-    if let Search::FromTerms(p) | Search::Walk(p) = search {
+    if let Search::Walk(p) = search {
         q.text(site_id).text(p).text(format!("{p}\u{10FFFF}"));
     }
     if let Some((t, id)) = after {
