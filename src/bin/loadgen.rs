@@ -126,6 +126,9 @@ struct AnalyticsReportsArgs {
     /// Skip the event fill: time the reads on the database at --database-url (a --keep run's URL).
     #[arg(long, requires = "database_url")]
     existing: bool,
+    /// Time only the reads whose name starts with this (e.g. `funnelsReport`), for profiling.
+    #[arg(long)]
+    only: Option<String>,
 }
 
 #[derive(Args)]
@@ -284,6 +287,7 @@ fn analytics_reports_cmd(a: AnalyticsReportsArgs) -> AnyResult<()> {
         runs: a.runs.max(1),
         profiles: a.profiles,
         existing: a.existing,
+        only: a.only,
     };
     let outcome = analytics_reports::run(&db.url, plan);
     println!("{}", machine_line());

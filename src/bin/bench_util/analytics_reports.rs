@@ -147,6 +147,8 @@ pub struct Plan {
     pub profiles: usize,
     /// The database is already filled (a `--keep` run): time only (profiles topped up).
     pub existing: bool,
+    /// Time only the reads whose name starts with this.
+    pub only: Option<String>,
 }
 
 const FIRST: [&str; 20] = [
@@ -271,7 +273,7 @@ async fn fill_profiles(cx: &Context, site: &str, profiles: usize, visitors: usiz
 }
 
 pub fn run(url: &str, plan: Plan) -> AnyResult<()> {
-    let Plan { events, sites: site_count, days, runs, profiles, existing } = plan;
+    let Plan { events, sites: site_count, days, runs, profiles, existing, only } = plan;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async move {
         let db = Db::open(url, 4, 256, 100_000)?;
@@ -303,7 +305,7 @@ pub fn run(url: &str, plan: Plan) -> AnyResult<()> {
             import::import(&cx, &site_id(s), &format!("bench-live-{live_now}"), lines.join("\n").as_bytes(), true).await?;
         }
         rastrod::actors::report::drain(&cx).await?;
-        time_reads(&cx, site_count, today, live_now, runs).await
+        time_reads(&cx, site_count, today, live_now, runs, only.as_deref()).await
     })
 }
 
@@ -367,7 +369,14 @@ async fn fill(
 }
 
 /// Each read `runs` times, in process, on the read pool as a request runs it.
-async fn time_reads(cx: &Context, site_count: usize, today: i64, live_now: i64, runs: usize) -> AnyResult<()> {
+async fn time_reads(
+    cx: &Context,
+    site_count: usize,
+    today: i64,
+    live_now: i64,
+    runs: usize,
+    only: Option<&str>,
+) -> AnyResult<()> {
     {
         let ids: Vec<String> = (0..site_count).map(site_id).collect();
         let d90 = (today - 90 * DAY_MS, today - 1);
@@ -401,7 +410,7 @@ async fn time_reads(cx: &Context, site_count: usize, today: i64, live_now: i64, 
             ("listPeople search \"ana.costa12\" (email)", people(Some("ana.costa12"))),
             ("listPeople search \"zzz\" (nothing)", people(Some("zzz"))),
         ]);
-        for (name, args) in cases {
+        for (name, args) in cases.into_iter().filter(|(name, _)| only.is_none_or(|o| name.starts_with(o))) {
             let mut ms = Vec::new();
             for _ in 0..runs {
                 let a = args.clone();

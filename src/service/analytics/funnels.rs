@@ -120,25 +120,45 @@ fn rows_in_range(
     Ok(out)
 }
 
+/// The person of each alias among the visitor ids read so far, kept across
+/// the funnels of one report (their rows name mostly the same visitors).
+#[derive(Default)]
+struct Persons {
+    known: HashMap<String, Option<String>>,
+}
+
+impl Persons {
+    /// Looks up the ids of `rows` not seen before, 400 to a statement.
+    fn learn(&mut self, conn: &mut AnyConnection, site_id: &str, rows: &[StepHit]) -> Result<()> {
+        let mut new: Vec<String> = Vec::new();
+        for r in rows {
+            if !self.known.contains_key(&r.visitor_id) {
+                self.known.insert(r.visitor_id.clone(), None);
+                new.push(r.visitor_id.clone());
+            }
+        }
+        for chunk in new.chunks(400) {
+            for a in people_store::aliases_in(conn, site_id, chunk).map_err(db)? {
+                self.known.insert(a.alias_id, Some(a.visitor_id));
+            }
+        }
+        Ok(())
+    }
+
+    fn of<'a>(&'a self, id: &'a str) -> &'a str {
+        self.known.get(id).and_then(|p| p.as_deref()).unwrap_or(id)
+    }
+}
+
 /// Per visitor (identified aliases resolved to their person), its `(at,
 /// mask)` rows in `(at, event_id)` order (the rows come in that order, so an
 /// alias's rows and its person's interleave as they happened).
-fn by_visitor(conn: &mut AnyConnection, site_id: &str, rows: &[StepHit]) -> Result<HashMap<String, Vec<(i64, i64)>>> {
-    let mut ids: Vec<String> = rows.iter().map(|r| r.visitor_id.clone()).collect();
-    ids.sort();
-    ids.dedup();
-    let mut person: HashMap<String, String> = HashMap::new();
-    for chunk in ids.chunks(400) {
-        for a in people_store::aliases_in(conn, site_id, chunk).map_err(db)? {
-            person.insert(a.alias_id, a.visitor_id);
-        }
-    }
-    let mut out: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
+fn by_visitor<'a>(persons: &'a Persons, rows: &'a [StepHit]) -> HashMap<&'a str, Vec<(i64, i64)>> {
+    let mut out: HashMap<&str, Vec<(i64, i64)>> = HashMap::new();
     for r in rows {
-        let who = person.get(&r.visitor_id).unwrap_or(&r.visitor_id);
-        out.entry(who.clone()).or_default().push((r.at, r.steps));
+        out.entry(persons.of(&r.visitor_id)).or_default().push((r.at, r.steps));
     }
-    Ok(out)
+    out
 }
 
 fn funnel_json(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> Value {
@@ -176,6 +196,7 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
     let rebuilding = store::rebuilding(conn, &a.site_id).map_err(db)?;
     let mut incomplete = false;
     let mut out = Vec::new();
+    let mut persons = Persons::default();
     for f in &funnels {
         let steps = steps_of(f);
         let mut rows = rows_in_range(conn, f, &steps, rebuilding.contains(&f.id), &a, cap)?;
@@ -183,8 +204,9 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
             incomplete = true;
             rows.truncate(cap);
         }
+        persons.learn(conn, &a.site_id, &rows)?;
         let levels: Vec<usize> =
-            by_visitor(conn, &a.site_id, &rows)?.values().map(|r| level(r, steps.len(), f.window_ms)).collect();
+            by_visitor(&persons, &rows).values().map(|r| level(r, steps.len(), f.window_ms)).collect();
         out.push(funnel_json(f, &steps, &levels));
     }
     Ok(json!({"siteId": a.site_id, "from": a.from, "to": a.to, "incomplete": incomplete, "funnels": out}))

@@ -129,6 +129,7 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<Value> {
     let mut all = Digest::default();
     let mut by_route: HashMap<String, Digest> = HashMap::new();
     let mut by_device: HashMap<String, Digest> = HashMap::new();
+    // One row per (day, cell): the days merge here.
     for r in store::digests(conn, &a.site_id, a.from, a.to)? {
         let Some(i) = METRICS.iter().position(|m| *m == r.metric) else { continue };
         all.add(i, r.value, r.count);

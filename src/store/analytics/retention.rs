@@ -128,6 +128,18 @@ pub fn record_run(
     q.execute(conn)
 }
 
+/// How a `DELETE … WHERE (row) IN (SELECT row …)` names a row of `table`:
+/// PostgreSQL's `ctid`; SQLite's `rowid`, or the primary key of the tables
+/// stored by their key (`WITHOUT ROWID`, migration 17), which have none.
+fn row_name(conn: &AnyConnection, table: &str) -> &'static str {
+    match table {
+        _ if !conn.is_sqlite() => "ctid",
+        "web_funnel_steps" => "funnel_id, at, event_id",
+        "web_vital_digests" => "site_id, day, metric, route, device, value",
+        _ => "rowid",
+    }
+}
+
 /// The rows of `table` of a site whose `column` is before `cutoff`: at most
 /// `limit` deleted, in one statement.
 pub fn delete_before(
@@ -138,9 +150,9 @@ pub fn delete_before(
     cutoff: i64,
     limit: usize,
 ) -> QueryResult<usize> {
-    let row = if conn.is_sqlite() { "rowid" } else { "ctid" };
+    let row = row_name(conn, table);
     let mut q = RawQuery::new(format!(
-        "DELETE FROM {table} WHERE {row} IN (SELECT {row} FROM {table} WHERE site_id = ? AND {column} < ? LIMIT ?)"
+        "DELETE FROM {table} WHERE ({row}) IN (SELECT {row} FROM {table} WHERE site_id = ? AND {column} < ? LIMIT ?)"
     ));
     q.text(site_id).int(cutoff).int(limit as i64);
     q.execute(conn)
@@ -173,9 +185,9 @@ pub fn delete_orphan_visitors(
     cutoff: i64,
     limit: usize,
 ) -> QueryResult<usize> {
-    let row = if conn.is_sqlite() { "rowid" } else { "ctid" };
+    let row = row_name(conn, "web_visitors");
     let mut q = RawQuery::new(format!(
-        "DELETE FROM web_visitors WHERE {row} IN (SELECT {row} FROM web_visitors WHERE site_id = ? \
+        "DELETE FROM web_visitors WHERE ({row}) IN (SELECT {row} FROM web_visitors WHERE site_id = ? \
          AND session_started_at < ? AND last_at < ? LIMIT ?)"
     ));
     q.text(site_id).int(cutoff).int(cutoff).int(limit as i64);
