@@ -133,6 +133,32 @@ backend_test!(funnels_count_visitors_reaching_ordered_steps_in_the_window, analy
     assert_eq!(r["funnels"].as_array().unwrap().len(), 1);
 });
 
+// rule: ARPT-11
+backend_test!(an_alias_and_its_person_are_one_visitor_of_a_funnel, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    write(&fed, &configurer(&fed), "upsertFunnel", checkout("checkout"), true).await;
+    drain(app).await;
+    // Anonymous: the product and the cart; identified a minute later: the thank-you page.
+    let anon = "v_anonymous0001";
+    track(app, "loja", anon, vec![pageview("n1", "/produto/1"), custom("add_to_cart", "/produto/1")]).await;
+    app.clock.advance(MINUTE);
+    let person =
+        app.post("/v1/sites/loja/analytics/identify", json!({"externalId": "user-1", "visitorId": anon})).await.ok();
+    assert_eq!(person["aliased"], true);
+    let u = person["visitorId"].as_str().unwrap().to_string();
+    track(app, "loja", &u, vec![pageview("n2", "/obrigado")]).await;
+    // Someone else reaches the product only.
+    track(app, "loja", "v_anonymous0002", vec![pageview("n3", "/produto/2")]).await;
+    drain(app).await;
+    let (d0, d1) = today();
+    let r = fed.both(Some(&reader(&fed)), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await;
+    let f = &r.unwrap()["funnels"][0];
+    let reached: Vec<i64> = f["steps"].as_array().unwrap().iter().map(|s| s["visitors"].as_i64().unwrap()).collect();
+    assert_eq!((f["entered"].as_i64(), f["completed"].as_i64(), reached), (Some(2), Some(1), vec![2, 1, 1]));
+});
+
 fn capped(backend: crate::common::Backend) -> FedBuilder {
     analytics_builder(backend).env("RASTRO_REPORT_FUNNEL_ROW_CAP", "3")
 }
