@@ -2,7 +2,7 @@
 //! actors keep, `liveVisitors` and `getSession` from the rows acceptance wrote.
 
 use super::extras::Extras;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use roaring::RoaringBitmap;
 use serde::Deserialize;
@@ -132,11 +132,10 @@ fn breakdowns(conn: &mut AnyConnection, groups: &[(Vec<String>, Vec<Part>)]) -> 
     Ok(out)
 }
 
-/// Distinct visitors per key of a dimension over the range, summed over sites.
+/// Distinct visitors per key of a dimension over the range, summed over
+/// sites, from the per-day and month sets (`"day"`).
 fn visitors_by_key(
     conn: &mut AnyConnection,
-    ids: &[String],
-    a: &OverviewArgs,
     groups: &[(Vec<String>, Vec<Part>)],
     d: &str,
     keys: &[String],
@@ -145,29 +144,65 @@ fn visitors_by_key(
     if keys.is_empty() {
         return Ok(out);
     }
-    match a.interval {
-        Interval::Day => {
-            let mut per: BTreeMap<(String, String), RoaringBitmap> = BTreeMap::new();
-            for (group, parts) in groups {
-                for (tier, from, to) in parts {
-                    for s in r::sets(conn, group, tier, *from, *to, d, Some(keys))? {
-                        *per.entry((s.site_id, s.key)).or_default() |=
-                            RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
-                    }
-                }
-            }
-            for ((_, key), set) in per {
-                *out.entry(key).or_insert(0) += set.len() as i64;
-            }
-        }
-        Interval::Hour => {
-            // Within 24 hours the retained events answer (rule OVR-09).
-            for (key, n) in store::distinct_visitors(conn, ids, a.from, a.to, d == dim::SOURCE, keys)? {
-                *out.entry(key).or_insert(0) += n;
+    let mut per: BTreeMap<(String, String), RoaringBitmap> = BTreeMap::new();
+    for (group, parts) in groups {
+        for (tier, from, to) in parts {
+            for s in r::sets(conn, group, tier, *from, *to, d, Some(keys))? {
+                *per.entry((s.site_id, s.key)).or_default() |=
+                    RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
             }
         }
     }
+    for ((_, key), set) in per {
+        *out.entry(key).or_insert(0) += set.len() as i64;
+    }
     Ok(out)
+}
+
+/// The pages' and the sources' distinct visitors for `"hour"`: from the
+/// retained pageviews and custom events of the range (rule OVR-09), read
+/// once, and the sources of their sessions read by key (not joined per event).
+fn hour_visitors_by_key(
+    conn: &mut AnyConnection,
+    ids: &[String],
+    a: &OverviewArgs,
+    page_keys: &[String],
+    source_keys: &[String],
+) -> Result<(HashMap<String, i64>, HashMap<String, i64>)> {
+    if page_keys.is_empty() && source_keys.is_empty() {
+        return Ok(Default::default());
+    }
+    let hits = store::visitor_hits(conn, ids, a.from, a.to)?;
+    let mut session_ids: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
+    session_ids.sort_unstable();
+    session_ids.dedup();
+    let mut source_of: HashMap<String, String> = HashMap::new();
+    if !source_keys.is_empty() {
+        for chunk in session_ids.chunks(400) {
+            let chunk: Vec<String> = chunk.iter().map(|s| s.to_string()).collect();
+            source_of.extend(store::session_sources(conn, &chunk)?);
+        }
+    }
+    let wanted = |keys: &[String], k: &str| keys.iter().any(|x| x == k);
+    // Distinct per (site, key), summed over sites (rule OVR-05).
+    let mut pages: HashSet<(&str, &str, &str)> = HashSet::new();
+    let mut sources: HashSet<(&str, &str, &str)> = HashSet::new();
+    for h in &hits {
+        if h.kind == "pageview" && wanted(page_keys, &h.route) {
+            pages.insert((&h.site_id, &h.route, &h.visitor_id));
+        }
+        if let Some(source) = source_of.get(&h.session_id).filter(|s| wanted(source_keys, s)) {
+            sources.insert((&h.site_id, source, &h.visitor_id));
+        }
+    }
+    let count = |set: HashSet<(&str, &str, &str)>| {
+        let mut out: HashMap<String, i64> = HashMap::new();
+        for (_, key, _) in set {
+            *out.entry(key.to_string()).or_insert(0) += 1;
+        }
+        out
+    };
+    Ok((count(pages), count(sources)))
 }
 
 /// `overview` (§5.3). `public` zeroes money and conversions and empties the
@@ -269,8 +304,13 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let sources = rows(dim::SOURCE);
     let page_keys: Vec<String> = pages.iter().filter_map(|(k, _)| k.clone()).collect();
     let source_keys: Vec<String> = sources.iter().filter_map(|(k, _)| k.clone()).collect();
-    let page_visitors = visitors_by_key(conn, ids, &a, &groups, dim::PAGE, &page_keys)?;
-    let source_visitors = visitors_by_key(conn, ids, &a, &groups, dim::SOURCE, &source_keys)?;
+    let (page_visitors, source_visitors) = match a.interval {
+        Interval::Day => (
+            visitors_by_key(conn, &groups, dim::PAGE, &page_keys)?,
+            visitors_by_key(conn, &groups, dim::SOURCE, &source_keys)?,
+        ),
+        Interval::Hour => hour_visitors_by_key(conn, ids, &a, &page_keys, &source_keys)?,
+    };
     let keyed = |rows: Vec<(Option<String>, i64)>, key: &str, count: &str| -> Vec<Value> {
         rows.into_iter().map(|(k, n)| json!({key: k, count: n})).collect()
     };

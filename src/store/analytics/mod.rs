@@ -543,43 +543,49 @@ pub fn live(
     Ok((n, rows))
 }
 
-#[derive(QueryableByName)]
-struct KeyCount {
+/// A pageview or custom event as the hourly overview's per-key visitors
+/// count it (rule OVR-09): whose, on which route, in which session.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct VisitorHit {
     #[diesel(sql_type = Text)]
-    key: String,
-    #[diesel(sql_type = BigInt)]
-    n: i64,
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
 }
 
-/// Distinct visitors per route (or per session source) of the pageviews (or
-/// pageviews and custom events) in a range, per site: the hourly overview's
-/// `pages[].visitors` and `sources[].visitors` from retained events.
-pub fn distinct_visitors(
-    conn: &mut AnyConnection,
-    site_ids: &[String],
-    from: i64,
-    to: i64,
-    by_source: bool,
-    keys: &[String],
-) -> QueryResult<Vec<(String, i64)>> {
-    let sites = placeholders(site_ids.len());
-    let keys_in = placeholders(keys.len());
-    let sql = if by_source {
-        format!(
-            "SELECT s.source AS key, COUNT(DISTINCT e.visitor_id) AS n FROM web_events e JOIN web_sessions s \
-             ON s.id = e.session_id WHERE e.site_id IN {sites} AND e.occurred_at >= ? AND e.occurred_at <= ? \
-             AND s.source IN {keys_in} GROUP BY e.site_id, s.source"
-        )
-    } else {
-        format!(
-            "SELECT route AS key, COUNT(DISTINCT visitor_id) AS n FROM web_events WHERE site_id IN {sites} \
-             AND occurred_at >= ? AND occurred_at <= ? AND kind = 'pageview' AND route IN {keys_in} \
-             GROUP BY site_id, route"
-        )
-    };
-    let mut q = RawQuery::new(sql);
-    q.texts(site_ids).int(from).int(to).texts(keys);
-    Ok(q.load::<KeyCount>(conn)?.into_iter().map(|r| (r.key, r.n)).collect())
+/// The retained pageviews and custom events of some sites in a range, read
+/// once for both the pages' and the sources' visitors.
+pub fn visitor_hits(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Vec<VisitorHit>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, visitor_id, kind, route, session_id FROM web_events WHERE site_id IN {} \
+         AND occurred_at >= ? AND occurred_at <= ? AND kind IN ('pageview', 'event')",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids).int(from).int(to);
+    q.load(conn)
+}
+
+/// The source of each of these sessions (by key).
+pub fn session_sources(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<(String, String)>> {
+    #[derive(QueryableByName)]
+    struct IdSource {
+        #[diesel(sql_type = Text)]
+        id: String,
+        #[diesel(sql_type = Text)]
+        source: String,
+    }
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!("SELECT id, source FROM web_sessions WHERE id IN {}", placeholders(ids.len())));
+    q.texts(ids);
+    Ok(q.load::<IdSource>(conn)?.into_iter().map(|r| (r.id, r.source)).collect())
 }
 
 // ---------------------------------------------------------------- keys and pages
