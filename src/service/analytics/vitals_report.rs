@@ -3,7 +3,7 @@
 //! its device classes, from the vitals digests over complete UTC days (no raw
 //! event is read).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -32,26 +32,42 @@ pub struct VitalsArgs {
     pub to: i64,
 }
 
-/// Per metric, the merged value → count map.
+/// Per metric, the merged value → count map: while rows are added, a list
+/// of (value, count) (a push per row, where an ordered map paid a search
+/// per row), then sorted and merged once by [`Digest::finish`].
 #[derive(Debug, Clone, Default)]
 pub struct Digest {
-    maps: [BTreeMap<i64, i64>; 5],
+    maps: [Vec<(i64, i64)>; 5],
 }
 
 impl Digest {
     fn add(&mut self, metric: usize, value: i64, count: i64) {
-        *self.maps[metric].entry(value).or_default() += count;
+        self.maps[metric].push((value, count));
+    }
+
+    /// Each metric's list by value, one entry per value.
+    fn finish(&mut self) {
+        for map in &mut self.maps {
+            map.sort_unstable_by_key(|(v, _)| *v);
+            map.dedup_by(|next, kept| {
+                let same = next.0 == kept.0;
+                if same {
+                    kept.1 += next.1;
+                }
+                same
+            });
+        }
     }
 
     pub fn samples(&self) -> i64 {
-        self.maps.iter().flat_map(|m| m.values()).sum()
+        self.maps.iter().flat_map(|m| m.iter().map(|(_, c)| c)).sum()
     }
 }
 
-/// The 1-based nearest-rank p75 of a value → count map: the smallest value
-/// whose cumulative count reaches `ceil(0.75 n)` (§5.4).
-pub fn p75(map: &BTreeMap<i64, i64>) -> Option<i64> {
-    let n: i64 = map.values().sum();
+/// The 1-based nearest-rank p75 of a value → count list sorted by value: the
+/// smallest value whose cumulative count reaches `ceil(0.75 n)` (§5.4).
+pub fn p75(map: &[(i64, i64)]) -> Option<i64> {
+    let n: i64 = map.iter().map(|(_, c)| c).sum();
     if n <= 0 {
         return None;
     }
@@ -84,7 +100,7 @@ fn answered(metric: usize, v: i64) -> Value {
     if v % CLS_SCALE == 0 { json!(v / CLS_SCALE) } else { json!(v as f64 / CLS_SCALE as f64) }
 }
 
-/// The five VitalRows of a digest (rule ARPT-17).
+/// The five VitalRows of a finished digest (rule ARPT-17).
 pub fn rows(d: &Digest) -> Vec<Value> {
     (0..METRICS.len())
         .map(|i| {
@@ -129,13 +145,24 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<Value> {
     let mut all = Digest::default();
     let mut by_route: HashMap<String, Digest> = HashMap::new();
     let mut by_device: HashMap<String, Digest> = HashMap::new();
-    // One row per (day, cell): the days merge here.
+    // One row per (day, cell), by (day, metric, route, device, value): the
+    // days merge here. Consecutive rows mostly share their route and device,
+    // so the digests of the last ones are kept at hand.
+    let mut at_hand: Option<(String, String)> = None;
     for r in store::digests(conn, &a.site_id, a.from, a.to)? {
         let Some(i) = METRICS.iter().position(|m| *m == r.metric) else { continue };
         all.add(i, r.value, r.count);
-        by_route.entry(r.route).or_default().add(i, r.value, r.count);
-        by_device.entry(r.device).or_default().add(i, r.value, r.count);
+        if at_hand.as_ref().is_none_or(|(route, device)| *route != r.route || *device != r.device) {
+            by_route.entry(r.route.clone()).or_default();
+            by_device.entry(r.device.clone()).or_default();
+            at_hand = Some((r.route.clone(), r.device.clone()));
+        }
+        let (route, device) = at_hand.as_ref().expect("set above");
+        by_route.get_mut(route).expect("made above").add(i, r.value, r.count);
+        by_device.get_mut(device).expect("made above").add(i, r.value, r.count);
     }
+    all.finish();
+    by_route.values_mut().chain(by_device.values_mut()).for_each(Digest::finish);
     // Top pages by samples desc, then route by bytes (rule ARPT-18).
     let mut pages: Vec<(String, Digest)> = by_route.into_iter().collect();
     pages.sort_by(|(ra, da), (rb, db)| db.samples().cmp(&da.samples()).then_with(|| ra.as_bytes().cmp(rb.as_bytes())));
@@ -163,19 +190,21 @@ mod tests {
     // rule: ARPT-17
     #[test]
     fn p75_is_the_nearest_rank_and_ratings_are_inclusive() {
-        let map: BTreeMap<i64, i64> = [(100, 1), (200, 1), (300, 1), (400, 1)].into_iter().collect();
-        assert_eq!(p75(&map), Some(300), "ceil(0.75 * 4) = 3rd");
-        let map: BTreeMap<i64, i64> = [(100, 1), (200, 1), (300, 1), (400, 1), (500, 1)].into_iter().collect();
-        assert_eq!(p75(&map), Some(400), "ceil(0.75 * 5) = 4th");
-        assert_eq!(p75(&BTreeMap::new()), None);
-        assert_eq!(p75(&[(7, 1)].into_iter().collect()), Some(7));
+        assert_eq!(p75(&[(100, 1), (200, 1), (300, 1), (400, 1)]), Some(300), "ceil(0.75 * 4) = 3rd");
+        assert_eq!(p75(&[(100, 1), (200, 1), (300, 1), (400, 1), (500, 1)]), Some(400), "ceil(0.75 * 5) = 4th");
+        assert_eq!(p75(&[]), None);
+        assert_eq!(p75(&[(7, 1)]), Some(7));
         assert_eq!(rating(2500, THRESHOLDS[0]), "good");
         assert_eq!(rating(2501, THRESHOLDS[0]), "needs-improvement");
         assert_eq!(rating(4000, THRESHOLDS[0]), "needs-improvement");
         assert_eq!(rating(4001, THRESHOLDS[0]), "poor");
+        // Days merge: the same value added on two days is one entry.
         let mut d = Digest::default();
-        d.add(2, 1000, 2);
         d.add(2, 1235, 1);
+        d.add(2, 1000, 1);
+        d.add(2, 1000, 1);
+        d.finish();
+        assert_eq!(d.maps[2], vec![(1000, 2), (1235, 1)]);
         let r = rows(&d);
         assert_eq!(r[0]["p75"], Value::Null);
         assert_eq!(r[0]["rating"], Value::Null);
