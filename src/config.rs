@@ -191,7 +191,7 @@ settings! {
         "distinct visitor ids a minute per IPv4 address or IPv6 /64";
     trusted_proxies: Vec<crate::net::Cidr> = "analytics.trusted_proxies", "RASTRO_TRUSTED_PROXIES", "", crate::net::parse_cidrs,
         "comma-separated CIDRs whose X-Forwarded-For is read for the client address";
-    geoip_db: Option<crate::service::analytics::geo::GeoDb> = "analytics.geoip_db", "RASTRO_GEOIP_DB", "", crate::service::analytics::geo::parse_setting,
+    geoip_db: Option<crate::service::analytics::ingest::geo::GeoDb> = "analytics.geoip_db", "RASTRO_GEOIP_DB", "", crate::service::analytics::ingest::geo::parse_setting,
         "MMDB file (GeoLite2 or DB-IP Lite, City or Country) for the sessions' country and region; none: both unknown";
     path_redaction: bool = "analytics.path_redaction", "RASTRO_PATH_REDACTION", "true", parse_bool,
         "store path segments with an e-mail as :email and token-like ones as :token";

@@ -18,10 +18,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// The fake Graph API this process runs (`RASTRO_META_FAKE=true`), if any.
     pub fake: Option<Arc<crate::meta::fake::FakeGraph>>,
-    /// The federated API's verifier (JWKS and verified tokens, cached) and capabilities.
+    /// The federated API's verifier (JWKS and verified tokens, cached) and grant reader.
     pub federation: Arc<crate::federation::Federation>,
-    /// Web analytics in this process: the tracker's limits and salts, the cursor key.
-    pub analytics: Arc<crate::service::analytics::runtime::Runtime>,
 }
 
 impl AppState {
@@ -30,8 +28,7 @@ impl AppState {
         let actors = Arc::new(Actors::default());
         let cx = cx.with_dispatch(actors.clone());
         let federation = Arc::new(crate::federation::Federation::new(&cx.config, cx.db.clone()));
-        let analytics = Arc::new(crate::service::analytics::runtime::Runtime::new(&cx.config));
-        AppState { cx, actors, metrics: Arc::new(Metrics::default()), fake, federation, analytics }
+        AppState { cx, actors, metrics: Arc::new(Metrics::default()), fake, federation }
     }
 
     pub fn now(&self) -> i64 {

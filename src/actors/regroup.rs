@@ -6,7 +6,7 @@
 
 use super::periodic::Periodic;
 use crate::error::Result;
-use crate::service::analytics::regroup;
+use crate::service::analytics::rollup::regroup;
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 

@@ -12,7 +12,7 @@
 
 use super::periodic::Periodic;
 use crate::error::Result;
-use crate::service::analytics::{funnels, month_tier, rollup};
+use crate::service::analytics::{reports::funnels, rollup::month_tier, rollup};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 

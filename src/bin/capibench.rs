@@ -31,7 +31,7 @@ use clap::Parser;
 use rastrod::actors::pixel_sender;
 use rastrod::clock::SystemClock;
 use rastrod::config::{Config, LogFormat, Secret};
-use rastrod::service::leads::sites::{self, CreateSite};
+use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::leads::{self, RecordLead};
 use rastrod::service::meta::connection::SecretString;
 use rastrod::service::meta::links::{self as meta_links, SetSitePixel};

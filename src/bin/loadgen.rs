@@ -66,7 +66,7 @@ use rastrod::config::LogFormat;
 use rastrod::db::{Backend, Db};
 use rastrod::error::Error;
 use rastrod::service::leads::reports::{LeadsReportArgs, leads_report};
-use rastrod::service::leads::sites::{self, CreateSite};
+use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::leads::{self, RecordLead, SetLeadStage, Stage};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

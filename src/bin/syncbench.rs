@@ -42,7 +42,7 @@ use rastrod::actors::supervisor::{Children, RunDue};
 use rastrod::clock::{HOUR_MS, MINUTE_MS, ManualClock};
 use rastrod::config::{Config, LogFormat, Secret};
 use rastrod::db::sql::RawQuery;
-use rastrod::service::leads::sites::{self, CreateSite};
+use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::meta::connection::{self as meta_connection, SecretString, SetMetaConnection};
 use rastrod::service::meta::links::{self as meta_links, LinkAdAccount};
 use rastrod::service::meta::sync::Outcome;

@@ -10,9 +10,9 @@ use crate::clock::{DAY_MS, utc_day_start};
 use crate::error::{Code, Result};
 use crate::service::analytics::conversions::{self, RecordConversion};
 use crate::service::analytics::definitions::{self, Matcher, Step, UpsertAffiliate, UpsertFunnel, UpsertGoal};
-use crate::service::analytics::import;
+use crate::service::analytics::ingest::import;
 use crate::service::context::Context;
-use crate::service::leads::sites::{self, UpdateSite};
+use crate::service::sites::UpdateSite;
 use crate::store::analytics::definitions as defs_store;
 
 pub const DAYS: i64 = 90;
@@ -205,7 +205,7 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
         // The route pattern first, so the product pages group under /p/:id.
         let input = UpdateSite { route_patterns: Some(vec!["/p/:id".into()]), ..UpdateSite::default() };
         let sid = site.to_string();
-        cx.write_plain(move |c| sites::update(c, now, &sid, input)).await?;
+        cx.write_plain(move |c| crate::service::analytics::settings::update(c, now, &sid, input)).await?;
         let sid = site.to_string();
         cx.write_plain(move |c| definitions(c, now, &sid)).await?;
         let yesterday = utc_day_start(now) - DAY_MS;

@@ -9,7 +9,7 @@ use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
 use crate::error::{Code, Result};
 use crate::service::context::Context;
 use crate::service::leads::board::{self as pipeline, ColumnInput, SetPipeline};
-use crate::service::leads::sites::{self, CreateSite};
+use crate::service::sites::{self, CreateSite};
 use crate::service::leads::{self, RecordLead, SetLeadStage, Stage};
 
 /// The demo's secrets key when `RASTRO_SECRETS_KEY` is not set: made once and

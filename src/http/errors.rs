@@ -8,6 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::error::{Code, Error};
+pub use crate::service::api::decode::sanitize;
 
 /// Every failure: a stable machine code and a human message.
 #[derive(Debug, Serialize, ToSchema)]
@@ -26,49 +27,6 @@ impl ResponseError for Error {
         HttpResponse::build(self.status_code())
             .json(ErrorBody { code: self.code.as_str().to_string(), message: self.message.clone() })
     }
-}
-
-/// What went wrong in a serde message, in words of our own: serde quotes the
-/// caller's text (an unknown field's name, a refused value), which could be a
-/// token or a digest, so nothing of the message is kept but its kind and, for
-/// a missing field, the name of one of our own fields.
-pub fn sanitize(msg: &str) -> String {
-    const KINDS: &[(&str, &str)] = &[
-        ("unknown field", "an unknown field was sent"),
-        ("duplicate field", "a field was sent twice"),
-        ("invalid type", "a value has the wrong type"),
-        ("invalid value", "a value is out of range"),
-        ("invalid length", "a list or string has the wrong length"),
-        ("unknown variant", "a value is not one of the allowed ones"),
-        ("EOF while parsing", "the JSON ends too early"),
-        ("expected", "the JSON is malformed"),
-        ("key must be a string", "the JSON is malformed"),
-        ("trailing", "the JSON is malformed"),
-        ("control character", "the JSON is malformed"),
-        ("invalid escape", "the JSON is malformed"),
-        ("invalid number", "the JSON is malformed"),
-        ("number out of range", "a number is out of range"),
-        ("invalid unicode", "the JSON is malformed"),
-        ("lone leading surrogate", "the JSON is malformed"),
-        ("recursion limit exceeded", "the JSON nests too deeply"),
-        ("cannot parse", "a value has the wrong type"),
-    ];
-    if let Some(rest) = msg.strip_prefix("missing field `")
-        && let Some((name, _)) = rest.split_once('`')
-        && is_our_name(name)
-    {
-        // The name comes from our own types, never from the caller.
-        return format!("missing field `{name}`");
-    }
-    KINDS.iter().find(|(prefix, _)| msg.starts_with(prefix)).map_or("a value is invalid", |(_, kind)| kind).to_string()
-}
-
-/// A field name as our types spell them (camelCase identifiers).
-fn is_our_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 64
-        && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// A JSON body's failure: its kind and where it is (line and column), never its text.

@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::{Code, Error, Result};
-use crate::federation::{self, Kind};
+use crate::federation;
+use crate::service::api::{self, Function, Kind, Need, Reply};
 
 /// Convex's status for a function that failed (`STATUS_CODE_UDF_FAILED`).
 pub const UDF_FAILED: u16 = 560;
@@ -35,7 +36,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/federation/manifest", web::get().to(manifest));
     // Each function at its own static path first: matching it (here and for the
     // metrics label) compares a string instead of running the pattern's regex.
-    for function in federation::Function::ALL {
+    for function in Function::ALL {
         let name = function.name();
         cfg.route(
             &format!("/federation/{name}"),
@@ -102,9 +103,9 @@ async fn read_json(req: &HttpRequest, body: web::Payload, limit: usize) -> Resul
 
 /// manifest: protocol, capabilities, function names and limits. No auth.
 #[utoipa::path(get, path = "/federation/manifest", tag = "federation",
-    responses((status = 200, body = federation::Manifest)))]
+    responses((status = 200, body = api::manifest::Manifest)))]
 pub async fn manifest(st: web::Data<AppState>) -> HttpResponse {
-    cors(HttpResponse::Ok().json(st.federation.manifest()))
+    cors(HttpResponse::Ok().json(api::manifest::manifest(&st.cx)))
 }
 
 /// A federated function by its seed name, the JSON args as body
@@ -133,15 +134,15 @@ async fn call_function(st: web::Data<AppState>, req: HttpRequest, name: &str, bo
 
 /// The gates in `federation`'s order, the body read last: a caller without
 /// valid credentials never makes the daemon wait for a body.
-async fn rest_call(st: &AppState, req: &HttpRequest, name: &str, body: web::Payload) -> Result<federation::Reply> {
-    let function = federation::Function::parse(name).ok_or_else(|| Error::not_found("no such federated function"))?;
+async fn rest_call(st: &AppState, req: &HttpRequest, name: &str, body: web::Payload) -> Result<Reply> {
+    let function = Function::parse(name).ok_or_else(|| Error::not_found("no such federated function"))?;
     let spec = function.spec();
     let caller = match spec.need {
-        federation::Need::Nothing => None,
-        _ => Some(federation::authorize(st, bearer(req), &spec).await?),
+        Need::Nothing => None,
+        _ => Some(federation::authorize(&st.cx, &st.federation, bearer(req), &spec).await?),
     };
     let args = read_json(req, body, st.cx.config.body_limit_bytes).await?;
-    federation::functions::run(st, caller.as_ref(), function, args).await
+    api::call(&st.cx, caller.as_ref(), function, args).await
 }
 
 /// A cached answer's JSON text, lent to the response body without a copy.
@@ -154,10 +155,10 @@ impl AsRef<[u8]> for CachedJson {
 }
 
 /// The value's JSON: serialized now, or the cached text itself.
-fn json_body(reply: federation::Reply) -> Result<web::Bytes> {
+fn json_body(reply: Reply) -> Result<web::Bytes> {
     match reply {
-        federation::Reply::Owned(v) => serde_json::to_vec(&v).map(web::Bytes::from).map_err(Error::internal),
-        federation::Reply::Cached(a) => Ok(web::Bytes::from_owner(CachedJson(a))),
+        Reply::Owned(v) => serde_json::to_vec(&v).map(web::Bytes::from).map_err(Error::internal),
+        Reply::Cached(a) => Ok(web::Bytes::from_owner(CachedJson(a))),
     }
 }
 
@@ -291,7 +292,7 @@ async fn convex(st: web::Data<AppState>, req: HttpRequest, body: web::Payload, k
     {
         return cors(udf_error(&e));
     }
-    cors(match federation::call(&st, token, &decoded.name, kind, decoded.args).await {
+    cors(match federation::call(&st.cx, &st.federation, token, &decoded.name, kind, decoded.args).await {
         Ok(reply) => match reply.to_json() {
             // {"status": "success", "value", "logLines": []} around the value's JSON text.
             Ok(value) => HttpResponse::Ok()

@@ -11,7 +11,7 @@ use super::errors::ErrorBody;
 use crate::error::Result;
 use crate::service::leads::board::{self as pipeline, EventMap, SetEventMap, SetPipeline};
 use crate::service::leads::reports::{self, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
-use crate::service::leads::sites::{self, CreateSite, Site, UpdateSite};
+use crate::service::sites::{self, CreateSite, Site, UpdateSite};
 use crate::service::leads::{
     self, LeadJourney, ListLeads, RecordLead, RecordLeadAnswer, RemoveLeadAnswer, SetLeadStage, SetLeadStageAnswer,
 };
@@ -81,7 +81,7 @@ pub async fn update_site(
     let (id, input) = (path.into_inner(), body.into_inner());
     sites::check_update(&input)?;
     let now = st.now();
-    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| sites::update(c, now, &id, input)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| crate::service::analytics::settings::update(c, now, &id, input)).await?))
 }
 
 /// recordLead: creates the lead once per (site, leadKey); a repeat answers the same leadId.

@@ -13,8 +13,8 @@ use serde::Deserialize;
 use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::{Error, Result};
-use crate::service::analytics::{export, import};
-use crate::service::leads::sites;
+use crate::service::analytics::{ingest::export, ingest::import};
+use crate::service::sites;
 use crate::service::validate;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -64,7 +64,7 @@ pub async fn import_events(
     let site_id = path.into_inner();
     let answer = import::import(&st.cx, &site_id, &q.import_id, &bytes, ndjson).await?;
     if answer.created {
-        st.analytics.live.changed(&site_id);
+        st.cx.analytics.live.changed(&site_id);
     }
     Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
 }

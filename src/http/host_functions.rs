@@ -11,20 +11,10 @@ use serde_json::Value;
 use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::{Error, Result};
-use crate::federation::{Caller, Function, functions};
+use crate::service::api::{self, Caller, Function};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/analytics/{name}", web::post().to(call));
-}
-
-/// The sites the arguments name (`siteId` or `siteIds`): the host may name any.
-pub fn named_sites(args: &Value) -> Vec<String> {
-    let one = args.get("siteId").and_then(Value::as_str).map(str::to_string);
-    let many = args
-        .get("siteIds")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect::<Vec<_>>());
-    one.into_iter().chain(many.unwrap_or_default()).collect()
 }
 
 /// Runs the web-analytics function `name` (`overview`, `goalsReport`,
@@ -37,16 +27,10 @@ pub fn named_sites(args: &Value) -> Vec<String> {
         (status = 409, body = ErrorBody)))]
 pub async fn call(st: web::Data<AppState>, path: web::Path<String>, body: web::Json<Value>) -> Result<HttpResponse> {
     let function = Function::parse(&path)
-        .filter(|f| f.is_web_analytics() && st.federation.serves(f.spec().capability))
+        .filter(|f| f.is_web_analytics() && st.cx.capabilities().serves(f.spec().capability))
         .ok_or_else(|| Error::not_found("no such web-analytics function"))?;
     let args = body.into_inner();
-    let caller = Caller {
-        connection_id: "host".into(),
-        owner: "host".into(),
-        public: false,
-        sites: named_sites(&args),
-        permissions: vec!["analytics:read", "analytics:configure"],
-    };
-    let reply = functions::run(&st, Some(&caller), function, args).await?;
+    let caller = Caller::trusted("host", "host".into(), &args);
+    let reply = api::call(&st.cx, Some(&caller), function, args).await?;
     Ok(HttpResponse::Ok().json(reply.value()))
 }

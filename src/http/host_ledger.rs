@@ -30,7 +30,7 @@ pub async fn record_conversion(
     let answer = st.cx.write_plain(move |c| conversions::record(c, now, &site, input)).await?;
     if answer.created {
         // Live rows carry the session's conversions and revenue.
-        st.analytics.live.changed(&live_site);
+        st.cx.analytics.live.changed(&live_site);
         Ok(HttpResponse::Created().json(answer))
     } else {
         Ok(HttpResponse::Ok().json(answer))

@@ -9,7 +9,7 @@ use super::AppState;
 use super::errors::ErrorBody;
 use super::json::Json;
 use crate::error::Result;
-use crate::service::analytics::identify::{self, Identify, IdentifyAnswer};
+use crate::service::analytics::people::identify::{self, Identify, IdentifyAnswer};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/sites/{siteId}/analytics/identify", web::post().to(identify_visitor))
@@ -31,7 +31,7 @@ pub async fn identify_visitor(
     let site_id = path.into_inner();
     let answer = identify::identify(&st.cx, &site_id, body.into_inner()).await?;
     // Live rows carry the profile: the site's cached live state goes.
-    st.analytics.live.changed(&site_id);
+    st.cx.analytics.live.changed(&site_id);
     Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
 }
 
@@ -49,7 +49,7 @@ pub async fn forget_person(st: web::Data<AppState>, path: web::Path<(String, Str
     let (site_id, visitor_id) = path.into_inner();
     let removed = identify::forget(&st.cx, &site_id, &visitor_id).await?;
     if removed {
-        st.analytics.live.changed(&site_id);
+        st.cx.analytics.live.changed(&site_id);
     }
     Ok(HttpResponse::Ok().json(ForgetAnswer { removed }))
 }

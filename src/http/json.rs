@@ -11,9 +11,10 @@ use std::ops::Deref;
 use actix_web::{FromRequest, HttpRequest, dev::Payload, web};
 use futures_core::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
-use serde_json::{Number, Value};
+use serde_json::Value;
 
 use crate::error::Error;
+use crate::service::api::decode::whole_numbers;
 
 pub struct Json<T>(pub T);
 
@@ -75,24 +76,6 @@ pub fn decode<T: DeserializeOwned>(mut value: Value) -> Result<T, Error> {
     whole_numbers(&mut value);
     T::deserialize(&value)
         .map_err(|e| Error::invalid(format!("invalid JSON body: {}", super::errors::sanitize(&e.to_string()))))
-}
-
-/// Rewrites every float without a fraction (within the i64 range) as an integer.
-pub fn whole_numbers(value: &mut Value) {
-    match value {
-        Value::Number(n) if n.is_f64() => {
-            if let Some(f) = n.as_f64()
-                && f.fract() == 0.0
-                && f >= i64::MIN as f64
-                && f < i64::MAX as f64
-            {
-                *n = Number::from(f as i64);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
-        Value::Object(map) => map.values_mut().for_each(whole_numbers),
-        _ => {}
-    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use super::AppState;
 use crate::clock::utc_day_start;
 use crate::error::Error;
-use crate::federation::Capability;
-use crate::service::analytics::{agent, redirect};
+use crate::service::api::Capability;
+use crate::service::analytics::{ingest::agent, links::redirect};
 use crate::service::effects::{Effects, Written};
 use crate::store::analytics::links::Hits;
 
@@ -35,7 +35,7 @@ fn not_found() -> HttpResponse {
             headers(("Location" = String, description = "The destination"), ("Cache-Control" = String, description = "no-store"))),
         (status = 404, body = super::errors::ErrorBody, description = "Unknown, disabled or deleted link, a destination off the site's domains, or tracked links off")))]
 pub async fn redirect(st: web::Data<AppState>, req: HttpRequest) -> HttpResponse {
-    if !st.federation.serves(Capability::TrackedLinks) {
+    if !st.cx.capabilities().serves(Capability::TrackedLinks) {
         return not_found();
     }
     let site_id = req.match_info().get("siteId").unwrap_or_default().to_string();
@@ -50,7 +50,7 @@ pub async fn redirect(st: web::Data<AppState>, req: HttpRequest) -> HttpResponse
     let now = st.now();
     let ua = req.headers().get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or("");
     let bot = req.method() == Method::HEAD || agent::is_bot(ua);
-    let click = !bot && st.analytics.clicks.admit(&target.link_id, super::tracker::client_ip(&st, &req), now);
+    let click = !bot && st.cx.analytics.clicks.admit(&target.link_id, super::tracker::client_ip(&st, &req), now);
     if bot || click {
         let hits = Hits {
             site_id,

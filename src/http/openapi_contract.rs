@@ -149,7 +149,7 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
                 "pattern": "^([A-Za-bd-tv-z0-9_-][A-Za-z0-9_-]{7,63}|[cu][A-Za-z0-9-][A-Za-z0-9_-]{6,62})$"})
         }
         "attributes" if owner == "Identify" => json!({
-            "maxProperties": crate::service::analytics::identify::MAX_ATTRIBUTES,
+            "maxProperties": crate::service::analytics::people::identify::MAX_ATTRIBUTES,
             "propertyNames": {"pattern": "^[A-Za-z0-9_.-]{1,64}$"},
             "additionalProperties": {"anyOf": [{"type": "string", "maxLength": 256}, {"type": "number"},
                 {"type": "boolean"}, {"type": "null"}]}

@@ -52,10 +52,10 @@ pub async fn health(st: web::Data<AppState>) -> HttpResponse {
 fn features(st: &AppState) -> serde_json::Value {
     let mut f = json!({"cookieless": true, "vitals": true, "identify": true});
     // The site map's rollups are always written; the capability shows them (§3.1).
-    if st.federation.serves(crate::federation::Capability::SiteMap) {
+    if st.cx.capabilities().serves(crate::service::api::Capability::SiteMap) {
         f["siteMap"] = json!("dailyRollup");
     }
-    if st.federation.serves(crate::federation::Capability::TrackedLinks) {
+    if st.cx.capabilities().serves(crate::service::api::Capability::TrackedLinks) {
         f["trackedLinks"] = json!(true);
     }
     f
@@ -146,7 +146,7 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
         origin: header_str(&req, header::ORIGIN),
         referer: header_str(&req, header::REFERER),
     };
-    match ingest::ingest(&st.cx, &st.analytics, request).await {
+    match ingest::ingest(&st.cx, &st.cx.analytics, request).await {
         Ok(answer) => cors(HttpResponse::Ok().json(answer)),
         Err(r) => refused(r),
     }

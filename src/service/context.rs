@@ -12,6 +12,8 @@ use crate::crypto::SecretsKey;
 use crate::db::{AnyConnection, Db};
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::GraphClient;
+use crate::service::analytics::runtime::Runtime;
+use crate::service::api::Capabilities;
 use crate::service::effects::{Dispatch, NoDispatch, Written};
 use crate::service::meta::status::StatusAnswer;
 use crate::service::read_cache::ReadCache;
@@ -36,6 +38,11 @@ pub struct Context {
     pub meta_app: Option<MetaApp>,
     /// Answers of polled reads (meta.status), valid until the next write.
     pub reads: Arc<ReadCache<StatusAnswer>>,
+    /// Web analytics in this process: the tracker's limits and salts, the
+    /// live-visitors cache, the tracked links' click window, the cursor key.
+    pub analytics: Arc<Runtime>,
+    /// The opt-in capabilities this host serves.
+    capabilities: Capabilities,
     dispatch: Arc<dyn Dispatch>,
 }
 
@@ -54,6 +61,8 @@ impl Context {
             _ => None,
         };
         let graph = Arc::new(GraphClient::new(graph_url, config.meta_request_timeout));
+        let analytics = Arc::new(Runtime::new(&config));
+        let capabilities = Capabilities::from_config(&config);
         Ok(Context {
             db,
             clock,
@@ -62,6 +71,8 @@ impl Context {
             secrets,
             meta_app,
             reads: Arc::default(),
+            analytics,
+            capabilities,
             dispatch: Arc::new(NoDispatch),
         })
     }
@@ -74,6 +85,10 @@ impl Context {
     pub fn with_meta_app(mut self, app: Option<MetaApp>) -> Context {
         self.meta_app = app;
         self
+    }
+
+    pub fn capabilities(&self) -> Capabilities {
+        self.capabilities
     }
 
     pub fn now(&self) -> i64 {

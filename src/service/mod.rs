@@ -2,8 +2,9 @@
 //! caller read from the `Clock`. Every transport (host API, federated API,
 //! dashboard) calls these; no rule is written twice.
 //!
-//! Folders by bounded context:
-//! - `leads`: sites, leads, the board and its event map, the lead reports;
+//! Folders by bounded context, each below the application API (`api`):
+//! - `sites`: the sites every other context is about (below all of them);
+//! - `leads`: leads, the board and its event map, the lead reports;
 //! - `meta`: the connection (tokens, login), links and pixels, the account
 //!   sync and its spend, `meta.status`, the Conversions API;
 //! - `federation`: the local grants of dashboard connections;
@@ -15,6 +16,7 @@
 //! (`validate`) and the cache of polled reads (`read_cache`).
 
 pub mod analytics;
+pub mod api;
 pub mod context;
 pub mod effects;
 pub mod federation;
@@ -22,4 +24,5 @@ pub mod leads;
 pub mod meta;
 pub mod operators;
 pub mod read_cache;
+pub mod sites;
 pub mod validate;

@@ -1163,8 +1163,8 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     let app = &fed.app;
     site(app, "loja", false).await;
     track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
-    let (rt, cx) = (&app.state.analytics, &app.state.cx);
-    let args = || rastrod::service::analytics::reads::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let (rt, cx) = (&app.state.cx.analytics, &app.state.cx);
+    let args = || rastrod::service::analytics::reports::reads::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
     let first = rt.live.live_visitors(cx, args(), false, 10).await.unwrap();
     assert_eq!(first["count"], 1);
     let before = cx.db.queries();
@@ -1176,9 +1176,9 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     track(app, "loja", "v_visitor0002", vec![pageview("2", "/")]).await;
     assert_eq!(rt.live.live_visitors(cx, args(), false, 10).await.unwrap()["count"], 2);
     // Past the TTL a read is fresh too, and a reader's far `now` reads the database.
-    let far = rastrod::service::analytics::reads::LiveArgs { now: T0 - DAY, ..args() };
+    let far = rastrod::service::analytics::reports::reads::LiveArgs { now: T0 - DAY, ..args() };
     assert_eq!(rt.live.live_visitors(cx, far, false, 10).await.unwrap()["count"], 0);
-    let unknown = rastrod::service::analytics::reads::LiveArgs { site_ids: vec!["nope".into()], ..args() };
+    let unknown = rastrod::service::analytics::reports::reads::LiveArgs { site_ids: vec!["nope".into()], ..args() };
     assert_eq!(rt.live.live_visitors(cx, unknown, false, 10).await.unwrap_err().code.as_str(), "NOT_FOUND");
 });
 

@@ -15,7 +15,7 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rastrod::federation::Function;
+use rastrod::service::api::Function;
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, CASA_LISBOA, LOJA_X, PET_MANIA};
 use serde_json::{Value, json};
 

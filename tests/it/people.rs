@@ -513,8 +513,8 @@ backend_test!(live_profiles_come_from_the_cache_until_an_identify, analytics_bui
     let app = &fed.app;
     site(app, "loja", false).await;
     track(app, "loja", ANON, vec![pageview("1", "/")]).await;
-    let (rt, cx) = (&app.state.analytics, &app.state.cx);
-    let args = || rastrod::service::analytics::reads::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let (rt, cx) = (&app.state.cx.analytics, &app.state.cx);
+    let args = || rastrod::service::analytics::reports::reads::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
     let first = rt.live.live_visitors_with(cx, args(), false, 10, true).await.unwrap();
     assert_eq!(first["visitors"][0]["profile"], Value::Null);
     let before = cx.db.queries();
@@ -643,7 +643,7 @@ backend_test!(a_search_many_profiles_match_pages_the_same_way, analytics_builder
                     last_seen_at: T0,
                 };
                 store::insert_profile(c, &p)?;
-                let terms = rastrod::service::analytics::search::terms(Some(&name), None);
+                let terms = rastrod::service::analytics::people::search::terms(Some(&name), None);
                 store::set_terms(c, "loja", &p.visitor_id, &terms)?;
             }
             Ok(())

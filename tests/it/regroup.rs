@@ -186,14 +186,14 @@ async fn a_regroup_goes_on_after_a_restart() {
         assert!(rastrod::actors::regroup::step(&first.state.cx).await.unwrap());
     }
     let cx = first.state.cx.clone();
-    let mid = cx.db.run(|c| rastrod::service::analytics::regroup::regrouping(c, "loja")).await.unwrap();
+    let mid = cx.db.run(|c| rastrod::service::analytics::rollup::regroup::regrouping(c, "loja")).await.unwrap();
     assert!(mid, "still regrouping");
     first.stop().await.unwrap();
     // The next process's actor takes the job from where it stood, and ends it.
     let second = process(&db.url, "50ms", clock.clone()).await;
     let cx = second.state.cx.clone();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while cx.db.run(|c| rastrod::service::analytics::regroup::regrouping(c, "loja")).await.unwrap() {
+    while cx.db.run(|c| rastrod::service::analytics::rollup::regroup::regrouping(c, "loja")).await.unwrap() {
         assert!(std::time::Instant::now() < deadline, "the restarted actor ends the job");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }

@@ -9,7 +9,7 @@ use rastrod::actors::supervisor::RunDue;
 use rastrod::clock::{MINUTE_MS, ManualClock};
 use rastrod::config::Config;
 use rastrod::server::RunningServer;
-use rastrod::service::leads::sites::{self, CreateSite};
+use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::meta::connection::{self as meta_connection, SecretString, SetMetaConnection};
 use rastrod::service::meta::links::{self as meta_links, LinkAdAccount};
 use rastrod::service::meta::sync::Outcome;
@@ -167,31 +167,31 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
     let (na, nb) = tokio::join!(da, db_);
     assert_eq!(na.unwrap() + nb.unwrap(), 20, "each outbox row applied by one process");
     let day = T0 - T0 % 86_400_000;
-    let args = rastrod::service::analytics::reads::OverviewArgs {
+    let args = rastrod::service::analytics::reports::reads::OverviewArgs {
         site_ids: vec!["loja".into()],
         from: day,
         to: day + 86_400_000 - 1,
         interval: Default::default(),
     };
-    let o = a.cx.db.run(move |c| rastrod::service::analytics::reads::overview(c, args, false)).await.unwrap();
+    let o = a.cx.db.run(move |c| rastrod::service::analytics::reports::reads::overview(c, args, false)).await.unwrap();
     assert_eq!((o["totals"]["pageviews"].as_i64(), o["totals"]["sessions"].as_i64()), (Some(20), Some(1)));
     assert_eq!(o["totals"]["visitors"], 1);
     // rule: PAGE-09
     // A cursor made by one process is good on the other: one key for the database.
-    let (ka, kb) = (a.analytics.cursor_key(&a.cx).await.unwrap(), b.analytics.cursor_key(&b.cx).await.unwrap());
+    let (ka, kb) = (a.cx.analytics.cursor_key(&a.cx).await.unwrap(), b.cx.analytics.cursor_key(&b.cx).await.unwrap());
     assert_eq!(ka, kb);
-    let list = move |cursor: Option<String>| rastrod::service::analytics::sessions::ListSessionsArgs {
+    let list = move |cursor: Option<String>| rastrod::service::analytics::reports::sessions::ListSessionsArgs {
         site_id: "loja".into(),
         from: day,
         to: day + 86_400_000 - 1,
         pagination_opts: serde_json::from_value(serde_json::json!({"numItems": 1, "cursor": cursor})).unwrap(),
     };
     let first =
-        a.cx.db.run(move |c| rastrod::service::analytics::sessions::list_sessions(c, &ka, list(None))).await.unwrap();
+        a.cx.db.run(move |c| rastrod::service::analytics::reports::sessions::list_sessions(c, &ka, list(None))).await.unwrap();
     let cursor = first["continueCursor"].as_str().unwrap().to_string();
     let next =
         b.cx.db
-            .run(move |c| rastrod::service::analytics::sessions::list_sessions(c, &kb, list(Some(cursor))))
+            .run(move |c| rastrod::service::analytics::reports::sessions::list_sessions(c, &kb, list(Some(cursor))))
             .await
             .unwrap();
     assert_eq!((next["page"].as_array().map(Vec::len), next["isDone"].as_bool()), (Some(0), Some(true)));

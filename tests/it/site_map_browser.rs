@@ -12,8 +12,8 @@ use crate::common::{DAY, T0, TestApp, fake_meta_builder};
 use crate::dashboard::{PASSWORD, demo, operator};
 use crate::webdriver::Browser;
 use rastrod::demo::DEMO_OWNER;
-use rastrod::service::analytics::site_map_report::{self, SiteMapArgs};
-use rastrod::service::analytics::vitals_report::{self, VitalsArgs};
+use rastrod::service::analytics::reports::site_map::{self, SiteMapArgs};
+use rastrod::service::analytics::reports::vitals::{self, VitalsArgs};
 
 /// An integer as pt-BR writes it (`1.234`).
 fn int(n: i64) -> String {
@@ -40,14 +40,14 @@ async fn answers(app: &TestApp) -> (Value, Value) {
         .state
         .cx
         .db
-        .run(move |c| site_map_report::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }))
+        .run(move |c| site_map::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }))
         .await
         .unwrap();
     let vitals = app
         .state
         .cx
         .db
-        .run(move |c| vitals_report::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to }))
+        .run(move |c| vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to }))
         .await
         .unwrap();
     (map, vitals)

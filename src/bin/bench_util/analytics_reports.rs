@@ -15,9 +15,9 @@ use rastrod::clock::{Clock, DAY_MS, SystemClock};
 use rastrod::db::Db;
 use rastrod::demo::analytics::Rng;
 use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
-use rastrod::service::analytics::{affiliates, funnels, goals, import, reads, search, site_map_report, vitals_report};
+use rastrod::service::analytics::{reports::affiliates, reports::funnels, reports::goals, ingest::import, reports::reads, people::search, reports::site_map, reports::vitals};
 use rastrod::service::context::Context;
-use rastrod::service::leads::sites::{self, CreateSite, UpdateSite};
+use rastrod::service::sites::{self, CreateSite, UpdateSite};
 use serde_json::{Value, json};
 
 pub type AnyResult<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
@@ -333,7 +333,7 @@ async fn fill(
             cx.write_plain(move |c| sites::create(c, now, input)).await?;
             let sid = id.clone();
             let patterns = UpdateSite { route_patterns: Some(vec!["/p/:id".into()]), ..UpdateSite::default() };
-            cx.write_plain(move |c| sites::update(c, now, &sid, patterns)).await?;
+            cx.write_plain(move |c| rastrod::service::analytics::settings::update(c, now, &sid, patterns)).await?;
             cx.write_plain(move |c| define(c, now, &id)).await?;
         }
         // Imports run the funnel rebuilds as part of the drain below.
@@ -426,7 +426,7 @@ async fn time_reads(
                             "affiliatesReport" => {
                                 affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?)
                             }
-                            "vitalsReport" => vitals_report::vitals_report(c, serde_json::from_value(a).map_err(f)?),
+                            "vitalsReport" => vitals::vitals_report(c, serde_json::from_value(a).map_err(f)?),
                             "listPeople" => rastrod::service::analytics::people::list_people(
                                 c,
                                 b"bench",
@@ -435,7 +435,7 @@ async fn time_reads(
                             "liveVisitors," => {
                                 reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false)
                             }
-                            _ => site_map_report::site_map(c, serde_json::from_value(a).map_err(f)?),
+                            _ => site_map::site_map(c, serde_json::from_value(a).map_err(f)?),
                         }
                     })
                     .await?;

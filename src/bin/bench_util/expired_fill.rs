@@ -10,9 +10,9 @@ use std::time::Instant;
 
 use rastrod::clock::{DAY_MS, SystemClock};
 use rastrod::db::{AnyConnection, Db};
-use rastrod::service::analytics::{import, retention};
+use rastrod::service::analytics::{ingest::import, retention};
 use rastrod::service::context::Context;
-use rastrod::service::leads::sites::{self, CreateSite};
+use rastrod::service::sites::{self, CreateSite};
 
 use super::AnyResult;
 

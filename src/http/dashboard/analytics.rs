@@ -9,9 +9,9 @@ use serde::Deserialize;
 use super::reads::ALL_CLIENTS_MAX;
 use super::session::signed_in;
 use crate::error::Result;
-use crate::service::analytics::reads::{self, LiveArgs, OverviewArgs};
-use crate::service::analytics::site_map_report::{self, SiteMapArgs};
-use crate::service::analytics::vitals_report::{self, VitalsArgs};
+use crate::service::analytics::reports::reads::{self, LiveArgs, OverviewArgs};
+use crate::service::analytics::reports::site_map::{self, SiteMapArgs};
+use crate::service::analytics::reports::vitals::{self, VitalsArgs};
 use crate::state::AppState;
 
 pub async fn overview(
@@ -53,7 +53,7 @@ pub async fn site_map(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| site_map_report::site_map(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| site_map::site_map(c, args)).await?))
 }
 
 /// The "Vitals" screen: `vitalsReport` over the chosen client and days.
@@ -64,5 +64,5 @@ pub async fn vitals(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| vitals_report::vitals_report(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| vitals::vitals_report(c, args)).await?))
 }

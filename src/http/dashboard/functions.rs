@@ -9,8 +9,7 @@ use serde_json::Value;
 
 use super::session::{may_write, signed_in};
 use crate::error::{Error, Result};
-use crate::federation::{Caller, Function, Kind, Need, functions};
-use crate::http::host_functions::named_sites;
+use crate::service::api::{self, Caller, Function, Kind, Need};
 use crate::state::AppState;
 
 pub async fn call(
@@ -20,19 +19,13 @@ pub async fn call(
     body: crate::http::json::Json<Value>,
 ) -> Result<HttpResponse> {
     let function = Function::parse(&path)
-        .filter(|f| f.is_web_analytics() && st.federation.serves(f.spec().capability))
+        .filter(|f| f.is_web_analytics() && st.cx.capabilities().serves(f.spec().capability))
         .ok_or_else(|| Error::not_found("no such web-analytics function"))?;
     let spec = function.spec();
     let session =
         if spec.need == Need::Configure || spec.kind != Kind::Query { may_write(&req)? } else { signed_in(&req)? };
     let args = body.into_inner();
-    let caller = Caller {
-        connection_id: "dashboard".into(),
-        owner: session.operator.owner_key.clone(),
-        public: false,
-        sites: named_sites(&args),
-        permissions: vec!["analytics:read", "analytics:configure"],
-    };
-    let reply = functions::run(&st, Some(&caller), function, args).await?;
+    let caller = Caller::trusted("dashboard", session.operator.owner_key.clone(), &args);
+    let reply = api::call(&st.cx, Some(&caller), function, args).await?;
     Ok(HttpResponse::Ok().json(reply.value()))
 }

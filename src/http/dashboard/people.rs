@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::session::signed_in;
 use crate::error::Result;
-use crate::service::analytics::pages::PaginationOpts;
+use crate::service::analytics::reports::pages::PaginationOpts;
 use crate::service::analytics::people::{self, ListPeopleArgs, PeopleFilter, ProfileArgs};
 use crate::state::AppState;
 
@@ -41,7 +41,7 @@ pub async fn list(
             maximum_bytes_read: None,
         },
     };
-    let key = st.analytics.cursor_key(&st.cx).await?;
+    let key = st.cx.analytics.cursor_key(&st.cx).await?;
     Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| people::list_people(c, &key, args)).await?))
 }
 

@@ -11,7 +11,8 @@ use super::session::signed_in;
 use crate::clock::utc_day_start;
 use crate::error::Result;
 use crate::service::leads::metrics::{RowCounts, format_money, format_return, return_band, row_metrics};
-use crate::service::leads::{self, board as pipeline, reports, sites};
+use crate::service::leads::{self, board as pipeline, reports};
+use crate::service::sites;
 use crate::service::meta::{connection as meta_connection, conversions, status as meta_status, sync as meta_sync};
 use crate::state::AppState;
 

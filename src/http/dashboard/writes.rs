@@ -10,7 +10,7 @@ use serde_json::json;
 use super::session::may_write;
 use crate::error::{Code, Result};
 use crate::service::leads::board::{self as pipeline, SetEventMap};
-use crate::service::leads::sites;
+use crate::service::sites;
 use crate::service::meta::connection::{self as connection, ConnectWithCode, SecretString, SetMetaConnection};
 use crate::service::meta::links::{self as links, LinkAdAccount, SetSitePixel};
 use crate::service::meta::sync as meta_sync;

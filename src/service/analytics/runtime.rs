@@ -3,16 +3,16 @@
 
 use tokio::sync::OnceCell;
 
-use super::ingest::Tracker;
+use crate::service::analytics::ingest::Tracker;
 use crate::error::Result;
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 
 pub struct Runtime {
     pub tracker: Tracker,
-    pub live: super::live::LiveCache,
+    pub live: crate::service::analytics::reports::live::LiveCache,
     /// Tracked links: one counted click per address and link within `RASTRO_LINK_CLICK_WINDOW`.
-    pub clicks: super::redirect::ClickWindow,
+    pub clicks: crate::service::analytics::links::redirect::ClickWindow,
     cursor_key: OnceCell<Vec<u8>>,
 }
 
@@ -21,7 +21,7 @@ impl Runtime {
         Runtime {
             tracker: Tracker::new(config),
             live: Default::default(),
-            clicks: super::redirect::ClickWindow::new(config.link_click_window),
+            clicks: crate::service::analytics::links::redirect::ClickWindow::new(config.link_click_window),
             cursor_key: OnceCell::new(),
         }
     }

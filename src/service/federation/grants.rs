@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::service::effects::Written;
-use crate::service::leads::sites;
+use crate::service::sites;
 use crate::service::meta::connection;
 use crate::service::validate;
 use crate::store::federation::{self as store, GrantRow};

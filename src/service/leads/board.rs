@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::leads::sites;
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::{self as lead_store, board as store, sites as site_store};
 

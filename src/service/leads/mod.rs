@@ -2,11 +2,11 @@
 //! lead reads. Every write keeps the lead's rollup counters in the same
 //! transaction, so the reports never scan the leads.
 
+pub mod api;
 pub mod board;
 pub mod metrics;
 pub mod names;
 pub mod reports;
-pub mod sites;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -16,6 +16,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::effects::{Effects, Written};
 use crate::service::meta::conversions::{self, contact_hashes};
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::board as pipeline;
 use crate::store::leads::rollups::{self, Delta, RollupKey};

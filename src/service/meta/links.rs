@@ -11,7 +11,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
-use crate::service::leads::sites;
+use crate::service::sites;
 use crate::service::meta::connection::{SecretString, check_owner_key};
 use crate::service::meta::errors::from_graph;
 use crate::service::validate;

@@ -2,6 +2,7 @@
 //! for Business), ad account links and the site's pixel, the account sync and
 //! the spend it reads, `meta.status`, and the Conversions API.
 
+pub mod api;
 pub mod connection;
 pub mod conversions;
 pub mod errors;

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::context::Context;
-use crate::service::leads::sites;
+use crate::service::sites;
 use crate::service::meta::conversions::{self, ConversionCounters};
 use crate::service::validate;
 use crate::store::meta::sync as sync_store;

@@ -11,7 +11,7 @@ use super::*;
 use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::Result;
-use crate::service::leads::sites;
+use crate::service::sites;
 use crate::store::meta::conversions::{self as store, FAILED, PENDING};
 use crate::store::meta::{self as meta_store, PixelSource};
 

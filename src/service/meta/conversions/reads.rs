@@ -10,7 +10,7 @@ use super::*;
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::leads::sites;
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::meta::conversions::{self as store, FAILED, PENDING, SENT};
 

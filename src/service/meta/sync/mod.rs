@@ -484,7 +484,7 @@ pub fn sync_now(conn: &mut AnyConnection, now: i64, site_id: &str) -> Result<Wri
 
 /// syncMetaNow: the site's accounts sync at once (or right after the run in flight).
 fn sync_now_rows(conn: &mut AnyConnection, now: i64, site_id: &str) -> Result<SyncNowAnswer> {
-    crate::service::leads::sites::require(conn, site_id)?;
+    crate::service::sites::require(conn, site_id)?;
     let accounts = store::request_sync(conn, site_id, now)?;
     Ok(SyncNowAnswer { accounts: accounts as i64 })
 }
@@ -508,7 +508,7 @@ pub struct UnlinkPreview {
 
 /// metaUnlinkPreview: what unlinking takes out of the site's reports.
 pub fn unlink_preview(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str) -> Result<UnlinkPreview> {
-    crate::service::leads::sites::require(conn, site_id)?;
+    crate::service::sites::require(conn, site_id)?;
     crate::service::meta::links::check_ad_account_id(ad_account_id)?;
     let link = meta_store::link(conn, ad_account_id)?
         .filter(|l| l.site_id == site_id)

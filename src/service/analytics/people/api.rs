@@ -1,0 +1,18 @@
+//! Identified people's use cases: `getVisitorProfile` and `listPeople`.
+
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::service::api::Caller;
+use crate::service::context::Context;
+
+pub async fn get_visitor_profile(cx: &Context, caller: &Caller, a: super::ProfileArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    cx.db.run(move |c| super::get_visitor_profile(c, a)).await
+}
+
+pub async fn list_people(cx: &Context, caller: &Caller, a: super::ListPeopleArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    let key = cx.analytics.cursor_key(cx).await?;
+    cx.db.run(move |c| super::list_people(c, &key, a)).await
+}

@@ -1,0 +1,106 @@
+//! The reports' use cases: overview, live visitors, sessions and journeys,
+//! the ledger's reads, the definition reports, vitals and the site map. Each
+//! checks the caller's sites and reads in one transaction.
+
+use serde_json::Value;
+
+use super::{affiliates, funnels, goals, reads, sessions, site_map, vitals};
+use crate::error::{Error, Result};
+use crate::service::analytics::{conversions, people};
+use crate::service::api::Caller;
+use crate::service::context::Context;
+use crate::service::validate;
+
+pub async fn overview(cx: &Context, caller: &Caller, a: reads::OverviewArgs) -> Result<Value> {
+    caller.check_sites(&a.site_ids)?;
+    let public = caller.public;
+    cx.db.run(move |c| reads::overview(c, a, public)).await
+}
+
+pub async fn live_visitors(cx: &Context, caller: &Caller, a: reads::LiveArgs) -> Result<Value> {
+    caller.check_sites(&a.site_ids)?;
+    let skew = cx.config.live_now_skew.as_millis() as i64;
+    // A public link must not replay past live windows (rule PUB-06).
+    if caller.public && (a.now - cx.now()).abs() > skew {
+        return Err(Error::invalid("now must be within RASTRO_LIVE_NOW_SKEW of the server clock"));
+    }
+    let profiles = caller.sees_profiles(cx.capabilities());
+    cx.analytics.live.live_visitors_with(cx, a, caller.public, validate::MAX_SITES, profiles).await
+}
+
+pub async fn get_session(cx: &Context, caller: &Caller, a: reads::SessionArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    let profiles = caller.sees_profiles(cx.capabilities());
+    cx.db
+        .run(move |c| {
+            let mut v = reads::get_session(c, a)?;
+            if profiles {
+                people::attach(c, std::slice::from_mut(&mut v))?;
+            }
+            Ok(v)
+        })
+        .await
+}
+
+pub async fn list_sessions(cx: &Context, caller: &Caller, a: sessions::ListSessionsArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    let key = cx.analytics.cursor_key(cx).await?;
+    let profiles = caller.sees_profiles(cx.capabilities());
+    cx.db
+        .run(move |c| {
+            let mut v = sessions::list_sessions(c, &key, a)?;
+            if profiles && let Some(rows) = v["page"].as_array_mut() {
+                people::attach(c, rows)?;
+            }
+            Ok(v)
+        })
+        .await
+}
+
+pub async fn session_journey(cx: &Context, caller: &Caller, a: sessions::JourneyArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    let key = cx.analytics.cursor_key(cx).await?;
+    cx.db.run(move |c| sessions::session_journey(c, &key, a)).await
+}
+
+pub async fn visitor_journey(cx: &Context, caller: &Caller, a: sessions::VisitorJourneyArgs) -> Result<Value> {
+    caller.check_sites(&a.site_ids)?;
+    cx.db.run(move |c| sessions::visitor_journey(c, a)).await
+}
+
+pub async fn list_conversions(cx: &Context, caller: &Caller, a: conversions::ListConversionsArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    let key = cx.analytics.cursor_key(cx).await?;
+    cx.db.run(move |c| conversions::list(c, &key, a)).await
+}
+
+pub async fn revenue_summary(cx: &Context, caller: &Caller, a: conversions::RevenueArgs) -> Result<Value> {
+    caller.check_sites(&a.site_ids)?;
+    cx.db.run(move |c| conversions::revenue_summary(c, a)).await
+}
+
+pub async fn goals_report(cx: &Context, caller: &Caller, a: goals::GoalsArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    cx.db.run(move |c| goals::goals_report(c, a)).await
+}
+
+pub async fn funnels_report(cx: &Context, caller: &Caller, a: funnels::FunnelsArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    let cap = cx.config.report_funnel_row_cap;
+    cx.db.run(move |c| funnels::funnels_report(c, a, cap)).await
+}
+
+pub async fn affiliates_report(cx: &Context, caller: &Caller, a: affiliates::AffiliatesArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    cx.db.run(move |c| affiliates::affiliates_report(c, a)).await
+}
+
+pub async fn vitals_report(cx: &Context, caller: &Caller, a: vitals::VitalsArgs) -> Result<Value> {
+    caller.check_site(&a.site_id)?;
+    cx.db.run(move |c| vitals::vitals_report(c, a)).await
+}
+
+pub async fn site_map(cx: &Context, caller: &Caller, a: site_map::SiteMapArgs) -> Result<Value> {
+    caller.check_sites(&a.site_ids)?;
+    cx.db.run(move |c| site_map::site_map(c, a)).await
+}

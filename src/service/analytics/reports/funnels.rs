@@ -1,0 +1,323 @@
+//! `funnelsReport` (ANALYTICS.md §5.4, §5.5; rules ARPT-11 to ARPT-13) and
+//! the live rows' `funnel` (OVR-13), from the funnel step index; and the
+//! index's rebuild after a funnel changes, in bounded steps.
+//!
+//! Funnels count visitors: a visitor's events matching any step, ordered by
+//! `(t, eventId)`; from each step-1 event at t₁, step k is the earliest later
+//! event matching step k within `windowMs` of t₁, one event per step; the
+//! visitor's level is its best over its step-1 events.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::service::analytics::reports::affiliates::check_days;
+use crate::service::analytics::definitions::{Step, steps_of};
+use crate::service::analytics::reports::reads::rate;
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::service::sites;
+use crate::store::analytics::EventRow;
+use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
+use crate::store::analytics::funnels::{self as store, StepHit, StepRow};
+use crate::store::analytics::people as people_store;
+
+pub const MAX_FUNNEL_DAYS: i64 = 90;
+
+fn db(e: diesel::result::Error) -> Error {
+    Error::from(e)
+}
+
+/// The steps of `steps` an event matches, as bits.
+pub fn mask(steps: &[Step], kind: &str, path: &str, name: Option<&str>) -> i64 {
+    steps.iter().enumerate().filter(|(_, s)| s.matcher.matches(kind, path, name)).fold(0, |m, (i, _)| m | (1 << i))
+}
+
+/// The index rows an event adds for the site's funnels.
+pub fn rows_for(funnels: &[(String, Vec<Step>)], e: &EventRow) -> Vec<StepRow> {
+    funnels
+        .iter()
+        .filter_map(|(id, steps)| {
+            let m = mask(steps, &e.kind, &e.path, e.name.as_deref());
+            (m != 0).then(|| StepRow {
+                funnel_id: id.clone(),
+                visitor_id: e.visitor_id.clone(),
+                at: e.occurred_at,
+                event_id: e.id.clone(),
+                steps: m,
+            })
+        })
+        .collect()
+}
+
+/// A visitor's level in a funnel of `n` steps (§5.4 "Funnel match"), from
+/// its rows ordered by `(at, event_id)`.
+pub fn level(rows: &[(i64, i64)], n: usize, window_ms: i64) -> usize {
+    let mut best = 0;
+    for (i, &(t1, m1)) in rows.iter().enumerate() {
+        if m1 & 1 == 0 {
+            continue;
+        }
+        let mut reached = 1;
+        for &(t, m) in &rows[i + 1..] {
+            if reached == n || t - t1 > window_ms {
+                break;
+            }
+            if m & (1 << reached) != 0 {
+                reached += 1;
+            }
+        }
+        best = best.max(reached);
+        if best == n {
+            break;
+        }
+    }
+    best
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FunnelsArgs {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+}
+
+/// A funnel's rows in the range: from the index, or from the events while
+/// its index is rebuilt (the same rows, read slower: rule ARPT-13).
+fn rows_in_range(
+    conn: &mut AnyConnection,
+    f: &FunnelRow,
+    steps: &[Step],
+    rebuilding: bool,
+    a: &FunnelsArgs,
+    cap: usize,
+) -> Result<Vec<StepHit>> {
+    if !rebuilding {
+        return store::steps_between(conn, &f.id, a.from, a.to, cap + 1).map_err(db);
+    }
+    let mut out = Vec::new();
+    let (mut after_at, mut after_id) = (a.from - 1, String::from("\u{10FFFF}"));
+    loop {
+        let events = store::events_after(conn, &f.site_id, after_at, &after_id, 5_000).map_err(db)?;
+        let done = events.len() < 5_000;
+        for e in events.iter().take_while(|e| e.occurred_at <= a.to) {
+            out.extend(rows_for(&[(f.id.clone(), steps.to_vec())], e).into_iter().map(|r| StepHit {
+                visitor_id: r.visitor_id,
+                at: r.at,
+                steps: r.steps,
+            }));
+        }
+        match events.last() {
+            Some(last) if !done && last.occurred_at <= a.to && out.len() <= cap => {
+                (after_at, after_id) = (last.occurred_at, last.id.clone());
+            }
+            _ => break,
+        }
+    }
+    out.truncate(cap + 1);
+    Ok(out)
+}
+
+/// The visitors of one report's rows as dense numbers, each alias numbered
+/// as its person, kept across the report's funnels (their rows name mostly
+/// the same visitors): one hash lookup per row, and the aliases of each id
+/// looked up once, 400 to a statement.
+#[derive(Default)]
+struct Persons {
+    number: HashMap<String, u32>,
+    /// Per visitor number, the number of its person (itself unless an alias).
+    person: Vec<u32>,
+}
+
+impl Persons {
+    /// Each row's person number, in the rows' order.
+    fn of_rows(&mut self, conn: &mut AnyConnection, site_id: &str, rows: &[StepHit]) -> Result<Vec<u32>> {
+        let mut new: Vec<String> = Vec::new();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let n = match self.number.get(r.visitor_id.as_str()) {
+                Some(n) => *n,
+                None => {
+                    let n = self.intern(&r.visitor_id);
+                    new.push(r.visitor_id.clone());
+                    n
+                }
+            };
+            out.push(n);
+        }
+        for chunk in new.chunks(400) {
+            for a in people_store::aliases_in(conn, site_id, chunk).map_err(db)? {
+                let (alias, person) = (self.intern(&a.alias_id), self.intern(&a.visitor_id));
+                self.person[alias as usize] = person;
+            }
+        }
+        Ok(out.into_iter().map(|n| self.person[n as usize]).collect())
+    }
+
+    fn intern(&mut self, id: &str) -> u32 {
+        if let Some(n) = self.number.get(id) {
+            return *n;
+        }
+        let n = self.person.len() as u32;
+        self.number.insert(id.to_string(), n);
+        self.person.push(n);
+        n
+    }
+}
+
+/// Each person's level in a funnel of `n` steps over its rows: the rows are
+/// grouped by person with one stable sort, which keeps each person's rows in
+/// `(at, event_id)` order (so an alias's rows and its person's interleave as
+/// they happened).
+fn levels(persons: &[u32], rows: &[StepHit], n: usize, window_ms: i64) -> Vec<usize> {
+    let mut keyed: Vec<(u32, i64, i64)> = persons.iter().zip(rows).map(|(p, r)| (*p, r.at, r.steps)).collect();
+    keyed.sort_by_key(|(p, _, _)| *p);
+    let mut out = Vec::new();
+    let mut run: Vec<(i64, i64)> = Vec::new();
+    for (i, (p, at, steps)) in keyed.iter().enumerate() {
+        run.push((*at, *steps));
+        if keyed.get(i + 1).is_none_or(|next| next.0 != *p) {
+            out.push(level(&run, n, window_ms));
+            run.clear();
+        }
+    }
+    out
+}
+
+fn funnel_json(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> Value {
+    let n = steps.len();
+    let reached = |i: usize| levels.iter().filter(|l| **l >= i).count() as i64;
+    let entered = reached(1);
+    let completed = reached(n);
+    let rows: Vec<Value> = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let index = i + 1;
+            let v = reached(index);
+            let previous = if index == 1 { entered } else { reached(index - 1) };
+            json!({
+                "index": index, "label": s.label, "matcher": s.matcher, "visitors": v,
+                "dropoff": if index == 1 { 0 } else { previous - v },
+                "conversionRate": rate(v, entered), "stepConversionRate": rate(v, previous),
+            })
+        })
+        .collect();
+    json!({
+        "funnelId": f.id, "key": f.key, "name": f.name, "windowMs": f.window_ms, "entered": entered,
+        "completed": completed, "conversionRate": rate(completed, entered), "steps": rows,
+    })
+}
+
+/// `funnelsReport`: complete UTC days, at most 90 (rule ARPT-02); past the
+/// row cap, `incomplete` and lower bounds (ARPT-13).
+pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> Result<Value> {
+    check_days(a.from, a.to, MAX_FUNNEL_DAYS)?;
+    sites::require(conn, &a.site_id)?;
+    let mut funnels = defs_store::funnels(conn, &a.site_id).map_err(db)?;
+    funnels.sort_by(|x, y| x.key.cmp(&y.key));
+    let rebuilding = store::rebuilding(conn, &a.site_id).map_err(db)?;
+    let mut incomplete = false;
+    let mut out = Vec::new();
+    let mut persons = Persons::default();
+    for f in &funnels {
+        let steps = steps_of(f);
+        let mut rows = rows_in_range(conn, f, &steps, rebuilding.contains(&f.id), &a, cap)?;
+        if rows.len() > cap {
+            incomplete = true;
+            rows.truncate(cap);
+        }
+        let of_rows = persons.of_rows(conn, &a.site_id, &rows)?;
+        out.push(funnel_json(f, &steps, &levels(&of_rows, &rows, steps.len(), f.window_ms)));
+    }
+    Ok(json!({"siteId": a.site_id, "from": a.from, "to": a.to, "incomplete": incomplete, "funnels": out}))
+}
+
+/// The live rows' `funnel` (rule OVR-13): per visitor, the funnel it advanced
+/// furthest over its indexed events, ties by key.
+pub fn live_funnels(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> Result<HashMap<String, Value>> {
+    let mut out = HashMap::new();
+    if visitor_ids.is_empty() {
+        return Ok(out);
+    }
+    let funnels: BTreeMap<String, FunnelRow> =
+        defs_store::funnels(conn, site_id).map_err(db)?.into_iter().map(|f| (f.id.clone(), f)).collect();
+    if funnels.is_empty() {
+        return Ok(out);
+    }
+    let rows = store::steps_of_visitors(conn, site_id, visitor_ids).map_err(db)?;
+    let mut per: HashMap<(&str, &str), Vec<(i64, i64)>> = HashMap::new();
+    for r in &rows {
+        per.entry((r.visitor_id.as_str(), r.funnel_id.as_str())).or_default().push((r.at, r.steps));
+    }
+    let mut best: HashMap<&str, (usize, &FunnelRow, usize)> = HashMap::new();
+    for ((visitor, funnel_id), r) in &per {
+        let Some(f) = funnels.get(*funnel_id) else { continue };
+        let n = steps_of(f).len();
+        let l = level(r, n, f.window_ms);
+        if l == 0 {
+            continue;
+        }
+        let better = match best.get(visitor) {
+            None => true,
+            Some((bl, bf, _)) => l > *bl || (l == *bl && f.key < bf.key),
+        };
+        if better {
+            best.insert(visitor, (l, f, n));
+        }
+    }
+    for (visitor, (l, f, n)) in best {
+        out.insert(visitor.to_string(), json!({"funnelId": f.id, "key": f.key, "step": l, "steps": n}));
+    }
+    Ok(out)
+}
+
+/// One step of one pending rebuild: the next `batch` events of the site
+/// indexed, the position kept; answers how many events it read (0: none pending).
+pub fn rebuild_step(conn: &mut AnyConnection, batch: usize) -> Result<usize> {
+    let Some(r) = store::next_rebuild(conn).map_err(db)? else { return Ok(0) };
+    let Some(f) = defs_store::funnels(conn, &r.site_id).map_err(db)?.into_iter().find(|f| f.id == r.funnel_id) else {
+        store::end_rebuild(conn, &r.funnel_id).map_err(db)?;
+        return Ok(1);
+    };
+    let events = store::events_after(conn, &r.site_id, r.after_at, &r.after_id, batch).map_err(db)?;
+    let funnel = [(f.id.clone(), steps_of(&f))];
+    let rows: Vec<StepRow> = events.iter().flat_map(|e| rows_for(&funnel, e)).collect();
+    store::insert_steps(conn, &r.site_id, &rows).map_err(db)?;
+    match events.last() {
+        Some(last) if events.len() == batch => {
+            store::move_rebuild(conn, &f.id, last.occurred_at, &last.id).map_err(db)?;
+        }
+        _ => {
+            store::end_rebuild(conn, &f.id).map_err(db)?;
+        }
+    }
+    Ok(events.len().max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: i64 = 60_000;
+
+    // rule: ARPT-11
+    #[test]
+    fn a_visitor_reaches_the_steps_in_order_within_the_window_one_event_each() {
+        // Steps A, B, C as bits 1, 2, 4.
+        let (a, b, c) = (1, 2, 4);
+        assert_eq!(level(&[(0, a), (1, b), (2, c)], 3, 10 * MIN), 3);
+        // Out of order: B before A counts nothing past A.
+        assert_eq!(level(&[(0, b), (1, a), (2, c)], 3, 10 * MIN), 1);
+        // The window binds from t1: C too late.
+        assert_eq!(level(&[(0, a), (MIN, b), (11 * MIN, c)], 3, 10 * MIN), 2);
+        // A later step-1 event starts a better attempt.
+        assert_eq!(level(&[(0, a), (20 * MIN, a), (21 * MIN, b), (22 * MIN, c)], 3, 10 * MIN), 3);
+        // One event satisfies one step only: an event matching A and B is A here.
+        assert_eq!(level(&[(0, a | b), (1, c)], 3, 10 * MIN), 1);
+        assert_eq!(level(&[(0, a), (1, a | b), (2, c)], 3, 10 * MIN), 3);
+        assert_eq!(level(&[(0, b), (1, c)], 3, 10 * MIN), 0);
+    }
+}

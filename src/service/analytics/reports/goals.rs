@@ -1,0 +1,139 @@
+//! `goalsReport` and the overview's `topGoals` (ANALYTICS.md §5.3, §5.5):
+//! completions decided at acceptance (rule ARPT-10), counted per hour and day
+//! by the report actors; a millisecond range reads whole days and hours from
+//! those counters and its partial hours from the completion rows (ARPT-14).
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::service::analytics::definitions::goal_json;
+use crate::service::analytics::reports::reads::rate;
+use crate::service::analytics::rollup::bucket;
+use crate::service::analytics::reports::span::{self, Piece};
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::service::sites;
+use crate::service::validate;
+use crate::store::analytics::definitions as defs_store;
+use crate::store::analytics::goals::{self as store, GoalCount};
+
+const REPORT_MAX_DAYS: i64 = 366;
+
+fn db(e: diesel::result::Error) -> Error {
+    Error::from(e)
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GoalsArgs {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+}
+
+fn add_counts(into: &mut HashMap<String, (i64, i64)>, rows: Vec<GoalCount>) {
+    for r in rows {
+        let e = into.entry(r.goal_id).or_default();
+        e.0 += r.completions;
+        e.1 += r.sessions;
+    }
+}
+
+/// (completions, sessions) per goal over an exact range.
+fn counts_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> Result<HashMap<String, (i64, i64)>> {
+    let mut out = HashMap::new();
+    for piece in span::pieces(from, to) {
+        match piece {
+            Piece::Rows(a, b) => {
+                add_counts(&mut out, store::hits_between(conn, site_id, a, b).map_err(db)?);
+                add_counts(&mut out, store::sessions_between(conn, site_id, a, b).map_err(db)?);
+            }
+            Piece::Tier(tier, a, b) => add_counts(&mut out, store::counters(conn, site_id, tier, a, b).map_err(db)?),
+        }
+    }
+    Ok(out)
+}
+
+/// Sessions started in an exact range: counters for whole buckets, rows for the rest.
+fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> Result<i64> {
+    let mut n = 0;
+    for piece in span::pieces(from, to) {
+        n += match piece {
+            Piece::Rows(a, b) => store::started_sessions(conn, site_id, a, b),
+            Piece::Tier(tier, a, b) => store::counted_sessions(conn, site_id, tier, a, b),
+        }
+        .map_err(db)?;
+    }
+    Ok(n)
+}
+
+/// `goalsReport` (rules ARPT-09, ARPT-14): the current goals by key.
+pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<Value> {
+    validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
+    sites::require(conn, &a.site_id)?;
+    let mut goals = defs_store::goals(conn, &a.site_id, false).map_err(db)?;
+    goals.sort_by(|x, y| x.key.cmp(&y.key));
+    let counts = counts_between(conn, &a.site_id, a.from, a.to)?;
+    let total_sessions = sessions_between(conn, &a.site_id, a.from, a.to)?;
+    let rows: Vec<Value> = goals
+        .iter()
+        .map(|g| {
+            let (completions, sessions) = counts.get(&g.id).copied().unwrap_or_default();
+            let mut v = goal_json(g);
+            let o = v.as_object_mut().expect("a goal is an object");
+            o.remove("createdAt");
+            o.remove("updatedAt");
+            o.insert("completions".into(), json!(completions));
+            o.insert("sessions".into(), json!(sessions));
+            o.insert("conversionRate".into(), rate(sessions, total_sessions));
+            o.insert("valueTotalCents".into(), json!(g.value_cents.map(|c| c.saturating_mul(sessions))));
+            v
+        })
+        .collect();
+    Ok(json!({"siteId": a.site_id, "from": a.from, "to": a.to, "totalSessions": total_sessions, "goals": rows}))
+}
+
+/// The overview's `topGoals` (rule OVR-11): the range's goal rollups ranked
+/// by completions, goals removed since included with `removed: true`.
+pub fn top_goals(conn: &mut AnyConnection, site_ids: &[String], tier: &str, from: i64, to: i64) -> Result<Vec<Value>> {
+    let mut rows: Vec<(i64, i64, String, String, String, bool)> = Vec::new();
+    for site in site_ids {
+        let mut counts = HashMap::new();
+        add_counts(&mut counts, store::counters(conn, site, tier, bucket(tier, from), to + 1).map_err(db)?);
+        if counts.is_empty() {
+            continue;
+        }
+        for g in defs_store::goals(conn, site, true).map_err(db)? {
+            if let Some((completions, sessions)) = counts.get(&g.id).copied()
+                && completions + sessions > 0
+            {
+                rows.push((completions, sessions, g.key, g.id, g.name, g.removed_at.is_some()));
+            }
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.2.cmp(&b.2)).then_with(|| a.3.cmp(&b.3)));
+    rows.truncate(10);
+    Ok(rows
+        .into_iter()
+        .map(|(completions, sessions, key, id, name, removed)| {
+            json!({"goalId": id, "key": key, "name": name, "completions": completions, "sessions": sessions,
+                "removed": removed})
+        })
+        .collect())
+}
+
+/// The keys of the goals a session completed, for session and live rows.
+pub fn keys_by_session(conn: &mut AnyConnection, session_ids: &[String]) -> Result<HashMap<String, Vec<String>>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for chunk in session_ids.chunks(400) {
+        for r in store::keys_of_sessions(conn, chunk).map_err(db)? {
+            out.entry(r.session_id).or_default().push(r.key);
+        }
+    }
+    for keys in out.values_mut() {
+        keys.sort();
+    }
+    Ok(out)
+}

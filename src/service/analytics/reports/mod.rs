@@ -1,0 +1,21 @@
+//! The reads over the rollups and the session rows: `overview`, a session
+//! (`reads`), `liveVisitors` through the read cache (`live`), session lists
+//! and journeys paginated by signed cursors (`sessions`, `pages`), `siteMap`,
+//! `vitalsReport`, the definition reports (`goals`, `funnels` with the funnel
+//! step index, `affiliates`), and how a range is read from the tiers exactly
+//! (`span`, `range_parts`); `session_extras` is what a session or live row
+//! carries beyond its own row.
+
+pub mod affiliates;
+pub mod api;
+pub mod funnels;
+pub mod goals;
+pub mod live;
+pub mod pages;
+pub mod range_parts;
+pub mod reads;
+pub mod session_extras;
+pub mod sessions;
+pub mod site_map;
+pub mod span;
+pub mod vitals;

@@ -1,0 +1,79 @@
+//! What session and live rows carry beyond the session row itself (§5.2):
+//! the keys of the goals the session completed and its affiliate, read once
+//! for a whole page of rows.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::store::analytics::SessionRow;
+use crate::store::analytics::definitions as defs_store;
+
+#[derive(Debug, Clone, Default)]
+pub struct Extras {
+    goals: HashMap<String, Vec<String>>,
+    affiliates: HashMap<String, Value>,
+    /// Per (site, visitor): the live row's funnel (rule OVR-13); live rows only.
+    funnels: HashMap<(String, String), Value>,
+}
+
+impl Extras {
+    pub fn load<'a>(conn: &mut AnyConnection, sessions: impl IntoIterator<Item = &'a SessionRow>) -> Result<Extras> {
+        let sessions: Vec<&SessionRow> = sessions.into_iter().collect();
+        let ids: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
+        let goals = crate::service::analytics::reports::goals::keys_by_session(conn, &ids)?;
+        let mut affiliates = HashMap::new();
+        for s in &sessions {
+            if let Some(a) = &s.affiliate_id
+                && !affiliates.contains_key(a)
+            {
+                // A removed affiliate still names the session's tag.
+                let row = defs_store::affiliate(conn, a).map_err(Error::from)?;
+                affiliates.insert(a.clone(), row.map_or(Value::Null, |r| json!({"affiliateId": r.id, "slug": r.slug})));
+            }
+        }
+        Ok(Extras { goals, affiliates, funnels: HashMap::new() })
+    }
+
+    /// `load`, plus each visitor's furthest funnel (live rows).
+    pub fn load_live<'a>(
+        conn: &mut AnyConnection,
+        sessions: impl IntoIterator<Item = &'a SessionRow>,
+    ) -> Result<Extras> {
+        let sessions: Vec<&SessionRow> = sessions.into_iter().collect();
+        let mut extras = Extras::load(conn, sessions.iter().copied())?;
+        let mut by_site: HashMap<&str, Vec<String>> = HashMap::new();
+        for s in &sessions {
+            by_site.entry(&s.site_id).or_default().push(s.visitor_id.clone());
+        }
+        for (site, visitors) in by_site {
+            for chunk in visitors.chunks(400) {
+                for (visitor, f) in crate::service::analytics::reports::funnels::live_funnels(conn, site, chunk)? {
+                    extras.funnels.insert((site.to_string(), visitor), f);
+                }
+            }
+        }
+        Ok(extras)
+    }
+
+    pub fn funnel(&self, s: &SessionRow) -> Value {
+        self.funnels.get(&(s.site_id.clone(), s.visitor_id.clone())).cloned().unwrap_or(Value::Null)
+    }
+
+    pub fn extend(&mut self, other: &Extras) {
+        self.goals.extend(other.goals.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.affiliates.extend(other.affiliates.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.funnels.extend(other.funnels.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+
+    /// The keys of the goals the session completed, by key.
+    pub fn goals(&self, s: &SessionRow) -> Value {
+        json!(self.goals.get(&s.id).cloned().unwrap_or_default())
+    }
+
+    pub fn affiliate(&self, s: &SessionRow) -> Value {
+        s.affiliate_id.as_ref().and_then(|a| self.affiliates.get(a)).cloned().unwrap_or(Value::Null)
+    }
+}

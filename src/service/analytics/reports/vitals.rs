@@ -1,0 +1,218 @@
+//! `vitalsReport` (ANALYTICS.md §5.5): p75, rating and good /
+//! needs-improvement / poor counts per metric, for the site, its top pages and
+//! its device classes, from the vitals digests over complete UTC days (no raw
+//! event is read).
+
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::service::analytics::reports::site_map::complete_days;
+use crate::service::analytics::rollup::vitals::METRICS;
+use crate::db::AnyConnection;
+use crate::error::Result;
+use crate::service::sites;
+use crate::store::analytics::vitals as store;
+
+/// Longest range (manifest `maxVitalsDays`).
+pub const MAX_DAYS: i64 = 90;
+const TOP_PAGES: usize = 50;
+/// The stored scale of CLS (× 10⁴).
+const CLS_SCALE: i64 = 10_000;
+
+/// Per metric (in `METRICS` order) the web-vitals thresholds, as stored (CLS × 10⁴).
+pub const THRESHOLDS: [(i64, i64); 5] = [(2500, 4000), (200, 500), (1000, 2500), (1800, 3000), (800, 1800)];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VitalsArgs {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+}
+
+/// Per metric, the merged value → count map: while rows are added, a list
+/// of (value, count) (a push per row, where an ordered map paid a search
+/// per row), then sorted and merged once by [`Digest::finish`].
+#[derive(Debug, Clone, Default)]
+pub struct Digest {
+    maps: [Vec<(i64, i64)>; 5],
+}
+
+impl Digest {
+    fn add(&mut self, metric: usize, value: i64, count: i64) {
+        self.maps[metric].push((value, count));
+    }
+
+    /// Each metric's list by value, one entry per value.
+    fn finish(&mut self) {
+        for map in &mut self.maps {
+            map.sort_unstable_by_key(|(v, _)| *v);
+            map.dedup_by(|next, kept| {
+                let same = next.0 == kept.0;
+                if same {
+                    kept.1 += next.1;
+                }
+                same
+            });
+        }
+    }
+
+    pub fn samples(&self) -> i64 {
+        self.maps.iter().flat_map(|m| m.iter().map(|(_, c)| c)).sum()
+    }
+}
+
+/// The 1-based nearest-rank p75 of a value → count list sorted by value: the
+/// smallest value whose cumulative count reaches `ceil(0.75 n)` (§5.4).
+pub fn p75(map: &[(i64, i64)]) -> Option<i64> {
+    let n: i64 = map.iter().map(|(_, c)| c).sum();
+    if n <= 0 {
+        return None;
+    }
+    let rank = (3 * n + 3) / 4;
+    let mut seen = 0;
+    for (value, count) in map {
+        seen += count;
+        if seen >= rank {
+            return Some(*value);
+        }
+    }
+    None
+}
+
+fn rating(value: i64, (good, poor): (i64, i64)) -> &'static str {
+    if value <= good {
+        "good"
+    } else if value <= poor {
+        "needs-improvement"
+    } else {
+        "poor"
+    }
+}
+
+/// A stored value as answered: ms as is, CLS back to a decimal.
+fn answered(metric: usize, v: i64) -> Value {
+    if METRICS[metric] != "cls" {
+        return json!(v);
+    }
+    if v % CLS_SCALE == 0 { json!(v / CLS_SCALE) } else { json!(v as f64 / CLS_SCALE as f64) }
+}
+
+/// The five VitalRows of a finished digest (rule ARPT-17).
+pub fn rows(d: &Digest) -> Vec<Value> {
+    (0..METRICS.len())
+        .map(|i| {
+            let map = &d.maps[i];
+            let (mut good, mut needs, mut poor) = (0, 0, 0);
+            for (v, c) in map {
+                match rating(*v, THRESHOLDS[i]) {
+                    "good" => good += c,
+                    "needs-improvement" => needs += c,
+                    _ => poor += c,
+                }
+            }
+            let p = p75(map);
+            json!({
+                "metric": METRICS[i],
+                "samples": good + needs + poor,
+                "p75": p.map(|v| answered(i, v)),
+                "rating": p.map(|v| rating(v, THRESHOLDS[i])),
+                "good": good,
+                "needsImprovement": needs,
+                "poor": poor,
+            })
+        })
+        .collect()
+}
+
+fn thresholds() -> Value {
+    let mut m = serde_json::Map::new();
+    for (i, metric) in METRICS.iter().enumerate() {
+        let (a, b) = THRESHOLDS[i];
+        m.insert((*metric).to_string(), json!([answered(i, a), answered(i, b)]));
+    }
+    Value::Object(m)
+}
+
+pub const DEVICES: [Option<&str>; 4] = [Some("mobile"), Some("tablet"), Some("desktop"), None];
+
+/// `vitalsReport` for a site already checked against the caller's scope.
+pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<Value> {
+    complete_days(a.from, a.to, MAX_DAYS)?;
+    sites::require(conn, &a.site_id)?;
+    let mut all = Digest::default();
+    let mut by_route: HashMap<String, Digest> = HashMap::new();
+    let mut by_device: HashMap<String, Digest> = HashMap::new();
+    // One row per (day, cell), by (day, metric, route, device, value): the
+    // days merge here. Consecutive rows mostly share their route and device,
+    // so the digests of the last ones are kept at hand.
+    let mut at_hand: Option<(String, String)> = None;
+    for r in store::digests(conn, &a.site_id, a.from, a.to)? {
+        let Some(i) = METRICS.iter().position(|m| *m == r.metric) else { continue };
+        all.add(i, r.value, r.count);
+        if at_hand.as_ref().is_none_or(|(route, device)| *route != r.route || *device != r.device) {
+            by_route.entry(r.route.clone()).or_default();
+            by_device.entry(r.device.clone()).or_default();
+            at_hand = Some((r.route.clone(), r.device.clone()));
+        }
+        let (route, device) = at_hand.as_ref().expect("set above");
+        by_route.get_mut(route).expect("made above").add(i, r.value, r.count);
+        by_device.get_mut(device).expect("made above").add(i, r.value, r.count);
+    }
+    all.finish();
+    by_route.values_mut().chain(by_device.values_mut()).for_each(Digest::finish);
+    // Top pages by samples desc, then route by bytes (rule ARPT-18).
+    let mut pages: Vec<(String, Digest)> = by_route.into_iter().collect();
+    pages.sort_by(|(ra, da), (rb, db)| db.samples().cmp(&da.samples()).then_with(|| ra.as_bytes().cmp(rb.as_bytes())));
+    pages.truncate(TOP_PAGES);
+    let empty = Digest::default();
+    Ok(json!({
+        "siteId": a.site_id,
+        "from": a.from,
+        "to": a.to,
+        "thresholds": thresholds(),
+        "metrics": rows(&all),
+        "byPage": pages.iter().map(|(route, d)| json!({"route": route, "samples": d.samples(), "metrics": rows(d)}))
+            .collect::<Vec<_>>(),
+        "byDevice": DEVICES.iter().map(|device| {
+            let d = by_device.get(device.unwrap_or("")).unwrap_or(&empty);
+            json!({"device": device, "metrics": rows(d)})
+        }).collect::<Vec<_>>(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // rule: ARPT-17
+    #[test]
+    fn p75_is_the_nearest_rank_and_ratings_are_inclusive() {
+        assert_eq!(p75(&[(100, 1), (200, 1), (300, 1), (400, 1)]), Some(300), "ceil(0.75 * 4) = 3rd");
+        assert_eq!(p75(&[(100, 1), (200, 1), (300, 1), (400, 1), (500, 1)]), Some(400), "ceil(0.75 * 5) = 4th");
+        assert_eq!(p75(&[]), None);
+        assert_eq!(p75(&[(7, 1)]), Some(7));
+        assert_eq!(rating(2500, THRESHOLDS[0]), "good");
+        assert_eq!(rating(2501, THRESHOLDS[0]), "needs-improvement");
+        assert_eq!(rating(4000, THRESHOLDS[0]), "needs-improvement");
+        assert_eq!(rating(4001, THRESHOLDS[0]), "poor");
+        // Days merge: the same value added on two days is one entry.
+        let mut d = Digest::default();
+        d.add(2, 1235, 1);
+        d.add(2, 1000, 1);
+        d.add(2, 1000, 1);
+        d.finish();
+        assert_eq!(d.maps[2], vec![(1000, 2), (1235, 1)]);
+        let r = rows(&d);
+        assert_eq!(r[0]["p75"], Value::Null);
+        assert_eq!(r[0]["rating"], Value::Null);
+        assert_eq!(
+            r[2],
+            json!({"metric": "cls", "samples": 3, "p75": 0.1235, "rating": "needs-improvement",
+            "good": 2, "needsImprovement": 1, "poor": 0})
+        );
+        assert_eq!(thresholds()["cls"], json!([0.1, 0.25]));
+    }
+}

@@ -1,0 +1,113 @@
+//! `dataCoverage` (ANALYTICS.md §5.6): per data class, whether a range is
+//! complete, partial, retained or unavailable, so an empty report is never
+//! taken for "no visits". No event, visitor or session id is answered.
+//!
+//! `purgedBefore` of a class is the cutoff of its latest completed retention
+//! run (`siteMap` follows `aggregates`); the site map's class is collected
+//! from its `coverageFrom`.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::db::AnyConnection;
+use crate::error::Result;
+use crate::service::sites;
+use crate::service::validate;
+use crate::store::analytics as store;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CoverageArgs {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+    pub now: Option<i64>,
+}
+
+/// One class's status over `[from, to]` as of `now` (rules ARPT-22 to ARPT-25).
+pub fn class(from: i64, to: i64, now: i64, collected_from: Option<i64>, purged_before: Option<i64>) -> Value {
+    let unavailable = json!({"status": "unavailable", "coveredFrom": null, "coveredTo": null});
+    let Some(collected) = collected_from else { return unavailable };
+    let (start, end) = (from.max(collected), to.min(now));
+    if start > end {
+        return unavailable;
+    }
+    if purged_before.is_some_and(|p| end < p) {
+        // Rows purged over the whole overlap; the aggregates' own answer is set by the caller.
+        return json!({"status": "retained", "coveredFrom": null, "coveredTo": null});
+    }
+    let kept_from = purged_before.map_or(start, |p| start.max(p));
+    let whole = start == from && end == to && purged_before.is_none_or(|p| from >= p);
+    json!({"status": if whole { "complete" } else { "partial" }, "coveredFrom": kept_from, "coveredTo": end})
+}
+
+pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64) -> Result<Value> {
+    validate::range(a.from, a.to, 366)?;
+    let now = a.now.unwrap_or(server_now);
+    validate::time("now", now)?;
+    let site = sites::require(conn, &a.site_id)?;
+    let since = store::tracking_since(conn, &a.site_id)?;
+    let map_from = crate::service::analytics::rollup::site_map::coverage_from(conn, &a.site_id, site.created_at)?;
+    let purged = crate::service::analytics::retention::purged_before(conn, &a.site_id)?;
+    let purged_of = |c: &str| purged.iter().find(|(k, _)| k == c).and_then(|(_, p)| *p);
+    let aggregates_from = purged_of("aggregates");
+    let detail = |name: &str| {
+        let mut v = class(a.from, a.to, now, since, purged_of(name));
+        // Retained only while the aggregates still cover the whole overlap (rule ARPT-23).
+        let overlap_start = since.map_or(a.from, |s| a.from.max(s));
+        if v["status"] == "retained" && aggregates_from.is_some_and(|p| overlap_start < p) {
+            v["status"] = json!("unavailable");
+        }
+        v
+    };
+    let mut aggregates = class(a.from, a.to, now, since, aggregates_from);
+    if aggregates["status"] == "retained" {
+        aggregates["status"] = json!("unavailable");
+    }
+    Ok(json!({
+        "siteId": a.site_id, "from": a.from, "to": a.to, "now": now, "trackingSince": since,
+        "classes": {
+            "aggregates": aggregates,
+            "sessions": detail("sessions"),
+            "events": detail("events"),
+            "conversions": detail("conversions"),
+            "siteMap": class(a.from, a.to, now, Some(map_from), aggregates_from),
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // rule: ARPT-22
+    // rule: ARPT-24
+    // rule: ARPT-25
+    #[test]
+    fn the_decision_order() {
+        // Nothing collected, or the overlap empty: unavailable, no bounds.
+        assert_eq!(class(0, 100, 200, None, None)["status"], "unavailable");
+        assert_eq!(class(0, 100, 200, Some(150), None)["status"], "unavailable");
+        assert_eq!(class(100, 200, 50, Some(0), None)["status"], "unavailable", "a range after now");
+        // The whole range collected: complete, bounded by the range.
+        assert_eq!(
+            class(100, 200, 300, Some(50), None),
+            json!({"status": "complete", "coveredFrom": 100, "coveredTo": 200})
+        );
+        // Tracking began inside the range, or now cuts it: partial.
+        assert_eq!(
+            class(100, 200, 300, Some(150), None),
+            json!({"status": "partial", "coveredFrom": 150, "coveredTo": 200})
+        );
+        assert_eq!(
+            class(100, 200, 180, Some(50), None),
+            json!({"status": "partial", "coveredFrom": 100, "coveredTo": 180})
+        );
+        // Purged over the whole overlap: retained (the caller says unavailable when aggregates went too).
+        assert_eq!(class(100, 200, 300, Some(50), Some(250))["status"], "retained");
+        assert_eq!(
+            class(100, 200, 300, Some(50), Some(150)),
+            json!({"status": "partial", "coveredFrom": 150, "coveredTo": 200})
+        );
+    }
+}

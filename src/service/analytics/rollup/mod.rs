@@ -1,0 +1,250 @@
+//! Applying the outbox to the rollups (ANALYTICS.md §2 "Rollups"): a batch
+//! of outbox rows is taken (locked and skipped by other processes on
+//! PostgreSQL), its deltas coalesced per key, applied, and the batch deleted,
+//! all in one transaction, so each accepted event counts exactly once, across
+//! a kill -9 and across processes.
+
+pub mod month_tier;
+pub mod regroup;
+pub mod site_map;
+pub mod vitals;
+
+use std::collections::{BTreeMap, HashMap};
+
+use roaring::RoaringBitmap;
+
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::store::analytics::conversions as conversion_store;
+use crate::store::analytics::goals as goal_store;
+use crate::store::analytics::rollups::{self as r, Counters, DAY, HOUR, MONTH};
+use crate::store::analytics::{self as store, OutboxRow, SessionRow};
+
+pub const HOUR_MS: i64 = 3_600_000;
+pub const DAY_MS: i64 = 86_400_000;
+
+/// Breakdown dimensions (the overview's panels); a `null` key is stored as ''.
+pub mod dim {
+    pub const PAGE: &str = "page";
+    pub const ENTRY: &str = "entry";
+    pub const SOURCE: &str = "source";
+    pub const REFERRER: &str = "referrer";
+    pub const MEDIUM: &str = "medium";
+    pub const CAMPAIGN: &str = "campaign";
+    pub const COUNTRY: &str = "country";
+    pub const DEVICE: &str = "device";
+    pub const BROWSER: &str = "browser";
+    pub const EVENT: &str = "event";
+    /// The visitor sets of a whole bucket.
+    pub const ALL: &str = "";
+}
+
+pub fn bucket(tier: &str, t: i64) -> i64 {
+    match tier {
+        HOUR => t - t.rem_euclid(HOUR_MS),
+        MONTH => r::month_start(t),
+        _ => t - t.rem_euclid(DAY_MS),
+    }
+}
+
+type SetKey = (String, &'static str, i64, &'static str, String);
+
+#[derive(Default)]
+struct Deltas {
+    counters: BTreeMap<(String, &'static str, i64), Counters>,
+    breakdowns: BTreeMap<(String, &'static str, i64, &'static str, String), i64>,
+    sets: BTreeMap<SetKey, RoaringBitmap>,
+    /// (completions, sessions) per (site, tier, bucket, goal).
+    goals: BTreeMap<(String, &'static str, i64, String), (i64, i64)>,
+    /// Tagged sessions per (site, UTC day, affiliate).
+    affiliates: BTreeMap<(String, i64, String), i64>,
+    /// Per site, the first month its month rows are kept from (absent: 0).
+    month_from: HashMap<String, i64>,
+}
+
+impl Deltas {
+    /// Month rows of a month before the site's `complete_from` are left to
+    /// the month build, which sums them from the day rows.
+    fn skips(&self, site: &str, tier: &str, b: i64) -> bool {
+        tier == MONTH && b < self.month_from.get(site).copied().unwrap_or(0)
+    }
+
+    fn counter(&mut self, site: &str, tier: &'static str, t: i64) -> &mut Counters {
+        self.counters.entry((site.to_string(), tier, bucket(tier, t))).or_default()
+    }
+
+    fn count(&mut self, site: &str, tier: &'static str, t: i64, d: &'static str, key: Option<&str>) {
+        let b = bucket(tier, t);
+        if self.skips(site, tier, b) {
+            return;
+        }
+        *self.breakdowns.entry((site.to_string(), tier, b, d, key.unwrap_or("").to_string())).or_default() += 1;
+    }
+
+    fn visitor(&mut self, site: &str, tier: &'static str, t: i64, d: &'static str, key: &str, number: u32) {
+        let b = bucket(tier, t);
+        if self.skips(site, tier, b) {
+            return;
+        }
+        self.sets.entry((site.to_string(), tier, b, d, key.to_string())).or_default().insert(number);
+    }
+
+    /// Completions at the event's time, a session's first completion in the
+    /// bucket of its start (§5.4 goal `completions` and `sessions`).
+    fn goals(&mut self, o: &OutboxRow, tier: &'static str) {
+        for id in o.goals.as_deref().unwrap_or("").split_whitespace() {
+            self.goals.entry((o.site_id.clone(), tier, bucket(tier, o.at), id.to_string())).or_default().0 += 1;
+        }
+        for id in o.new_goals.as_deref().unwrap_or("").split_whitespace() {
+            let key = (o.site_id.clone(), tier, bucket(tier, o.session_start), id.to_string());
+            self.goals.entry(key).or_default().1 += 1;
+        }
+    }
+
+    /// The session's breakdowns, in the bucket of its start (rule OVR-04).
+    fn session_opened(&mut self, s: &SessionRow, tier: &'static str) {
+        let t = s.started_at;
+        self.count(&s.site_id, tier, t, dim::ENTRY, Some(&s.entry_route));
+        self.count(&s.site_id, tier, t, dim::SOURCE, Some(&s.source));
+        self.count(&s.site_id, tier, t, dim::REFERRER, s.referrer.as_deref());
+        self.count(&s.site_id, tier, t, dim::MEDIUM, Some(&s.medium));
+        self.count(&s.site_id, tier, t, dim::CAMPAIGN, s.campaign.as_deref());
+        self.count(&s.site_id, tier, t, dim::COUNTRY, s.country.as_deref());
+        self.count(&s.site_id, tier, t, dim::DEVICE, s.device.as_deref());
+        self.count(&s.site_id, tier, t, dim::BROWSER, s.browser.as_deref());
+    }
+}
+
+fn db(e: diesel::result::Error) -> Error {
+    Error::from(e)
+}
+
+/// Applies up to `limit` outbox rows; answers how many it applied.
+pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
+    let rows = store::take_outbox(conn, limit).map_err(db)?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut session_ids: Vec<String> = rows.iter().map(|o| o.session_id.clone()).collect();
+    session_ids.sort();
+    session_ids.dedup();
+    let sessions: HashMap<String, SessionRow> =
+        store::sessions(conn, &session_ids).map_err(db)?.into_iter().map(|s| (s.id.clone(), s)).collect();
+    let numbers = numbers_of(conn, &rows)?;
+    let mut site_ids: Vec<String> = rows.iter().map(|o| o.site_id.clone()).collect();
+    site_ids.sort();
+    site_ids.dedup();
+    let mut d = Deltas { month_from: r::month_tiers(conn, &site_ids, true).map_err(db)?, ..Deltas::default() };
+    for o in &rows {
+        let session = sessions.get(&o.session_id);
+        // The month tier keeps breakdowns and visitor sets only.
+        for tier in [HOUR, DAY, MONTH] {
+            let counted = tier != MONTH;
+            if counted {
+                let c = d.counter(&o.site_id, tier, o.session_start);
+                c.sessions += o.new_session;
+                c.bounces += o.d_bounces;
+                c.duration_sum += o.d_duration;
+            }
+            if o.new_session == 1
+                && let Some(s) = session
+            {
+                d.session_opened(s, tier);
+                if tier == DAY
+                    && let Some(a) = &s.affiliate_id
+                {
+                    *d.affiliates.entry((s.site_id.clone(), bucket(DAY, s.started_at), a.clone())).or_default() += 1;
+                }
+            }
+            if counted {
+                d.goals(o, tier);
+            }
+            let visitor = matches!(o.kind.as_str(), "pageview" | "event");
+            match o.kind.as_str() {
+                "pageview" => {
+                    if counted {
+                        d.counter(&o.site_id, tier, o.at).pageviews += 1;
+                    }
+                    d.count(&o.site_id, tier, o.at, dim::PAGE, Some(&o.route));
+                }
+                "event" => {
+                    if counted {
+                        d.counter(&o.site_id, tier, o.at).custom_events += 1;
+                    }
+                    d.count(&o.site_id, tier, o.at, dim::EVENT, o.name.as_deref());
+                }
+                "engagement" if counted => {
+                    let c = d.counter(&o.site_id, tier, o.at);
+                    c.engaged_sum += o.d_engaged_sum;
+                    c.engaged_count += o.d_engaged_count;
+                }
+                _ => {}
+            }
+            // Only pageviews and custom events make a visitor count (rule OVR-06).
+            if visitor && let Some(n) = numbers.get(&(o.site_id.clone(), o.visitor_id.clone())) {
+                d.visitor(&o.site_id, tier, o.at, dim::ALL, "", *n);
+                if tier != HOUR {
+                    if o.kind == "pageview" {
+                        d.visitor(&o.site_id, tier, o.at, dim::PAGE, &o.route, *n);
+                    }
+                    if let Some(s) = session {
+                        d.visitor(&o.site_id, tier, o.at, dim::SOURCE, &s.source, *n);
+                    }
+                }
+            }
+        }
+    }
+    for ((site, tier, b), c) in &d.counters {
+        r::add_counters(conn, site, tier, *b, c).map_err(db)?;
+    }
+    for ((site, tier, b, dm, key), n) in &d.breakdowns {
+        r::add_breakdown(conn, site, tier, *b, dm, key, *n).map_err(db)?;
+    }
+    for ((site, tier, b, dm, key), added) in d.sets {
+        let mut set = match r::set_bits(conn, &site, tier, b, dm, &key).map_err(db)? {
+            Some(bytes) => RoaringBitmap::deserialize_from(&bytes[..]).map_err(Error::internal)?,
+            None => RoaringBitmap::new(),
+        };
+        let before = set.len();
+        set |= added;
+        if set.len() != before {
+            let mut bytes = Vec::with_capacity(set.serialized_size());
+            set.serialize_into(&mut bytes).map_err(Error::internal)?;
+            r::put_set(conn, &site, tier, b, dm, &key, bytes).map_err(db)?;
+        }
+    }
+    for ((site, tier, b, goal), (completions, sessions)) in &d.goals {
+        goal_store::add_counter(conn, site, tier, *b, goal, *completions, *sessions).map_err(db)?;
+    }
+    for ((site, day, affiliate), sessions) in &d.affiliates {
+        let add = conversion_store::AffiliateDay { sessions: *sessions, ..Default::default() };
+        conversion_store::add_affiliate_day(conn, site, *day, affiliate, &add).map_err(db)?;
+    }
+    crate::service::analytics::rollup::site_map::apply(conn, &rows)?;
+    crate::service::analytics::rollup::vitals::apply(conn, &rows, &sessions)?;
+    let ids: Vec<i64> = rows.iter().map(|o| o.id).collect();
+    for chunk in ids.chunks(500) {
+        store::delete_outbox(conn, chunk).map_err(db)?;
+    }
+    Ok(rows.len())
+}
+
+/// The dense numbers of the batch's counted visitors, per site.
+fn numbers_of(conn: &mut AnyConnection, rows: &[OutboxRow]) -> Result<HashMap<(String, String), u32>> {
+    let mut per_site: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for o in rows.iter().filter(|o| matches!(o.kind.as_str(), "pageview" | "event")) {
+        per_site.entry(&o.site_id).or_default().push(o.visitor_id.clone());
+    }
+    let mut out = HashMap::new();
+    for (site, mut visitors) in per_site {
+        visitors.sort();
+        visitors.dedup();
+        for chunk in visitors.chunks(400) {
+            for n in r::visitor_numbers(conn, site, chunk).map_err(db)? {
+                let number = u32::try_from(n.number).map_err(|_| Error::internal("visitor numbers exhausted"))?;
+                out.insert((site.to_string(), n.visitor_id), number);
+            }
+        }
+    }
+    Ok(out)
+}

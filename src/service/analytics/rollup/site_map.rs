@@ -1,0 +1,122 @@
+//! The site map's deltas (ANALYTICS.md §2 "Site map", §5.5): what acceptance
+//! puts on a pageview's outbox row, and what a report actor adds to the
+//! site-map rollups when it applies the row.
+//!
+//! Per (site, UTC day, route): `views`, `entries` (sessions whose first
+//! pageview is there) and `continuations` (sessions whose entry pageview was
+//! followed by another pageview); per (site, UTC day, from, to): one
+//! transition per consecutive pageview pair of a session, custom events
+//! ignored. A transition and a continuation count on the UTC day of the
+//! later pageview of their pair (where the outbox row that knows both is).
+
+use std::collections::BTreeMap;
+
+use crate::service::analytics::rollup::{DAY_MS, bucket};
+use crate::service::analytics::ingest::routes;
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::store::analytics::rollups::DAY;
+use crate::store::analytics::site_map::{self as store, RouteCounts};
+use crate::store::analytics::{OutboxRow, SessionRow};
+
+/// The route of the session's previous pageview, before a new pageview is
+/// counted in `s` (`None` for its first): its last pageview's path (the
+/// session's exit path) under the site's patterns.
+pub fn previous_route(s: &SessionRow, patterns: &[String]) -> Option<String> {
+    (s.pageviews > 0).then(|| routes::route_of(&s.exit_path, patterns))
+}
+
+/// What a pageview's outbox row carries for the map: the previous pageview's
+/// route and this pageview's number in its session.
+pub fn mark(o: &mut OutboxRow, prev_route: Option<String>, pageview_no: i64) {
+    o.prev_route = prev_route;
+    o.pageview_no = pageview_no;
+}
+
+#[derive(Default)]
+struct Deltas {
+    routes: BTreeMap<(String, i64, String), RouteCounts>,
+    transitions: BTreeMap<(String, i64, String, String), i64>,
+}
+
+/// Adds a batch's pageviews to the site-map rollups (in the report actor's transaction).
+pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow]) -> Result<()> {
+    let mut d = Deltas::default();
+    for o in rows.iter().filter(|o| o.kind == "pageview") {
+        let day = bucket(DAY, o.at);
+        let site = o.site_id.clone();
+        d.routes.entry((site.clone(), day, o.route.clone())).or_default().views += 1;
+        if o.pageview_no == 1 {
+            d.routes.entry((site.clone(), day, o.route.clone())).or_default().entries += 1;
+        }
+        if let Some(prev) = &o.prev_route {
+            *d.transitions.entry((site.clone(), day, prev.clone(), o.route.clone())).or_default() += 1;
+            // The entry pageview was followed by this one: a continuation of the entry route.
+            if o.pageview_no == 2 {
+                d.routes.entry((site, day, prev.clone())).or_default().continuations += 1;
+            }
+        }
+    }
+    for ((site, day, route), c) in &d.routes {
+        store::add_route(conn, site, *day, route, c).map_err(Error::from)?;
+    }
+    for ((site, day, from, to), n) in &d.transitions {
+        store::add_transition(conn, site, *day, from, to, *n).map_err(Error::from)?;
+    }
+    Ok(())
+}
+
+/// `coverageFrom` (§5.5): the UTC day start from which the map holds a site's
+/// pageviews: max(site creation, the upgrade that added the map), lowered to
+/// the day of the earliest imported pageview.
+pub fn coverage_from(conn: &mut AnyConnection, site_id: &str, created_at: i64) -> Result<i64> {
+    let upgraded = store::upgraded_at(conn, "siteMap")?.unwrap_or(0);
+    let mut from = created_at.max(upgraded);
+    if let Some(imported) = store::imported_since(conn, site_id)? {
+        from = from.min(imported);
+    }
+    Ok(from - from.rem_euclid(DAY_MS))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_previous_route_is_the_last_pageviews_under_the_patterns() {
+        let mut s = SessionRow {
+            id: "s".into(),
+            site_id: "x".into(),
+            visitor_id: "v".into(),
+            started_at: 0,
+            last_at: 0,
+            end_at: 0,
+            entry_path: "/p/1".into(),
+            entry_route: "/p/1".into(),
+            exit_path: "/p/1".into(),
+            referrer: None,
+            source: "(direct)".into(),
+            medium: "(none)".into(),
+            campaign: None,
+            term: None,
+            content: None,
+            affiliate_id: None,
+            country: None,
+            region: None,
+            device: None,
+            browser: None,
+            os: None,
+            language: None,
+            pageviews: 0,
+            events: 1,
+            is_returning: false,
+            conversions: 0,
+            revenue_cents: 0,
+        };
+        // A session opened by a custom event has no previous pageview.
+        assert_eq!(previous_route(&s, &[]), None);
+        s.pageviews = 1;
+        assert_eq!(previous_route(&s, &["/p/:id".to_string()]).as_deref(), Some("/p/:id"));
+        assert_eq!(previous_route(&s, &[]).as_deref(), Some("/p/1"));
+    }
+}

@@ -1,0 +1,85 @@
+//! Vitals deltas (ANALYTICS.md §2 "Vitals digests"): a tracker vitals event
+//! updates columns of its pageview's row (the last value per metric wins,
+//! rule TRK-31); acceptance puts one outbox row of kind `vital` per metric
+//! whose value it changed (the old and the new value), and the report actor
+//! moves one sample from the old value to the new one in the digest of the
+//! pageview's UTC day, route and session device (rule ARPT-18).
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::service::analytics::rollup::bucket;
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::store::analytics::rollups::DAY;
+use crate::store::analytics::vitals::{self as store, Cell};
+use crate::store::analytics::{EventRow, OutboxRow, SessionRow};
+
+pub const KIND: &str = "vital";
+
+/// The metrics in their answer order, with a row's value of each.
+pub const METRICS: [&str; 5] = ["lcp", "inp", "cls", "fcp", "ttfb"];
+
+fn values(e: &EventRow) -> [Option<i64>; 5] {
+    [e.lcp, e.inp, e.cls, e.fcp, e.ttfb]
+}
+
+/// The outbox rows of a vitals event that turned `before` into `after`.
+pub fn changes(before: &EventRow, after: &EventRow) -> Vec<OutboxRow> {
+    let mut out = Vec::new();
+    for ((metric, old), new) in METRICS.iter().zip(values(before)).zip(values(after)) {
+        if old == new || new.is_none() {
+            continue;
+        }
+        out.push(OutboxRow {
+            id: 0,
+            site_id: after.site_id.clone(),
+            visitor_id: after.visitor_id.clone(),
+            session_id: after.session_id.clone(),
+            kind: KIND.to_string(),
+            at: after.occurred_at,
+            // Only the counters' bucket: the row moves no session counter.
+            session_start: after.occurred_at,
+            route: after.route.clone(),
+            name: Some((*metric).to_string()),
+            new_session: 0,
+            d_bounces: 0,
+            d_duration: 0,
+            d_engaged_sum: 0,
+            d_engaged_count: 0,
+            goals: None,
+            new_goals: None,
+            prev_route: None,
+            pageview_no: 0,
+            vital_old: old,
+            vital_new: new,
+        });
+    }
+    out
+}
+
+/// Merges a batch's vitals rows into the digests (in the report actor's transaction).
+pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow], sessions: &HashMap<String, SessionRow>) -> Result<()> {
+    let mut deltas: BTreeMap<Cell, i64> = BTreeMap::new();
+    for o in rows.iter().filter(|o| o.kind == KIND) {
+        let Some(metric) = o.name.clone() else { continue };
+        let device = sessions.get(&o.session_id).and_then(|s| s.device.clone()).unwrap_or_default();
+        let cell = |value| Cell {
+            site_id: o.site_id.clone(),
+            day: bucket(DAY, o.at),
+            metric: metric.clone(),
+            route: o.route.clone(),
+            device: device.clone(),
+            value,
+        };
+        if let Some(old) = o.vital_old {
+            *deltas.entry(cell(old)).or_default() -= 1;
+        }
+        if let Some(new) = o.vital_new {
+            *deltas.entry(cell(new)).or_default() += 1;
+        }
+    }
+    for (cell, n) in deltas.iter().filter(|(_, n)| **n != 0) {
+        store::add(conn, cell, *n).map_err(Error::from)?;
+    }
+    Ok(())
+}
