@@ -23,24 +23,7 @@ pub enum LogFormat {
     Json,
 }
 
-/// A value that must never be printed (tokens, keys, secrets).
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(s: impl Into<String>) -> Self {
-        Secret(s.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
+pub use crate::secret::Secret;
 
 macro_rules! settings {
     ($( $field:ident : $ty:ty = $key:literal, $env:literal, $default:literal, $parse:path, $help:literal; )*) => {
@@ -191,7 +174,7 @@ settings! {
         "distinct visitor ids a minute per IPv4 address or IPv6 /64";
     trusted_proxies: Vec<crate::net::Cidr> = "analytics.trusted_proxies", "RASTRO_TRUSTED_PROXIES", "", crate::net::parse_cidrs,
         "comma-separated CIDRs whose X-Forwarded-For is read for the client address";
-    geoip_db: Option<crate::service::analytics::ingest::geo::GeoDb> = "analytics.geoip_db", "RASTRO_GEOIP_DB", "", crate::service::analytics::ingest::geo::parse_setting,
+    geoip_db: Option<crate::geoip::GeoDb> = "analytics.geoip_db", "RASTRO_GEOIP_DB", "", crate::geoip::parse_setting,
         "MMDB file (GeoLite2 or DB-IP Lite, City or Country) for the sessions' country and region; none: both unknown";
     path_redaction: bool = "analytics.path_redaction", "RASTRO_PATH_REDACTION", "true", parse_bool,
         "store path segments with an e-mail as :email and token-like ones as :token";

@@ -17,7 +17,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
-use crate::config::Secret;
+use crate::secret::Secret;
 
 const VERSION: &str = "v1";
 

@@ -106,14 +106,17 @@ fn main() -> ExitCode {
             Command::Operator { command: OperatorCommand::Add { name, configure, owner_key } } => {
                 let password = read_password()?;
                 let db = db::Db::open(&config.database_url, 1, 1, 1)?;
+                let graph_url = config.meta_graph_url.clone();
+                let cx =
+                    rastrod::service::context::Context::new(db, Arc::new(SystemClock), Arc::new(config), &graph_url)?;
                 let input = rastrod::service::operators::AddOperator {
                     name: name.clone(),
                     password,
                     can_configure: configure,
                     owner_key,
                 };
-                let created = rastrod::service::operators::add(&db, SystemClock.now_ms(), input).await;
-                db.close();
+                let created = rastrod::service::operators::add(&cx, SystemClock.now_ms(), input).await;
+                cx.close();
                 let verb = if created? { "created" } else { "updated (its sessions were signed out)" };
                 let rights = if configure { "may configure" } else { "read only" };
                 println!("operator {name} {verb}; {rights}");
@@ -139,7 +142,7 @@ fn main() -> ExitCode {
                     tracing::info!(leads = written, "demo seeded");
                     let events = demo::analytics::seed(&state.cx, now).await?;
                     tracing::info!(events, "demo web analytics seeded (90 days)");
-                    let password = demo::operator(&state.cx.db, now).await?;
+                    let password = demo::operator(&state.cx, now).await?;
                     println!(
                         "dashboard: http://{listen}/  operator: {}  password: {}",
                         demo::DEMO_OPERATOR,

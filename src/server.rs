@@ -188,7 +188,7 @@ impl RunningServer {
         tracing::info!("HTTP server stopped; stopping the syncs and sends");
         crate::actors::shutdown(&self.state.actors, self.state.cx.config.shutdown_grace).await;
         tracing::info!("committing queued writes");
-        self.state.cx.db.close();
+        self.state.cx.close();
         tracing::info!("shutdown complete");
         outcome.map_err(Error::internal)
     }

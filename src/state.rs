@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::actors::Actors;
-use crate::http::metrics::Metrics;
+use crate::request_metrics::Metrics;
 use crate::service::context::Context;
 
 #[derive(Clone)]
@@ -27,7 +27,7 @@ impl AppState {
     pub fn new(cx: Context, fake: Option<Arc<crate::meta::fake::FakeGraph>>) -> Self {
         let actors = Arc::new(Actors::default());
         let cx = cx.with_dispatch(actors.clone());
-        let federation = Arc::new(crate::federation::Federation::new(&cx.config, cx.db.clone()));
+        let federation = Arc::new(crate::federation::Federation::new(&cx));
         AppState { cx, actors, metrics: Arc::new(Metrics::default()), fake, federation }
     }
 

@@ -63,7 +63,7 @@ impl AccountSync {
                 Ok(outcomes)
             }
             .await;
-            let row = st.db.run(move |c| Ok(store::get(c, &id)?)).await.ok().flatten();
+            let row = st.read(move |c| Ok(store::get(c, &id)?)).await.ok().flatten();
             Drained { outcomes, row }
         }
     }

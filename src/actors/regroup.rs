@@ -15,7 +15,7 @@ pub async fn step(cx: &ServiceContext) -> Result<bool> {
     let batch = cx.config.route_regroup_batch;
     cx.write(move |c| {
         let ran = regroup::step(c, batch)?;
-        Ok(Written::new(ran, Effects { changes_cached_reads: false, ..Effects::default() }))
+        Ok(Written::new(ran, Effects::quiet()))
     })
     .await
 }

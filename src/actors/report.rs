@@ -12,7 +12,7 @@
 
 use super::periodic::Periodic;
 use crate::error::Result;
-use crate::service::analytics::{reports::funnels, rollup::month_tier, rollup};
+use crate::service::analytics::{reports::funnels, rollup, rollup::month_tier};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 
@@ -26,7 +26,7 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
             .write_alone(move |c| {
                 let n = rollup::apply(c, max)?;
                 // The rollups feed no cached read (meta.status).
-                Ok(Written::new(n, Effects { changes_cached_reads: false, ..Effects::default() }))
+                Ok(Written::new(n, Effects::quiet()))
             })
             .await?;
         total += n;
@@ -39,7 +39,7 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
         let n = cx
             .write_alone(move |c| {
                 let n = funnels::rebuild_step(c, max)?;
-                Ok(Written::new(n, Effects { changes_cached_reads: false, ..Effects::default() }))
+                Ok(Written::new(n, Effects::quiet()))
             })
             .await?;
         if n == 0 {
@@ -50,7 +50,7 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
     while cx
         .write_alone(|c| {
             let more = month_tier::build_step(c)?;
-            Ok(Written::new(more, Effects { changes_cached_reads: false, ..Effects::default() }))
+            Ok(Written::new(more, Effects::quiet()))
         })
         .await?
     {}

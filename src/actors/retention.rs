@@ -23,14 +23,12 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
     let now = cx.now();
     let interval = cx.config.retention_interval.as_millis() as i64;
     let batch = cx.config.retention_batch;
-    let policies = cx.db.run(|c| store::policies(c).map_err(Error::from)).await?;
+    let policies = cx.read(|c| store::policies(c).map_err(Error::from)).await?;
     let mut total = 0u64;
     for p in policies {
         let site = p.site_id.clone();
-        let (jobs, since) = cx
-            .db
-            .run(move |c| Ok((store::jobs(c, &site)?, crate::store::analytics::tracking_since(c, &site)?)))
-            .await?;
+        let (jobs, since) =
+            cx.read(move |c| Ok((store::jobs(c, &site)?, crate::store::analytics::tracking_since(c, &site)?))).await?;
         for class in CLASSES {
             let due = jobs.iter().find(|j| j.data_class == class).and_then(|j| j.next_run_at).is_none_or(|t| t <= now);
             if only_due && !due {
@@ -68,7 +66,7 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
             let purged = error.is_none().then_some(cut);
             cx.write(move |c| {
                 store::record_run(c, &site, class, cut, now, now + interval, deleted as i64, error, purged, since)?;
-                Ok(Written::new((), Effects { changes_cached_reads: false, ..Effects::default() }))
+                Ok(Written::new((), Effects::quiet()))
             })
             .await?;
         }

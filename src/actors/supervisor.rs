@@ -54,15 +54,13 @@ impl Supervisor {
     fn wanted(st: &ServiceContext) -> impl Future<Output = Result<BTreeMap<String, i64>>> + 'static {
         let st = st.clone();
         async move {
-            st.db
-                .run(|c| {
-                    let active: Vec<String> =
-                        meta_store::active_links(c)?.into_iter().map(|l| l.ad_account_id).collect();
-                    let due: BTreeMap<String, i64> =
-                        store::all(c)?.into_iter().map(|r| (r.ad_account_id, r.next_run_at)).collect();
-                    Ok(active.into_iter().filter_map(|id| due.get(&id).map(|at| (id, *at))).collect())
-                })
-                .await
+            st.read(|c| {
+                let active: Vec<String> = meta_store::active_links(c)?.into_iter().map(|l| l.ad_account_id).collect();
+                let due: BTreeMap<String, i64> =
+                    store::all(c)?.into_iter().map(|r| (r.ad_account_id, r.next_run_at)).collect();
+                Ok(active.into_iter().filter_map(|id| due.get(&id).map(|at| (id, *at))).collect())
+            })
+            .await
         }
     }
 
@@ -103,7 +101,7 @@ impl Supervisor {
         // Spend no link covers any more leaves in batches, one transaction each.
         actix::spawn(async move {
             loop {
-                match st.db.write(move |c| Ok(store::delete_orphan_spend(c, batch)?)).await {
+                match st.write_plain(move |c| Ok(store::delete_orphan_spend(c, batch)?)).await {
                     Ok(n) if n == batch => continue,
                     Ok(_) => break,
                     Err(e) => {

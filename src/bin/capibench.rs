@@ -31,10 +31,10 @@ use clap::Parser;
 use rastrod::actors::pixel_sender;
 use rastrod::clock::SystemClock;
 use rastrod::config::{Config, LogFormat, Secret};
-use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::leads::{self, RecordLead};
 use rastrod::service::meta::connection::SecretString;
 use rastrod::service::meta::links::{self as meta_links, SetSitePixel};
+use rastrod::service::sites::{self, CreateSite};
 use rastrod::state::AppState;
 
 #[derive(Parser, Clone)]
@@ -333,7 +333,7 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
         total as f64 / queue_secs,
         mib(peak)
     );
-    state.cx.db.close();
+    state.cx.close();
     if events < total {
         return Err(format!("only {events} of {total} events reached the simulator").into());
     }
@@ -350,7 +350,7 @@ async fn count_pending(state: &AppState) -> AnyResult<u64> {
         #[diesel(sql_type = diesel::sql_types::BigInt)]
         n: i64,
     }
-    let rows = state.cx.db.run(|c| Ok(rastrod::db::sql::RawQuery::new(PENDING_SQL).load::<N>(c)?)).await?;
+    let rows = state.cx.read(|c| Ok(rastrod::db::sql::RawQuery::new(PENDING_SQL).load::<N>(c)?)).await?;
     Ok(rows.first().map_or(0, |r| u64::try_from(r.n).unwrap_or(0)))
 }
 

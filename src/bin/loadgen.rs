@@ -66,8 +66,8 @@ use rastrod::config::LogFormat;
 use rastrod::db::{Backend, Db};
 use rastrod::error::Error;
 use rastrod::service::leads::reports::{LeadsReportArgs, leads_report};
-use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::leads::{self, RecordLead, SetLeadStage, Stage};
+use rastrod::service::sites::{self, CreateSite};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

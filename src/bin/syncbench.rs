@@ -42,10 +42,10 @@ use rastrod::actors::supervisor::{Children, RunDue};
 use rastrod::clock::{HOUR_MS, MINUTE_MS, ManualClock};
 use rastrod::config::{Config, LogFormat, Secret};
 use rastrod::db::sql::RawQuery;
-use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::meta::connection::{self as meta_connection, SecretString, SetMetaConnection};
 use rastrod::service::meta::links::{self as meta_links, LinkAdAccount};
 use rastrod::service::meta::sync::Outcome;
+use rastrod::service::sites::{self, CreateSite};
 use rastrod::state::AppState;
 use serde::Deserialize;
 
@@ -510,7 +510,7 @@ async fn count(state: &AppState, sql: &'static str) -> AnyResult<i64> {
         #[diesel(sql_type = BigInt)]
         n: i64,
     }
-    let rows = state.cx.db.run(move |c| Ok(RawQuery::new(sql).load::<N>(c)?)).await?;
+    let rows = state.cx.read(move |c| Ok(RawQuery::new(sql).load::<N>(c)?)).await?;
     Ok(rows.first().map_or(0, |r| r.n))
 }
 
@@ -518,8 +518,7 @@ async fn count(state: &AppState, sql: &'static str) -> AnyResult<i64> {
 async fn set_next_run_at(state: &AppState, at: i64) -> AnyResult<()> {
     state
         .cx
-        .db
-        .write(move |c| {
+        .write_plain(move |c| {
             for mut row in rastrod::store::meta::sync::all(c)? {
                 row.next_run_at = at;
                 rastrod::store::meta::sync::save(c, &row)?;
@@ -607,7 +606,7 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
             cookieless: None,
         };
         let now = state.now();
-        state.cx.db.write(move |c| sites::create(c, now, input)).await?;
+        state.cx.write_plain(move |c| sites::create(c, now, input)).await?;
     }
     let input = SetMetaConnection { access_token: SecretString(Secret::new("t")) };
     meta_connection::set_connection(&state.cx, OWNER, input).await?;
@@ -619,8 +618,7 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
         let site = format!("bench-{s:03}");
         state
             .cx
-            .db
-            .write(move |c| {
+            .write_plain(move |c| {
                 for id in ids {
                     let input = LinkAdAccount { owner_key: OWNER.into(), ad_account_id: id, only_own: false };
                     meta_links::link(c, now, &site, input)?;
@@ -694,7 +692,7 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
         sim.max_per_account(),
         sim.insight_rows.load(Ordering::Relaxed)
     );
-    let w = state.cx.db.writer_stats();
+    let w = state.cx.storage_stats().writer;
     println!("backfill: writer stats {w:?}");
     println!(
         "backfill: peak RSS so far {:.1} MiB, peak live heap {:.1} MiB",
@@ -754,6 +752,6 @@ async fn bench_in_system(cli: &Cli, concurrency: usize, fresh: &FreshDb) -> AnyR
          idle_rss_bytes_per_actor={rss_per_actor} spend_rows={spend_rows}",
         mib(peak_rss)
     );
-    state.cx.db.close();
+    state.cx.close();
     Ok(())
 }

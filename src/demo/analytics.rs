@@ -219,7 +219,7 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
                     stored += a.accepted;
                     for sale in sales(site, &lines) {
                         let sid = site.to_string();
-                        cx.write_plain(move |c| conversions::record(c, now, &sid, sale)).await?;
+                        cx.write(move |c| conversions::record_written(c, now, &sid, sale)).await?;
                     }
                 }
                 Ok(_) => {}

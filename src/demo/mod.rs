@@ -9,8 +9,8 @@ use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
 use crate::error::{Code, Result};
 use crate::service::context::Context;
 use crate::service::leads::board::{self as pipeline, ColumnInput, SetPipeline};
-use crate::service::sites::{self, CreateSite};
 use crate::service::leads::{self, RecordLead, SetLeadStage, Stage};
+use crate::service::sites::{self, CreateSite};
 
 /// The demo's secrets key when `RASTRO_SECRETS_KEY` is not set: made once and
 /// kept in the data folder (mode 0600), so tokens sealed by an earlier demo run
@@ -227,7 +227,7 @@ pub const DEMO_OPERATOR: &str = "demo";
 
 /// Creates the demo operator, or gives it a new password: answers the password,
 /// which `rastrod demo` prints with the address.
-pub async fn operator(db: &crate::db::Db, now: i64) -> Result<crate::config::Secret> {
+pub async fn operator(cx: &crate::service::context::Context, now: i64) -> Result<crate::config::Secret> {
     use crate::service::operators::{self, AddOperator};
     let password = crate::config::Secret::new(crate::ids::demo_password()?);
     let input = AddOperator {
@@ -236,7 +236,7 @@ pub async fn operator(db: &crate::db::Db, now: i64) -> Result<crate::config::Sec
         can_configure: true,
         owner_key: DEMO_OWNER.into(),
     };
-    operators::add(db, now, input).await?;
+    operators::add(cx, now, input).await?;
     Ok(password)
 }
 

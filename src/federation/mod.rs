@@ -18,8 +18,6 @@ pub mod jwt;
 
 use serde_json::Value;
 
-use crate::config::Config;
-use crate::db::Db;
 use crate::error::{Code, Error, Result};
 use crate::service::api::{self, Caller, Capability, Function, Kind, Need, Reply, Spec};
 use crate::service::context::Context;
@@ -34,15 +32,16 @@ pub struct Federation {
 }
 
 impl Federation {
-    /// The federation of `config`, reading grants from `db`.
-    pub fn new(config: &Config, db: Db) -> Federation {
+    /// The federation of the context's configuration, reading grants through it.
+    pub fn new(cx: &Context) -> Federation {
+        let config = &cx.config;
         Federation {
             verifier: jwt::Verifier::new(
                 &config.federation_issuer,
                 config.federation_audience.as_deref(),
                 config.federation_jwks.as_deref(),
             ),
-            grants: GrantReader::new(db),
+            grants: GrantReader::new(cx.clone()),
         }
     }
 }

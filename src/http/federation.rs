@@ -146,7 +146,7 @@ async fn rest_call(st: &AppState, req: &HttpRequest, name: &str, body: web::Payl
 }
 
 /// A cached answer's JSON text, lent to the response body without a copy.
-struct CachedJson(std::sync::Arc<crate::service::meta::status::StatusAnswer>);
+struct CachedJson(std::sync::Arc<crate::service::read_cache::CachedJson>);
 
 impl AsRef<[u8]> for CachedJson {
     fn as_ref(&self) -> &[u8] {

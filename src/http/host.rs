@@ -11,10 +11,10 @@ use super::errors::ErrorBody;
 use crate::error::Result;
 use crate::service::leads::board::{self as pipeline, EventMap, SetEventMap, SetPipeline};
 use crate::service::leads::reports::{self, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
-use crate::service::sites::{self, CreateSite, Site, UpdateSite};
 use crate::service::leads::{
     self, LeadJourney, ListLeads, RecordLead, RecordLeadAnswer, RemoveLeadAnswer, SetLeadStage, SetLeadStageAnswer,
 };
+use crate::service::sites::{self, CreateSite, Site, UpdateSite};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/ping", web::get().to(ping))
@@ -59,7 +59,7 @@ pub async fn create_site(st: web::Data<AppState>, body: crate::http::json::Json<
 #[utoipa::path(get, path = "/v1/sites", tag = "host", security(("hostKey" = [])),
     responses((status = 200, body = Vec<Site>)))]
 pub async fn list_sites(st: web::Data<AppState>) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(st.cx.db.run(sites::list).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(sites::list).await?))
 }
 
 #[utoipa::path(get, path = "/v1/sites/{siteId}", tag = "host", security(("hostKey" = [])),
@@ -67,7 +67,7 @@ pub async fn list_sites(st: web::Data<AppState>) -> Result<HttpResponse> {
     responses((status = 200, body = Site), (status = 404, body = ErrorBody)))]
 pub async fn get_site(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let id = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| sites::get(c, &id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| sites::get(c, &id)).await?))
 }
 
 #[utoipa::path(patch, path = "/v1/sites/{siteId}", tag = "host", security(("hostKey" = [])),
@@ -81,7 +81,8 @@ pub async fn update_site(
     let (id, input) = (path.into_inner(), body.into_inner());
     sites::check_update(&input)?;
     let now = st.now();
-    Ok(HttpResponse::Ok().json(st.cx.write_plain(move |c| crate::service::analytics::settings::update(c, now, &id, input)).await?))
+    Ok(HttpResponse::Ok()
+        .json(st.cx.write_plain(move |c| crate::service::analytics::settings::update(c, now, &id, input)).await?))
 }
 
 /// recordLead: creates the lead once per (site, leadKey); a repeat answers the same leadId.
@@ -150,7 +151,7 @@ pub struct JourneyPath {
     responses((status = 200, body = LeadJourney), (status = 404, body = ErrorBody)))]
 pub async fn lead_journey(st: web::Data<AppState>, path: web::Path<JourneyPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| leads::journey(c, &p.site_id, &p.lead_id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::journey(c, &p.site_id, &p.lead_id)).await?))
 }
 
 /// listLeads: newest first, never the click id; page with the last firstAt as `before`.
@@ -158,7 +159,7 @@ pub async fn lead_journey(st: web::Data<AppState>, path: web::Path<JourneyPath>)
     responses((status = 200, body = Vec<leads::Lead>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_leads(st: web::Data<AppState>, q: web::Query<ListLeads>) -> Result<HttpResponse> {
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| leads::list(c, q)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::list(c, q)).await?))
 }
 
 #[utoipa::path(put, path = "/v1/sites/{siteId}/pipeline", tag = "host", security(("hostKey" = [])),
@@ -205,7 +206,7 @@ pub async fn event_map(
     q: web::Query<EventMapQuery>,
 ) -> Result<HttpResponse> {
     let (site, now) = (path.into_inner(), q.into_inner().now);
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| pipeline::event_map(c, &site, now)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| pipeline::event_map(c, &site, now)).await?))
 }
 
 #[utoipa::path(post, path = "/v1/reports/leads", tag = "host", security(("hostKey" = [])), request_body = LeadsReportArgs,
@@ -217,7 +218,7 @@ pub async fn leads_report(
     let args = body.into_inner();
     reports::check_report(&args)?;
     let caps = reports::Caps::from_config(&st.cx.config);
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_report(c, args, caps)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| reports::leads_report(c, args, caps)).await?))
 }
 
 #[utoipa::path(post, path = "/v1/reports/leads-daily", tag = "host", security(("hostKey" = [])),
@@ -229,5 +230,5 @@ pub async fn leads_daily(
 ) -> Result<HttpResponse> {
     let args = body.into_inner();
     reports::check_daily(&args)?;
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_daily(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| reports::leads_daily(c, args)).await?))
 }

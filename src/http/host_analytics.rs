@@ -59,13 +59,10 @@ pub async fn import_events(
     import::check_import_id(&q.import_id)?;
     // The site first: an unknown one is 404 whatever the body.
     let site = path.clone();
-    st.cx.db.run(move |c| sites::require(c, &site).map(|_| ())).await?;
+    st.cx.read(move |c| sites::require(c, &site).map(|_| ())).await?;
     let bytes = super::body::read(body, st.cx.config.import_body_limit_bytes).await?;
     let site_id = path.into_inner();
     let answer = import::import(&st.cx, &site_id, &q.import_id, &bytes, ndjson).await?;
-    if answer.created {
-        st.cx.analytics.live.changed(&site_id);
-    }
     Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
 }
 
@@ -103,14 +100,14 @@ pub async fn export_events(
     let (site_id, from, to) = (path.into_inner(), q.from, q.to);
     validate::range(from, to, 366)?;
     let sid = site_id.clone();
-    st.cx.db.run(move |c| sites::require(c, &sid).map(|_| ())).await?;
+    st.cx.read(move |c| sites::require(c, &sid).map(|_| ())).await?;
     let (tx, rx) = tokio::sync::mpsc::channel(2);
-    let db = st.cx.db.clone();
+    let cx = st.cx.clone();
     actix_web::rt::spawn(async move {
         let mut cursor = Some(export::Cursor::default());
         loop {
             let (site, mut cur) = (site_id.clone(), cursor.take().unwrap_or_default());
-            let page = db.run(move |c| export::next_page(c, &site, from, to, &mut cur).map(|p| (p, cur))).await;
+            let page = cx.read(move |c| export::next_page(c, &site, from, to, &mut cur).map(|p| (p, cur))).await;
             let chunk = match page {
                 Ok((Some(text), cur)) => {
                     cursor = Some(cur);

@@ -36,6 +36,6 @@ pub async fn meta_conversions(
 ) -> Result<HttpResponse> {
     let (site, q) = (path.into_inner(), q.into_inner());
     let rows =
-        st.cx.db.run(move |c| conversions::list(c, &site, q.limit, q.before, q.before_event_id.as_deref())).await?;
+        st.cx.read(move |c| conversions::list(c, &site, q.limit, q.before, q.before_event_id.as_deref())).await?;
     Ok(HttpResponse::Ok().json(rows))
 }

@@ -38,7 +38,7 @@ pub async fn provision_connection(
     responses((status = 200, body = Grant), (status = 404, body = ErrorBody)))]
 pub async fn get_grant(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let id = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| grants::get(c, &id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| grants::get(c, &id)).await?))
 }
 
 /// revokeConnection: sets `revokedAt` and forgets the Meta owner `rastro:connection:<id>` in the same transaction.

@@ -26,13 +26,6 @@ pub async fn record_conversion(
     let (site, input) = (path.into_inner(), body.into_inner());
     conversions::check(&input)?;
     let now = st.now();
-    let live_site = site.clone();
-    let answer = st.cx.write_plain(move |c| conversions::record(c, now, &site, input)).await?;
-    if answer.created {
-        // Live rows carry the session's conversions and revenue.
-        st.cx.analytics.live.changed(&live_site);
-        Ok(HttpResponse::Created().json(answer))
-    } else {
-        Ok(HttpResponse::Ok().json(answer))
-    }
+    let answer = st.cx.write(move |c| conversions::record_written(c, now, &site, input)).await?;
+    if answer.created { Ok(HttpResponse::Created().json(answer)) } else { Ok(HttpResponse::Ok().json(answer)) }
 }

@@ -72,7 +72,7 @@ pub async fn list_meta_ad_accounts(st: web::Data<AppState>, path: web::Path<Stri
 pub async fn meta_connection(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
     let owner = path.into_inner();
     let key = st.cx.secrets.clone();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| connection::view(c, key.as_ref(), &owner)).await?))
 }
 
 /// removeMetaConnection: forgets the owner's token, its links and every pixel it set.
@@ -176,7 +176,7 @@ pub async fn remove_federated_meta_connection(
     responses((status = 200, body = UnlinkPreview), (status = 404, body = ErrorBody)))]
 pub async fn meta_unlink_preview(st: web::Data<AppState>, path: web::Path<LinkPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| sync::unlink_preview(c, &p.site_id, &p.ad_account_id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| sync::unlink_preview(c, &p.site_id, &p.ad_account_id)).await?))
 }
 
 /// syncMetaNow: the site's accounts sync at once, or right after the run in flight.

@@ -30,8 +30,6 @@ pub async fn identify_visitor(
 ) -> Result<HttpResponse> {
     let site_id = path.into_inner();
     let answer = identify::identify(&st.cx, &site_id, body.into_inner()).await?;
-    // Live rows carry the profile: the site's cached live state goes.
-    st.cx.analytics.live.changed(&site_id);
     Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
 }
 
@@ -48,8 +46,5 @@ pub struct ForgetAnswer {
 pub async fn forget_person(st: web::Data<AppState>, path: web::Path<(String, String)>) -> Result<HttpResponse> {
     let (site_id, visitor_id) = path.into_inner();
     let removed = identify::forget(&st.cx, &site_id, &visitor_id).await?;
-    if removed {
-        st.cx.analytics.live.changed(&site_id);
-    }
     Ok(HttpResponse::Ok().json(ForgetAnswer { removed }))
 }

@@ -9,10 +9,10 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use super::AppState;
 use crate::clock::utc_day_start;
 use crate::error::Error;
+use crate::service::analytics::ingest::agent;
+use crate::service::analytics::links::redirect::{self, Hits};
 use crate::service::api::Capability;
-use crate::service::analytics::{ingest::agent, links::redirect};
 use crate::service::effects::{Effects, Written};
-use crate::store::analytics::links::Hits;
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/rastro/l/{siteId}/{slug}", web::get().to(redirect))
@@ -42,7 +42,7 @@ pub async fn redirect(st: web::Data<AppState>, req: HttpRequest) -> HttpResponse
     let slug = req.match_info().get("slug").unwrap_or_default().to_string();
     let query = req.query_string().to_string();
     let site = site_id.clone();
-    let target = match st.cx.db.run(move |c| redirect::resolve(c, &site, &slug, &query)).await {
+    let target = match st.cx.read(move |c| redirect::resolve(c, &site, &slug, &query)).await {
         Ok(Some(t)) => t,
         Ok(None) => return not_found(),
         Err(e) => return e.error_response(),
@@ -63,7 +63,7 @@ pub async fn redirect(st: web::Data<AppState>, req: HttpRequest) -> HttpResponse
             .cx
             .write(move |c| {
                 redirect::record(c, &hits)?;
-                Ok(Written::new((), Effects { changes_cached_reads: false, ..Effects::default() }))
+                Ok(Written::new((), Effects::quiet()))
             })
             .await;
         // The visitor goes on even when the count could not be written.

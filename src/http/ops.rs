@@ -18,7 +18,7 @@ pub struct Health {
 #[utoipa::path(get, path = "/health", tag = "ops",
     responses((status = 200, body = Health), (status = 503, body = super::errors::ErrorBody)))]
 pub async fn health(st: web::Data<AppState>) -> Result<HttpResponse> {
-    st.cx.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await?;
+    st.cx.read(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await?;
     Ok(HttpResponse::Ok().json(Health { status: "ok", database: "ok" }))
 }
 

@@ -36,7 +36,7 @@ fn cors(mut res: HttpResponse) -> HttpResponse {
     responses((status = 200, description = "`{status, version, features}`"), (status = 503, body = super::errors::ErrorBody)))]
 pub async fn health(st: web::Data<AppState>) -> HttpResponse {
     let reachable =
-        st.cx.db.run(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await;
+        st.cx.read(|c| c.batch_execute("SELECT 1").map_err(|_| Error::unavailable("database unreachable"))).await;
     cors(match reachable {
         Ok(()) => HttpResponse::Ok().json(json!({
             "status": "ok",
@@ -146,7 +146,7 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
         origin: header_str(&req, header::ORIGIN),
         referer: header_str(&req, header::REFERER),
     };
-    match ingest::ingest(&st.cx, &st.cx.analytics, request).await {
+    match ingest::ingest(&st.cx, request).await {
         Ok(answer) => cors(HttpResponse::Ok().json(answer)),
         Err(r) => refused(r),
     }

@@ -3,3 +3,10 @@
 
 pub mod fake;
 pub mod graph;
+
+/// The Meta app the Login for Business trades codes with.
+#[derive(Clone)]
+pub struct MetaApp {
+    pub id: String,
+    pub secret: crate::secret::Secret,
+}

@@ -7,27 +7,34 @@
 use std::sync::Arc;
 
 use crate::clock::SharedClock;
-use crate::config::{Config, Secret};
+use crate::config::Config;
 use crate::crypto::SecretsKey;
 use crate::db::{AnyConnection, Db};
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::GraphClient;
 use crate::service::analytics::runtime::Runtime;
 use crate::service::api::Capabilities;
-use crate::service::effects::{Dispatch, NoDispatch, Written};
-use crate::service::meta::status::StatusAnswer;
-use crate::service::read_cache::ReadCache;
+use crate::service::effects::{Dispatch, Effects, NoDispatch, Written};
+use crate::service::read_cache::{CachedJson, ReadCache};
 
-/// The Meta app the Login for Business trades codes with.
-#[derive(Clone)]
-pub struct MetaApp {
-    pub id: String,
-    pub secret: Secret,
+/// The database's figures (see [`Context::storage_stats`]).
+#[derive(Debug, Clone, Copy)]
+pub struct StorageStats {
+    pub connections: u32,
+    pub idle: u32,
+    pub pool_max: u32,
+    pub writer: crate::db::WriterStats,
+    /// SQL statements finished so far on every connection.
+    pub queries: u64,
 }
+
+pub use crate::meta::MetaApp;
 
 #[derive(Clone)]
 pub struct Context {
-    pub db: Db,
+    /// Private: reads go through [`Context::read`], writes through
+    /// [`Context::write`] and its siblings, so none forgets its effects.
+    db: Db,
     pub clock: SharedClock,
     pub config: Arc<Config>,
     pub graph: Arc<GraphClient>,
@@ -37,7 +44,7 @@ pub struct Context {
     /// fake Graph's app when it runs one): the login is META_LOGIN_UNAVAILABLE.
     pub meta_app: Option<MetaApp>,
     /// Answers of polled reads (meta.status), valid until the next write.
-    pub reads: Arc<ReadCache<StatusAnswer>>,
+    pub reads: Arc<ReadCache<CachedJson>>,
     /// Web analytics in this process: the tracker's limits and salts, the
     /// live-visitors cache, the tracked links' click window, the cursor key.
     pub analytics: Arc<Runtime>,
@@ -87,6 +94,48 @@ impl Context {
         self
     }
 
+    /// Runs `f` on the read pool.
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
+        self.db.run(f).await
+    }
+
+    /// Moves on every write that may change a cached read.
+    pub fn generation(&self) -> u64 {
+        self.db.generation()
+    }
+
+    /// SQLite: empties the WAL through the writer (see `Db::truncate_wal`).
+    pub async fn truncate_wal(&self) -> Result<()> {
+        self.db.truncate_wal().await
+    }
+
+    /// Stops the writer (shutdown).
+    pub fn close(&self) {
+        self.db.close();
+    }
+
+    /// The pool's and the writer's figures, for `/metrics` and the benchmarks.
+    pub fn storage_stats(&self) -> StorageStats {
+        let (connections, idle) = self.db.pool_state();
+        StorageStats {
+            connections,
+            idle,
+            pool_max: self.db.pool_max(),
+            writer: self.db.writer_stats(),
+            queries: self.db.queries(),
+        }
+    }
+
+    /// The same database and clock under another configuration (tests,
+    /// tools that change one setting).
+    pub fn reconfigured(&self, config: Arc<Config>, graph_url: &str) -> Result<Context> {
+        Context::new(self.db.clone(), self.clock.clone(), config, graph_url)
+    }
+
     pub fn capabilities(&self) -> Capabilities {
         self.capabilities
     }
@@ -112,7 +161,7 @@ impl Context {
         F: FnOnce(&mut AnyConnection) -> Result<Written<T>> + Send + 'static,
     {
         let written = self.db.write_tracked(f, |w: &Written<T>| w.effects.changes_cached_reads).await?;
-        self.dispatch.dispatch(&written.effects);
+        self.act_on(&written.effects);
         Ok(written.value)
     }
 
@@ -124,8 +173,17 @@ impl Context {
         F: FnOnce(&mut AnyConnection) -> Result<Written<T>> + Send + 'static,
     {
         let written = self.db.write_alone(f).await?;
-        self.dispatch.dispatch(&written.effects);
+        self.act_on(&written.effects);
         Ok(written.value)
+    }
+
+    /// What a committed write changed, acted on: this process's live cache
+    /// of the sites it touched, then the actors' wake-ups.
+    fn act_on(&self, effects: &Effects) {
+        for site in &effects.live_changed {
+            self.analytics.live.changed(site);
+        }
+        self.dispatch.dispatch(effects);
     }
 
     /// [`Context::write`] for a write with no wake-up to send.

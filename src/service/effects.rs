@@ -25,6 +25,9 @@ pub struct Effects {
     /// Whether the write may change what cached reads (meta.status) show.
     /// True by default, the safe side; only writes that know better say no.
     pub changes_cached_reads: bool,
+    /// Sites whose live visitors' rows changed (tracker events, an import,
+    /// a conversion, a profile): this process's cached live state of them goes.
+    pub live_changed: BTreeSet<String>,
 }
 
 impl Default for Effects {
@@ -34,11 +37,28 @@ impl Default for Effects {
             conversions_queued: BTreeSet::new(),
             hashes_erased: false,
             changes_cached_reads: true,
+            live_changed: BTreeSet::new(),
         }
     }
 }
 
 impl Effects {
+    /// A write that leaves the cached reads alone and wakes nobody (the
+    /// actors' own bookkeeping, keys and salts made once).
+    pub fn quiet() -> Effects {
+        Effects { changes_cached_reads: false, ..Effects::default() }
+    }
+
+    /// A web-analytics write that changed what `site_id`'s live rows show
+    /// when `changed`, and nothing the other cached reads show.
+    pub fn live(site_id: &str, changed: bool) -> Effects {
+        let mut e = Effects::quiet();
+        if changed {
+            e.live_changed.insert(site_id.to_string());
+        }
+        e
+    }
+
     /// A write that changed links or tokens.
     pub fn sync_changed() -> Effects {
         Effects { sync_changed: true, ..Effects::default() }
@@ -60,6 +80,7 @@ impl Effects {
         self.conversions_queued.extend(other.conversions_queued);
         self.hashes_erased |= other.hashes_erased;
         self.changes_cached_reads |= other.changes_cached_reads;
+        self.live_changed.extend(other.live_changed);
         self
     }
 }

@@ -238,3 +238,17 @@ mod tests {
         assert_eq!(*waiter.await.unwrap().unwrap(), Value::from("mine"));
     }
 }
+
+/// A cached answer: its value and that value's JSON text,
+/// serialized once when computed so a poll is answered without serializing.
+#[derive(Debug)]
+pub struct CachedJson {
+    pub value: serde_json::Value,
+    pub json: String,
+}
+
+impl serde::Serialize for CachedJson {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.value.serialize(s)
+    }
+}

@@ -172,7 +172,7 @@ backend_test!(the_checks_run_in_their_order_and_store_nothing_on_a_refusal, |app
     let a = track_as(&app, &json!({"siteId": "nope", "events": [pageview("1", "/")]}), &ua).await;
     assert_eq!((a.status, a.code()), (404, "NOT_FOUND"));
     assert_eq!(drain(&app).await, 0, "nothing was stored");
-    let count = app.state.cx.db.run(|c| Ok(rastrod::store::analytics::outbox_len(c)?)).await.unwrap();
+    let count = app.state.cx.read(|c| Ok(rastrod::store::analytics::outbox_len(c)?)).await.unwrap();
     assert_eq!(count, 0);
 });
 
@@ -578,8 +578,7 @@ backend_test!(no_address_user_agent_query_or_click_id_is_stored, analytics_build
     let dump = app
         .state
         .cx
-        .db
-        .run(|c| {
+        .read(|c| {
             use diesel::RunQueryDsl;
             #[derive(diesel::QueryableByName)]
             struct Row {
@@ -1164,14 +1163,18 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     site(app, "loja", false).await;
     track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
     let (rt, cx) = (&app.state.cx.analytics, &app.state.cx);
-    let args = || rastrod::service::analytics::reports::reads::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let args = || rastrod::service::analytics::reports::reads::LiveArgs {
+        site_ids: vec!["loja".into()],
+        now: T0,
+        limit: None,
+    };
     let first = rt.live.live_visitors(cx, args(), false, 10).await.unwrap();
     assert_eq!(first["count"], 1);
-    let before = cx.db.queries();
+    let before = cx.storage_stats().queries;
     for _ in 0..20 {
         assert_eq!(rt.live.live_visitors(cx, args(), false, 10).await.unwrap(), first);
     }
-    assert_eq!(cx.db.queries(), before, "twenty polls, no database read");
+    assert_eq!(cx.storage_stats().queries, before, "twenty polls, no database read");
     // A tracker commit of the site: the next read is fresh.
     track(app, "loja", "v_visitor0002", vec![pageview("2", "/")]).await;
     assert_eq!(rt.live.live_visitors(cx, args(), false, 10).await.unwrap()["count"], 2);
@@ -1325,8 +1328,7 @@ backend_test!(a_cookieless_session_open_at_midnight_continues_under_its_id, anal
     let days = app
         .state
         .cx
-        .db
-        .run(|c| {
+        .read(|c| {
             use diesel::RunQueryDsl;
             #[derive(diesel::QueryableByName)]
             struct D {

@@ -350,8 +350,7 @@ impl TestApp {
         }
         self.state
             .cx
-            .db
-            .run(move |c| {
+            .read(move |c| {
                 use diesel::RunQueryDsl;
                 let rows: Vec<N> =
                     diesel::sql_query(format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {table}")).load(c)?;
@@ -407,7 +406,7 @@ impl TestApp {
 
     /// Writes queued in the group-commit writer, and the rows whose lease is still held.
     async fn half_done(&self) -> (u64, Vec<String>) {
-        (self.state.cx.db.writer_stats().pending, self.held_leases().await)
+        (self.state.cx.storage_stats().writer.pending, self.held_leases().await)
     }
 
     /// Rows whose lease is still held: `account_syncs:<account>` and `conversions:<event>`.
@@ -419,8 +418,7 @@ impl TestApp {
         }
         self.state
             .cx
-            .db
-            .run(|c| {
+            .read(|c| {
                 use diesel::RunQueryDsl;
                 let rows: Vec<Held> = diesel::sql_query(
                     "SELECT 'account_syncs:' || ad_account_id AS row FROM account_syncs WHERE lease_run_id IS NOT NULL \

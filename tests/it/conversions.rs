@@ -128,7 +128,7 @@ async fn sale(app: &TestApp, key: &str, cents: i64, event: &str, meta_v: Value) 
 
 async fn row(app: &TestApp, event_id: &str) -> Option<ConversionRow> {
     let id = event_id.to_string();
-    app.state.cx.db.run(move |c| Ok(store::find(c, &id)?)).await.unwrap()
+    app.state.cx.read(move |c| Ok(store::find(c, &id)?)).await.unwrap()
 }
 
 async fn list(app: &TestApp, query: &str) -> Answer {
@@ -136,7 +136,7 @@ async fn list(app: &TestApp, query: &str) -> Answer {
 }
 
 async fn counters(app: &TestApp, now: Option<i64>) -> capi::ConversionCounters {
-    app.state.cx.db.run(move |c| capi::counters(c, &[SITE.to_string()], now)).await.unwrap().remove(SITE).unwrap()
+    app.state.cx.read(move |c| capi::counters(c, &[SITE.to_string()], now)).await.unwrap().remove(SITE).unwrap()
 }
 
 // rule: CAPI-02, CAPI-06, CAPI-12, FAKE-04, BOARD-10, STATUS-06
@@ -277,7 +277,7 @@ backend_test!(nothing_is_queued_without_meta_a_pixel_or_an_able_pixel, fake_meta
     )
     .await
     .ok();
-    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    let p = app.state.cx.read(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
     assert_eq!(p.stopped_reason.as_deref(), Some("PIXEL_NOT_GRANTED"));
     lead(&app, "c4", json!({})).await;
     sale(&app, "c4", 100, "s4", meta(4)).await.ok();
@@ -410,7 +410,7 @@ backend_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, fake_m
     let (p, now) = (pid.clone(), app.clock.now_ms());
     let lease = 15 * MINUTE;
     let taken =
-        app.state.cx.db.write(move |c| Ok(store::take_lease(c, &[p], "lost-run", now + lease, now)?)).await.unwrap();
+        app.state.cx.write_plain(move |c| Ok(store::take_lease(c, &[p], "lost-run", now + lease, now)?)).await.unwrap();
     assert_eq!(taken.len(), 1);
     // Within the lease nothing resends it: the attempt may still be in flight.
     app.clock.advance(lease - 1);
@@ -438,7 +438,7 @@ backend_test!(the_sweeper_resends_a_send_lost_on_the_way_after_its_lease, fake_m
     app.clock.advance(10 * MINUTE);
     let (p, now) = (capi::event_id(&id2, "Purchase"), app.clock.now_ms());
     let p2 = p.clone();
-    app.state.cx.db.write(move |c| Ok(store::take_lease(c, &[p2], "lost-run-2", now + lease, now)?)).await.unwrap();
+    app.state.cx.write_plain(move |c| Ok(store::take_lease(c, &[p2], "lost-run-2", now + lease, now)?)).await.unwrap();
     app.clock.advance(lease);
     drain(&app).await;
     let r = row(&app, &p).await.unwrap();
@@ -464,7 +464,7 @@ backend_test!(
         assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
         let conn = app.get(&format!("/v1/meta/owners/{OWNER}/connection")).await.ok();
         assert_eq!(conn["status"], "invalid");
-        let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+        let p = app.state.cx.read(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
         assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
         // Nothing more is queued for the site until the connection is connected again.
         lead(&app, "c2", json!({})).await;
@@ -501,7 +501,7 @@ backend_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_ne
     drain(&app).await;
     let r = row(&app, &capi::event_id(&id, "Purchase")).await.unwrap();
     assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
-    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    let p = app.state.cx.read(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
     assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
     lead(&app, "c2", json!({})).await;
     sale(&app, "c2", 500, "s2", meta(2)).await.ok();
@@ -519,8 +519,7 @@ backend_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_ne
     let key = app.state.cx.secrets.clone().unwrap();
     app.state
         .cx
-        .db
-        .write(move |c| {
+        .write_plain(move |c| {
             let mut p = meta_store::pixel(c, SITE)?.unwrap();
             p.sealed_token = Some(key.seal(&Secret::new("own-token-invalid"), Identity::Pixel(SITE))?);
             p.token_version += 1;
@@ -534,7 +533,7 @@ backend_test!(a_refused_own_token_fails_the_event_and_stops_the_pixel_until_a_ne
     drain(&app).await;
     let r = row(&app, &capi::event_id(&id4, "Purchase")).await.unwrap();
     assert!(r.last_error.unwrap().starts_with("META_TOKEN_INVALID"));
-    let p = app.state.cx.db.run(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
+    let p = app.state.cx.read(|c| Ok(meta_store::pixel(c, SITE)?)).await.unwrap().unwrap();
     assert_eq!(p.stopped_reason.as_deref(), Some("META_TOKEN_INVALID"));
 });
 

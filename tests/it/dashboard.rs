@@ -19,7 +19,7 @@ pub async fn operator(app: &TestApp, name: &str, configure: bool, owner: &str) {
         can_configure: configure,
         owner_key: owner.into(),
     };
-    operators::add(&app.state.cx.db, app.state.now(), input).await.unwrap();
+    operators::add(&app.state.cx, app.state.now(), input).await.unwrap();
 }
 
 /// A signed-in browser without the browser: the cookie and the CSRF token.

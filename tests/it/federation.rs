@@ -15,8 +15,8 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, Ed25519KeyPair, KeyPair};
 use base64::Engine;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use rastrod::service::api::Function;
 use rastrod::meta::fake::sample::{CAFE_BROOKLYN, CASA_LISBOA, LOJA_X, PET_MANIA};
+use rastrod::service::api::Function;
 use serde_json::{Value, json};
 
 use crate::backend_test;
@@ -438,8 +438,7 @@ backend_test!(the_local_grant_is_the_authority, fed_builder, |fed| {
     fed.app
         .state
         .cx
-        .db
-        .run(|c| {
+        .read(|c| {
             use diesel::RunQueryDsl;
             diesel::sql_query("UPDATE federation_grants SET site_ids = 'not json'").execute(c)?;
             Ok(())

@@ -52,7 +52,10 @@ async fn the_convex_npm_client_calls_the_federated_api() {
     assert!(output.status.success(), "node failed: {stderr}\n{stdout}");
     let out: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| panic!("not JSON: {stdout}"));
 
-    assert_eq!(out["manifest"], serde_json::to_value(rastrod::service::api::manifest::manifest(&fed.app.state.cx)).unwrap());
+    assert_eq!(
+        out["manifest"],
+        serde_json::to_value(rastrod::service::api::manifest::manifest(&fed.app.state.cx)).unwrap()
+    );
     assert_eq!(out["leadsReport"], fed.app.report(&["s1"], from, to).await);
     assert_eq!(out["leadsReport"]["totals"]["leads"], 1);
     assert_eq!(out["updateSite"]["name"], "Loja pelo Convex");

@@ -98,17 +98,17 @@ async fn set_pixel(app: &TestApp, site: &str, body: Value) -> Answer {
 
 async fn db_link(app: &TestApp, account: &str) -> Option<LinkRow> {
     let account = account.to_string();
-    app.state.cx.db.run(move |c| Ok(store::link(c, &account)?)).await.unwrap()
+    app.state.cx.read(move |c| Ok(store::link(c, &account)?)).await.unwrap()
 }
 
 async fn db_pixel(app: &TestApp, site: &str) -> Option<PixelRow> {
     let site = site.to_string();
-    app.state.cx.db.run(move |c| Ok(store::pixel(c, &site)?)).await.unwrap()
+    app.state.cx.read(move |c| Ok(store::pixel(c, &site)?)).await.unwrap()
 }
 
 async fn db_connection(app: &TestApp, owner: &str) -> Option<ConnectionRow> {
     let owner = owner.to_string();
-    app.state.cx.db.run(move |c| Ok(store::connection(c, &owner)?)).await.unwrap()
+    app.state.cx.read(move |c| Ok(store::connection(c, &owner)?)).await.unwrap()
 }
 
 /// The owner's stored token, opened with the app's key.
@@ -172,8 +172,7 @@ fn filler(site: &str, owner: &str, i: usize) -> LinkRow {
 async fn insert_fillers(app: &TestApp, site: &'static str, owner: &'static str, range: std::ops::Range<usize>) {
     app.state
         .cx
-        .db
-        .write(move |c| {
+        .write_plain(move |c| {
             for i in range {
                 store::insert_link(c, &filler(site, owner, i))?;
             }
@@ -306,7 +305,7 @@ backend_test!(a_new_token_resumes_what_a_dead_one_stopped, fake_meta_builder, |a
     let old_version = db_connection(&app, OWNER).await.unwrap().token_version;
     connect(&app, OWNER, "fourth-token-03").await.ok();
     let now = app.clock.now_ms();
-    let marked = app.state.cx.db.write(move |c| connection::mark_refused(c, OWNER, old_version, now)).await.unwrap();
+    let marked = app.state.cx.write_plain(move |c| connection::mark_refused(c, OWNER, old_version, now)).await.unwrap();
     assert!(!marked);
     assert_eq!(view(&app, OWNER).await["status"], "connected");
     assert_eq!(db_link(&app, LOJA_X).await.unwrap().stopped_reason, None);
@@ -744,14 +743,14 @@ backend_test!(a_link_needs_the_listing_and_respects_the_caps, fake_meta_builder,
     link(&app, "full", OWNER, LOJA_X).await.ok();
     link(&app, "full", OWNER, PET_MANIA).await.err(400, "INVALID_ARGUMENT");
     assert!(db_link(&app, PET_MANIA).await.is_none());
-    assert_eq!(app.state.cx.db.run(|c| Ok(store::count_links_of_site(c, "full")?)).await.unwrap(), 20);
+    assert_eq!(app.state.cx.read(|c| Ok(store::count_links_of_site(c, "full")?)).await.unwrap(), 20);
 
     // At most 500 per connection: with 499, the 500th links, the 501st does not.
     insert_fillers(&app, "bulk", OWNER, 100..598).await;
     link(&app, "s2", OWNER, PET_MANIA).await.ok();
     link(&app, "s3", OWNER, CAFE_BROOKLYN).await.err(400, "INVALID_ARGUMENT");
     assert!(db_link(&app, CAFE_BROOKLYN).await.is_none());
-    assert_eq!(app.state.cx.db.run(|c| Ok(store::count_links_of_owner(c, OWNER)?)).await.unwrap(), 500);
+    assert_eq!(app.state.cx.read(|c| Ok(store::count_links_of_owner(c, OWNER)?)).await.unwrap(), 500);
 });
 
 // rule: LINK-02
@@ -945,17 +944,16 @@ backend_test!(another_key_cannot_read_the_tokens, fake_meta_builder, |app| {
     assert_eq!(view(&app, OWNER).await["status"], "connected");
     let other = SecretsKey::from_base64(&Secret::new(rastrod::ids::secrets_key().unwrap())).unwrap();
     let k = other.clone();
-    let status = app.state.cx.db.run(move |c| connection::view(c, Some(&k), OWNER)).await.unwrap().unwrap().status;
+    let status = app.state.cx.read(move |c| connection::view(c, Some(&k), OWNER)).await.unwrap().unwrap().status;
     assert_eq!(status, "key_changed");
-    let status = app.state.cx.db.run(|c| connection::view(c, None, OWNER)).await.unwrap().unwrap().status;
+    let status = app.state.cx.read(|c| connection::view(c, None, OWNER)).await.unwrap().unwrap().status;
     assert_eq!(status, "key_missing");
 
     // A ciphertext moved to another owner's row does not open: it fails closed.
     let sealed = db_connection(&app, OWNER).await.unwrap().sealed_token;
     app.state
         .cx
-        .db
-        .write(move |c| {
+        .write_plain(move |c| {
             use diesel::prelude::*;
             use rastrod::db::schema::meta_connections::dsl as mc;
             diesel::update(mc::meta_connections.find(OWNER2)).set(mc::sealed_token.eq(sealed)).execute(c)?;
@@ -976,20 +974,18 @@ backend_test!(another_key_cannot_read_the_tokens, fake_meta_builder, |app| {
     env.insert("RASTRO_SECRETS_KEY".to_string(), rastrod::ids::secrets_key().unwrap());
     let config = Arc::new(Config::load_from(None, &env).unwrap());
     // A service context alone, without actors or HTTP: services run on just this.
-    let second =
-        rastrod::service::context::Context::new(app.state.cx.db.clone(), app.clock.clone(), config, &fake_url(&app))
-            .unwrap();
+    let second = app.state.cx.reconfigured(config, &fake_url(&app)).unwrap();
     let key2 = second.secrets.clone();
     let err = connection::refresh(&second, OWNER).await.unwrap_err();
     assert_eq!(err.code, Code::SecretsKeyMissing);
     assert_eq!(graph_requests(&app).await.len(), before, "nothing went to Meta");
     let k = key2.clone();
-    let status = app.state.cx.db.run(move |c| connection::view(c, k.as_ref(), OWNER)).await.unwrap().unwrap().status;
+    let status = app.state.cx.read(move |c| connection::view(c, k.as_ref(), OWNER)).await.unwrap().unwrap().status;
     assert_eq!(status, "key_changed");
     let input = serde_json::from_value(json!({"accessToken": "token-sec-c"})).unwrap();
     connection::set_connection(&second, OWNER, input).await.unwrap();
     let k = key2.clone();
-    let status = app.state.cx.db.run(move |c| connection::view(c, k.as_ref(), OWNER)).await.unwrap().unwrap().status;
+    let status = app.state.cx.read(move |c| connection::view(c, k.as_ref(), OWNER)).await.unwrap().unwrap().status;
     assert_eq!(status, "connected");
     connection::refresh(&second, OWNER).await.unwrap();
     // The first daemon, still on the old key, now sees a token it cannot read.

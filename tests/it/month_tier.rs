@@ -76,8 +76,8 @@ type Rows = (BTreeMap<(i64, String, String), i64>, BTreeMap<(i64, String, String
 async fn month_rows_and_days(app: &TestApp) -> (Rows, Rows) {
     app.state
         .cx
-        .db
-        .run(|c| {
+
+        .read(|c| {
             let counts: Vec<Count> = diesel::sql_query(
                 "SELECT tier, bucket, dim, key, count FROM web_breakdowns WHERE site_id = 'loja' AND tier IN ('d', 'm')",
             )
@@ -112,7 +112,7 @@ async fn assert_months_equal_their_days(app: &TestApp) {
 }
 
 async fn sql(app: &TestApp, statement: &'static str) {
-    app.state.cx.db.write(move |c| Ok(diesel::sql_query(statement).execute(c)?)).await.unwrap();
+    app.state.cx.write_plain(move |c| Ok(diesel::sql_query(statement).execute(c)?)).await.unwrap();
 }
 
 /// The site's month rows unusable: reads fall back to the day rows alone.
@@ -128,8 +128,7 @@ async fn month_tier_from(app: &TestApp) -> Option<i64> {
     }
     app.state
         .cx
-        .db
-        .run(|c| {
+        .read(|c| {
             let rows: Vec<From> =
                 diesel::sql_query("SELECT complete_from FROM web_month_tier WHERE site_id = 'loja'").load(c)?;
             Ok(rows.first().map(|r| r.complete_from))
@@ -205,8 +204,7 @@ backend_test!(an_older_site_gets_its_months_built_from_its_days, analytics_build
     let next = rastrod::store::analytics::rollups::next_month(T0 + 2 * DAY);
     app.state
         .cx
-        .db
-        .write(move |c| {
+        .write_plain(move |c| {
             let q = format!("INSERT INTO web_month_tier (site_id, complete_from) VALUES ('loja', {next})");
             Ok(diesel::sql_query(q).execute(c)?)
         })
@@ -219,7 +217,7 @@ backend_test!(an_older_site_gets_its_months_built_from_its_days, analytics_build
     let late = history(100..130, "b");
     assert_eq!(import(app, "loja", "late", &late).await.status, 201);
     let applied = rastrod::service::analytics::rollup::apply;
-    app.state.cx.db.write(move |c| applied(c, 100_000)).await.unwrap();
+    app.state.cx.write_plain(move |c| applied(c, 100_000)).await.unwrap();
     let meanwhile = overviews(&fed, &t).await;
     drain(app).await;
     assert_eq!(month_tier_from(app).await, Some(0), "built back to the site's first day");

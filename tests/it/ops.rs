@@ -82,8 +82,7 @@ pub(crate) async fn table_counts(app: &TestApp) -> BTreeMap<String, i64> {
     }
     app.state
         .cx
-        .db
-        .run(|c| {
+        .read(|c| {
             use diesel::RunQueryDsl;
             let sql = if c.is_sqlite() {
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"

@@ -514,14 +514,18 @@ backend_test!(live_profiles_come_from_the_cache_until_an_identify, analytics_bui
     site(app, "loja", false).await;
     track(app, "loja", ANON, vec![pageview("1", "/")]).await;
     let (rt, cx) = (&app.state.cx.analytics, &app.state.cx);
-    let args = || rastrod::service::analytics::reports::reads::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let args = || rastrod::service::analytics::reports::reads::LiveArgs {
+        site_ids: vec!["loja".into()],
+        now: T0,
+        limit: None,
+    };
     let first = rt.live.live_visitors_with(cx, args(), false, 10, true).await.unwrap();
     assert_eq!(first["visitors"][0]["profile"], Value::Null);
-    let before = cx.db.queries();
+    let before = cx.storage_stats().queries;
     for _ in 0..10 {
         assert_eq!(rt.live.live_visitors_with(cx, args(), false, 10, true).await.unwrap(), first);
     }
-    assert_eq!(cx.db.queries(), before, "ten polls, no database read");
+    assert_eq!(cx.storage_stats().queries, before, "ten polls, no database read");
     identify(app, "loja", json!({"externalId": "ana", "visitorId": ANON, "name": "Ana"})).await.ok();
     let after = rt.live.live_visitors_with(cx, args(), false, 10, true).await.unwrap();
     assert_eq!((after["count"].as_i64(), after["visitors"][0]["profile"]["name"].as_str()), (Some(1), Some("Ana")));
@@ -655,8 +659,7 @@ backend_test!(a_search_many_profiles_match_pages_the_same_way, analytics_builder
         let (walk, sorted) = app
             .state
             .cx
-            .db
-            .run(move |c| {
+            .read(move |c| {
                 let walk = store::people_page(c, "loja", Search::Walk(search), None, 120)?;
                 let sorted = store::people_page(c, "loja", Search::FromTerms(search), None, 120)?;
                 Ok((walk, sorted))
@@ -700,8 +703,7 @@ async fn events_until(app: &TestApp, what: &str, done: impl Fn(&[EventSession]) 
         let rows = app
             .state
             .cx
-            .db
-            .run(|c| {
+            .read(|c| {
                 use diesel::RunQueryDsl;
                 Ok(diesel::sql_query(
                     "SELECT path, name, visitor_id, session_id FROM web_events WHERE site_id = 'loja' \

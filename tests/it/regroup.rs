@@ -186,19 +186,19 @@ async fn a_regroup_goes_on_after_a_restart() {
         assert!(rastrod::actors::regroup::step(&first.state.cx).await.unwrap());
     }
     let cx = first.state.cx.clone();
-    let mid = cx.db.run(|c| rastrod::service::analytics::rollup::regroup::regrouping(c, "loja")).await.unwrap();
+    let mid = cx.read(|c| rastrod::service::analytics::rollup::regroup::regrouping(c, "loja")).await.unwrap();
     assert!(mid, "still regrouping");
     first.stop().await.unwrap();
     // The next process's actor takes the job from where it stood, and ends it.
     let second = process(&db.url, "50ms", clock.clone()).await;
     let cx = second.state.cx.clone();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while cx.db.run(|c| rastrod::service::analytics::rollup::regroup::regrouping(c, "loja")).await.unwrap() {
+    while cx.read(|c| rastrod::service::analytics::rollup::regroup::regrouping(c, "loja")).await.unwrap() {
         assert!(std::time::Instant::now() < deadline, "the restarted actor ends the job");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     let routes =
-        cx.db.run(|c| Ok(rastrod::store::analytics::site_map::routes(c, "loja", 0, i64::MAX / 2)?)).await.unwrap();
+        cx.read(|c| Ok(rastrod::store::analytics::site_map::routes(c, "loja", 0, i64::MAX / 2)?)).await.unwrap();
     let got: Vec<(String, i64)> = routes.into_iter().map(|r| (r.route, r.views)).collect();
     assert_eq!(got, vec![("/p/:id".to_string(), 3)]);
     second.stop().await.unwrap();
@@ -212,8 +212,7 @@ backend_test!(a_pattern_stored_before_the_grammar_is_answered_unchanged, analyti
     // Written before the grammar existed (by hand here): `*x` is no segment of it.
     app.state
         .cx
-        .db
-        .run(|c| {
+        .read(|c| {
             use diesel::RunQueryDsl;
             diesel::sql_query(r#"UPDATE sites SET route_patterns = '["/promo/*x", "/p/:id"]' WHERE id = 'loja'"#)
                 .execute(c)?;

@@ -9,11 +9,11 @@ use rastrod::actors::supervisor::RunDue;
 use rastrod::clock::{MINUTE_MS, ManualClock};
 use rastrod::config::Config;
 use rastrod::server::RunningServer;
-use rastrod::service::sites::{self, CreateSite};
 use rastrod::service::meta::connection::{self as meta_connection, SecretString, SetMetaConnection};
 use rastrod::service::meta::links::{self as meta_links, LinkAdAccount};
 use rastrod::service::meta::sync::Outcome;
 use rastrod::service::meta::sync::schedule::Kind;
+use rastrod::service::sites::{self, CreateSite};
 
 use crate::common::{T0, TestDb};
 
@@ -72,14 +72,14 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
 
     let now = rastrod::clock::Clock::now_ms(&*clock);
     let site = site("loja-x", None);
-    a.cx.db.write(move |c| sites::create(c, now, site)).await.unwrap();
+    a.cx.write_plain(move |c| sites::create(c, now, site)).await.unwrap();
     let token =
         SetMetaConnection { access_token: SecretString(rastrod::config::Secret::new("rastro-fake-sample-token:0")) };
     meta_connection::set_connection(&a.cx, "agency", token).await.unwrap();
     let accounts = ["act_1029384756", "act_2038475610"];
     for account in accounts {
         let link = LinkAdAccount { owner_key: "agency".into(), ad_account_id: account.into(), only_own: false };
-        a.cx.db.write(move |c| meta_links::link(c, now, "loja-x", link)).await.unwrap();
+        a.cx.write_plain(move |c| meta_links::link(c, now, "loja-x", link)).await.unwrap();
     }
 
     // Both processes run everything due, at the same time.
@@ -93,19 +93,18 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     // Process A "dies" holding a lease: its run id stays on the row.
     let dead_until = rastrod::clock::Clock::now_ms(&*clock) + 15 * MINUTE_MS;
     let account = accounts[0].to_string();
-    a.cx.db
-        .write(move |c| {
-            let mut row = rastrod::store::meta::sync::get(c, &account)?.unwrap();
-            row.lease_run_id = Some("dead-process".into());
-            row.lease_until = Some(dead_until);
-            row.next_run_at = 0;
-            rastrod::store::meta::sync::save(c, &row)?;
-            Ok(())
-        })
-        .await
-        .unwrap();
+    a.cx.write_plain(move |c| {
+        let mut row = rastrod::store::meta::sync::get(c, &account)?.unwrap();
+        row.lease_run_id = Some("dead-process".into());
+        row.lease_until = Some(dead_until);
+        row.next_run_at = 0;
+        rastrod::store::meta::sync::save(c, &row)?;
+        Ok(())
+    })
+    .await
+    .unwrap();
     let account = accounts[0].to_string();
-    let before = b.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let before = b.cx.read(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     eprintln!(
         "before: lease {:?} until {:?} now {}",
         before.lease_run_id,
@@ -118,14 +117,14 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     let taken = rastrod::service::meta::sync::run(&b.cx, accounts[0]).await.unwrap();
     assert_ne!(taken, Outcome::Busy, "B takes the account over when the lease ends");
     let account = accounts[0].to_string();
-    let row = b.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let row = b.cx.read(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     assert!(row.last_error.as_deref().is_some_and(|e| e.starts_with("RUN_TIMEOUT")), "{:?}", row.last_error);
     assert_eq!(row.lease_run_id, None);
     // The next successful run clears it.
     clock.advance(45 * MINUTE_MS);
     assert_eq!(rastrod::service::meta::sync::run(&b.cx, accounts[0]).await.unwrap(), Outcome::Synced(Kind::Live));
     let account = accounts[0].to_string();
-    let row = b.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
+    let row = b.cx.read(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
     assert_eq!(row.last_error, None);
     server_a.stop().await.unwrap();
     server_b.stop().await.unwrap();
@@ -143,7 +142,7 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
     let (a, b) = (server_a.state.clone(), server_b.state.clone());
     let now = rastrod::clock::Clock::now_ms(&*clock);
     let site = site("loja", Some(vec![crate::analytics::HOST.into()]));
-    a.cx.db.write(move |c| sites::create(c, now, site)).await.unwrap();
+    a.cx.write_plain(move |c| sites::create(c, now, site)).await.unwrap();
     let http = reqwest::Client::new();
     let mut sends = Vec::new();
     for i in 0..20 {
@@ -173,12 +172,15 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
         to: day + 86_400_000 - 1,
         interval: Default::default(),
     };
-    let o = a.cx.db.run(move |c| rastrod::service::analytics::reports::reads::overview(c, args, false)).await.unwrap();
+    let o = a.cx.read(move |c| rastrod::service::analytics::reports::reads::overview(c, args, false)).await.unwrap();
     assert_eq!((o["totals"]["pageviews"].as_i64(), o["totals"]["sessions"].as_i64()), (Some(20), Some(1)));
     assert_eq!(o["totals"]["visitors"], 1);
     // rule: PAGE-09
     // A cursor made by one process is good on the other: one key for the database.
-    let (ka, kb) = (a.cx.analytics.cursor_key(&a.cx).await.unwrap(), b.cx.analytics.cursor_key(&b.cx).await.unwrap());
+    let (ka, kb) = (
+        rastrod::service::analytics::reports::api::cursor_key(&a.cx).await.unwrap(),
+        rastrod::service::analytics::reports::api::cursor_key(&b.cx).await.unwrap(),
+    );
     assert_eq!(ka, kb);
     let list = move |cursor: Option<String>| rastrod::service::analytics::reports::sessions::ListSessionsArgs {
         site_id: "loja".into(),
@@ -187,11 +189,12 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
         pagination_opts: serde_json::from_value(serde_json::json!({"numItems": 1, "cursor": cursor})).unwrap(),
     };
     let first =
-        a.cx.db.run(move |c| rastrod::service::analytics::reports::sessions::list_sessions(c, &ka, list(None))).await.unwrap();
+        a.cx.read(move |c| rastrod::service::analytics::reports::sessions::list_sessions(c, &ka, list(None)))
+            .await
+            .unwrap();
     let cursor = first["continueCursor"].as_str().unwrap().to_string();
     let next =
-        b.cx.db
-            .run(move |c| rastrod::service::analytics::reports::sessions::list_sessions(c, &kb, list(Some(cursor))))
+        b.cx.read(move |c| rastrod::service::analytics::reports::sessions::list_sessions(c, &kb, list(Some(cursor))))
             .await
             .unwrap();
     assert_eq!((next["page"].as_array().map(Vec::len), next["isDone"].as_bool()), (Some(0), Some(true)));

@@ -22,8 +22,7 @@ fn today() -> (i64, i64) {
 async fn upgraded_at(app: &TestApp) -> i64 {
     app.state
         .cx
-        .db
-        .run(|c| Ok(rastrod::store::analytics::site_map::upgraded_at(c, "siteMap")?))
+        .read(|c| Ok(rastrod::store::analytics::site_map::upgraded_at(c, "siteMap")?))
         .await
         .unwrap()
         .expect("the migration records the upgrade")

@@ -39,15 +39,13 @@ async fn answers(app: &TestApp) -> (Value, Value) {
     let map = app
         .state
         .cx
-        .db
-        .run(move |c| site_map::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }))
+        .read(move |c| site_map::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }))
         .await
         .unwrap();
     let vitals = app
         .state
         .cx
-        .db
-        .run(move |c| vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to }))
+        .read(move |c| vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to }))
         .await
         .unwrap();
     (map, vitals)

@@ -284,7 +284,7 @@ async fn children(app: &TestApp) -> usize {
 
 async fn sync_row(app: &TestApp, act: &str) -> SyncRow {
     let act = act.to_string();
-    app.state.cx.db.run(move |c| Ok(rastrod::store::meta::sync::get(c, &act)?)).await.unwrap().expect("a sync row")
+    app.state.cx.read(move |c| Ok(rastrod::store::meta::sync::get(c, &act)?)).await.unwrap().expect("a sync row")
 }
 
 /// The spend rows of `act` straight from `ad_spend`.
@@ -293,8 +293,7 @@ async fn spend_rows(app: &TestApp, act: &str) -> Spend {
     let rows: Vec<SpendRow> = app
         .state
         .cx
-        .db
-        .run(move |c| {
+        .read(move |c| {
             use diesel::prelude::*;
             use rastrod::db::schema::ad_spend;
             Ok(ad_spend::table.filter(ad_spend::ad_account_id.eq(act)).select(SpendRow::as_select()).load(c)?)
@@ -864,8 +863,7 @@ backend_test!(
         let ad2 = ad.clone();
         app.state
             .cx
-            .db
-            .write(move |c| {
+            .write_plain(move |c| {
                 use diesel::prelude::*;
                 use rastrod::db::schema::ad_spend::dsl::*;
                 diesel::update(
@@ -1229,6 +1227,20 @@ backend_test!(spend_budgets_only_mark_spend_incomplete_when_really_passed, novem
     assert_eq!(r["spendIncomplete"], true);
     assert_eq!((&r["totals"]["spendCents"], &r["bySite"][0]["spendCents"]), (&Value::Null, &Value::Null));
     assert_eq!(r["totals"]["leads"], 2);
+
+    // The federated transport runs the same use case, so the same budgets
+    // (it once honoured only the lead-row cap and answered spend here).
+    let caller = rastrod::service::api::Caller {
+        connection_id: "c1".into(),
+        owner: "rastro:connection:c1".into(),
+        public: false,
+        sites: vec!["loja".into(), "pet".into()],
+        permissions: vec!["analytics:read"],
+    };
+    let args = json!({"siteIds": ["loja", "pet"], "from": ms(from), "to": ms(until) + DAY - 1});
+    let function = rastrod::service::api::Function::LeadsReport;
+    let federated = rastrod::service::api::call(&app.state.cx, Some(&caller), function, args).await.unwrap();
+    assert_eq!(federated.value(), &r);
 });
 
 // ================================================================= STATUS, LINK, LEAD, FAKE
@@ -1290,12 +1302,12 @@ backend_test!(
         // the rows go in batches of 10.
         let pet_rows = synced(PET_MANIA).len();
         assert!(pet_rows > 20);
-        app.state.cx.db.write(|c| rastrod::service::meta::links::unlink(c, "p", PET_MANIA, None)).await.unwrap();
+        app.state.cx.write_plain(|c| rastrod::service::meta::links::unlink(c, "p", PET_MANIA, None)).await.unwrap();
         let r = report(app, &["p"], d("2026-11-01"), d("2026-11-29")).await;
         assert_eq!(r["totals"]["spendCents"], Value::Null);
         assert_eq!(spend_rows(app, PET_MANIA).await.len(), pet_rows, "the rows are still there");
         let batch =
-            app.state.cx.db.write(|c| Ok(rastrod::store::meta::sync::delete_orphan_spend(c, 10)?)).await.unwrap();
+            app.state.cx.write_plain(|c| Ok(rastrod::store::meta::sync::delete_orphan_spend(c, 10)?)).await.unwrap();
         assert_eq!(batch, 10);
         assert_eq!(spend_rows(app, PET_MANIA).await.len(), pet_rows - 10);
         assert_eq!(spend_rows(app, LOJA_X).await, all, "a linked account's rows are no orphans");

@@ -473,7 +473,7 @@ backend_test!(tracked_links_off_hide_the_functions_and_the_redirect, links_off_b
     // A link stored while the capability was on answers 404 now.
     let args: rastrod::service::analytics::links::CreateArgs =
         serde_json::from_value(new_link("bio", "https://loja.example.com/")).unwrap();
-    fed.app.state.cx.db.run(move |c| rastrod::service::analytics::links::create(c, T0, args)).await.unwrap();
+    fed.app.state.cx.read(move |c| rastrod::service::analytics::links::create(c, T0, args)).await.unwrap();
     let (status, _, _, body) = visit(&fed.app, "GET", "/rastro/l/loja/bio", "203.0.113.1", UA).await;
     assert_eq!((status, body["code"].as_str()), (404, Some("NOT_FOUND")));
     let health = answer(fed.app.http.get(format!("{}/rastro/health", fed.app.base))).await.ok();

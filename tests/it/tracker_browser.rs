@@ -67,8 +67,7 @@ struct Stored {
 async fn stored(app: &TestApp) -> Vec<Stored> {
     app.state
         .cx
-        .db
-        .run(|c| {
+        .read(|c| {
             use diesel::RunQueryDsl;
             Ok(diesel::sql_query(
                 "SELECT kind, path, visitor_id, name, pageview_id, engaged_ms, fcp, ttfb FROM web_events \

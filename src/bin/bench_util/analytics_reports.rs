@@ -15,7 +15,10 @@ use rastrod::clock::{Clock, DAY_MS, SystemClock};
 use rastrod::db::Db;
 use rastrod::demo::analytics::Rng;
 use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
-use rastrod::service::analytics::{reports::affiliates, reports::funnels, reports::goals, ingest::import, reports::reads, people::search, reports::site_map, reports::vitals};
+use rastrod::service::analytics::{
+    ingest::import, people::search, reports::affiliates, reports::funnels, reports::goals, reports::reads,
+    reports::site_map, reports::vitals,
+};
 use rastrod::service::context::Context;
 use rastrod::service::sites::{self, CreateSite, UpdateSite};
 use serde_json::{Value, json};
@@ -212,17 +215,10 @@ const LAST: [&str; 30] = [
 async fn fill_profiles(cx: &Context, site: &str, profiles: usize, visitors: usize) -> AnyResult<()> {
     let have = {
         let s = site.to_string();
-        cx.db
-            .run(move |c| {
-                Ok(rastrod::store::analytics::retention::count_before(
-                    c,
-                    "web_profiles",
-                    "identified_at",
-                    &s,
-                    i64::MAX,
-                )?)
-            })
-            .await?
+        cx.read(move |c| {
+            Ok(rastrod::store::analytics::retention::count_before(c, "web_profiles", "identified_at", &s, i64::MAX)?)
+        })
+        .await?
     } as usize;
     if have >= profiles {
         println!("profiles: {have} on {site} already");
@@ -416,29 +412,26 @@ async fn time_reads(
                 let a = args.clone();
                 let cap = 2_000_000;
                 let t = Instant::now();
-                cx.db
-                    .run(move |c| {
-                        let f = |e: serde_json::Error| rastrod::error::Error::invalid(e.to_string());
-                        match name.split(' ').next().unwrap_or_default() {
-                            "overview" => reads::overview(c, serde_json::from_value(a).map_err(f)?, false),
-                            "goalsReport" => goals::goals_report(c, serde_json::from_value(a).map_err(f)?),
-                            "funnelsReport" => funnels::funnels_report(c, serde_json::from_value(a).map_err(f)?, cap),
-                            "affiliatesReport" => {
-                                affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?)
-                            }
-                            "vitalsReport" => vitals::vitals_report(c, serde_json::from_value(a).map_err(f)?),
-                            "listPeople" => rastrod::service::analytics::people::list_people(
-                                c,
-                                b"bench",
-                                serde_json::from_value(a).map_err(f)?,
-                            ),
-                            "liveVisitors," => {
-                                reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false)
-                            }
-                            _ => site_map::site_map(c, serde_json::from_value(a).map_err(f)?),
+                cx.read(move |c| {
+                    let f = |e: serde_json::Error| rastrod::error::Error::invalid(e.to_string());
+                    match name.split(' ').next().unwrap_or_default() {
+                        "overview" => reads::overview(c, serde_json::from_value(a).map_err(f)?, false),
+                        "goalsReport" => goals::goals_report(c, serde_json::from_value(a).map_err(f)?),
+                        "funnelsReport" => funnels::funnels_report(c, serde_json::from_value(a).map_err(f)?, cap),
+                        "affiliatesReport" => affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?),
+                        "vitalsReport" => vitals::vitals_report(c, serde_json::from_value(a).map_err(f)?),
+                        "listPeople" => rastrod::service::analytics::people::list_people(
+                            c,
+                            b"bench",
+                            serde_json::from_value(a).map_err(f)?,
+                        ),
+                        "liveVisitors," => {
+                            reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false)
                         }
-                    })
-                    .await?;
+                        _ => site_map::site_map(c, serde_json::from_value(a).map_err(f)?),
+                    }
+                })
+                .await?;
                 ms.push(t.elapsed().as_secs_f64() * 1000.0);
             }
             let (p50, p99) = stats(ms);

@@ -79,7 +79,7 @@ pub fn fill(url: &str, n: usize) -> AnyResult<()> {
             aggregates_days: retention::MAX_DAYS,
         };
         cx.write_plain(move |c| retention::set_policy(c, now, policy)).await?;
-        cx.db.close();
+        cx.close();
         println!("expired: {have} events 100 days old on loja, policy events 30 days, in {:.1} s", start.elapsed().as_secs_f64());
         Ok(())
     })

@@ -21,7 +21,7 @@ pub async fn overview(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reads::overview_of(c, args, false, ALL_CLIENTS_MAX)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| reads::overview_of(c, args, false, ALL_CLIENTS_MAX)).await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -42,7 +42,7 @@ pub async fn live(
     let args = LiveArgs { site_ids: b.site_ids, now: st.now(), limit: b.limit };
     let window = st.cx.config.live_window.as_millis() as i64;
     Ok(HttpResponse::Ok()
-        .json(st.cx.db.run(move |c| reads::live_visitors_of(c, args, window, false, ALL_CLIENTS_MAX)).await?))
+        .json(st.cx.read(move |c| reads::live_visitors_of(c, args, window, false, ALL_CLIENTS_MAX)).await?))
 }
 
 /// The "Site map" screen: `siteMap` over the chosen client and days.
@@ -53,7 +53,7 @@ pub async fn site_map(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| site_map::site_map(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| site_map::site_map(c, args)).await?))
 }
 
 /// The "Vitals" screen: `vitalsReport` over the chosen client and days.
@@ -64,5 +64,5 @@ pub async fn vitals(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| vitals::vitals_report(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| vitals::vitals_report(c, args)).await?))
 }

@@ -39,7 +39,7 @@ pub async fn sign_in(
     body: crate::http::json::Json<SignIn>,
 ) -> Result<HttpResponse> {
     let SignIn { name, password } = body.into_inner();
-    let (cookie, s) = operators::sign_in(&st.cx.db, st.now(), &name, password.0, &client(&req)).await?;
+    let (cookie, s) = operators::sign_in(&st.cx, st.now(), &name, password.0, &client(&req)).await?;
     tracing::info!(operator = %s.operator.name, "dashboard sign-in");
     let set = session::set_cookie(&req, Some(cookie.expose()), SESSION_TTL_MS / 1000);
     Ok(HttpResponse::Ok()
@@ -52,7 +52,7 @@ pub async fn sign_out(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
     // The session and the CSRF token were checked by `session::require`.
     session::signed_in(&req)?;
     if let Some(raw) = session::cookie_value(&req) {
-        operators::sign_out(&st.cx.db, &raw).await?;
+        operators::sign_out(&st.cx, &raw).await?;
     }
     Ok(HttpResponse::Ok()
         .insert_header((header::SET_COOKIE, session::set_cookie(&req, None, 0)))
@@ -64,14 +64,15 @@ pub async fn sign_out(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpR
 fn login(st: &AppState) -> serde_json::Value {
     if let Some(fake) = &st.fake {
         return json!({
-            "dialogUrl": format!("{}/{}/dialog/oauth", fake.base_url, crate::meta::fake::GRAPH_VERSION),
-            "clientId": crate::meta::fake::login::FAKE_APP_ID,
+            "dialogUrl": format!("{}/{}/dialog/oauth", fake.base_url, crate::meta::graph::GRAPH_VERSION),
+            // The start-up wires the fake's own app in as the Meta app.
+            "clientId": st.cx.meta_app.as_ref().map(|a| a.id.clone()),
             "configId": "fake-config",
         });
     }
     match (&st.cx.config.meta_app_id, &st.cx.config.meta_app_secret) {
         (Some(app), Some(_)) => json!({
-            "dialogUrl": format!("https://www.facebook.com/{}/dialog/oauth", crate::meta::fake::GRAPH_VERSION),
+            "dialogUrl": format!("https://www.facebook.com/{}/dialog/oauth", crate::meta::graph::GRAPH_VERSION),
             "clientId": app,
             "configId": st.cx.config.meta_login_config_id,
         }),

@@ -14,7 +14,7 @@ use crate::state::AppState;
 pub async fn list(st: web::Data<AppState>, req: HttpRequest, path: web::Path<String>) -> Result<HttpResponse> {
     signed_in(&req)?;
     let args = ListArgs { site_id: path.into_inner(), now: st.now() };
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| links::list(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| links::list(c, args)).await?))
 }
 
 #[derive(Deserialize)]

@@ -7,8 +7,8 @@ use serde::Deserialize;
 
 use super::session::signed_in;
 use crate::error::Result;
-use crate::service::analytics::reports::pages::PaginationOpts;
 use crate::service::analytics::people::{self, ListPeopleArgs, PeopleFilter, ProfileArgs};
+use crate::service::analytics::reports::pages::PaginationOpts;
 use crate::state::AppState;
 
 /// One screen of people.
@@ -41,8 +41,8 @@ pub async fn list(
             maximum_bytes_read: None,
         },
     };
-    let key = st.cx.analytics.cursor_key(&st.cx).await?;
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| people::list_people(c, &key, args)).await?))
+    let key = crate::service::analytics::reports::api::cursor_key(&st.cx).await?;
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| people::list_people(c, &key, args)).await?))
 }
 
 pub async fn profile(
@@ -53,5 +53,5 @@ pub async fn profile(
     signed_in(&req)?;
     let (site_id, visitor_id) = path.into_inner();
     let args = ProfileArgs { site_id, visitor_id };
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| people::get_visitor_profile(c, args)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| people::get_visitor_profile(c, args)).await?))
 }

@@ -12,13 +12,13 @@ use crate::clock::utc_day_start;
 use crate::error::Result;
 use crate::service::leads::metrics::{RowCounts, format_money, format_return, return_band, row_metrics};
 use crate::service::leads::{self, board as pipeline, reports};
-use crate::service::sites;
 use crate::service::meta::{connection as meta_connection, conversions, status as meta_status, sync as meta_sync};
+use crate::service::sites;
 use crate::state::AppState;
 
 pub async fn list_sites(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
     signed_in(&req)?;
-    Ok(HttpResponse::Ok().json(st.cx.db.run(sites::list).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(sites::list).await?))
 }
 
 fn count(v: &Value, k: &str) -> i64 {
@@ -107,8 +107,7 @@ pub async fn leads_report(
     let ids = args.site_ids.clone();
     let (report, site_rows) = st
         .cx
-        .db
-        .run(move |c| {
+        .read(move |c| {
             let report = reports::leads_report(c, args, caps)?;
             let rows = sites::list(c)?.into_iter().filter(|s| ids.contains(&s.site_id)).collect::<Vec<_>>();
             Ok((report, rows))
@@ -125,7 +124,7 @@ pub async fn leads_daily(
     signed_in(&req)?;
     let args = body.into_inner();
     reports::check_daily_of(&args, ALL_CLIENTS_MAX)?;
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| reports::leads_daily_of(c, args, ALL_CLIENTS_MAX)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| reports::leads_daily_of(c, args, ALL_CLIENTS_MAX)).await?))
 }
 
 pub async fn list_leads(
@@ -135,7 +134,7 @@ pub async fn list_leads(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| leads::list(c, q)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::list(c, q)).await?))
 }
 
 pub async fn lead_journey(
@@ -146,7 +145,7 @@ pub async fn lead_journey(
     signed_in(&req)?;
     let (site, lead) = path.into_inner();
     let (journey, currency) =
-        st.cx.db.run(move |c| Ok((leads::journey(c, &site, &lead)?, sites::get(c, &site)?.currency))).await?;
+        st.cx.read(move |c| Ok((leads::journey(c, &site, &lead)?, sites::get(c, &site)?.currency))).await?;
     let mut v = serde_json::to_value(&journey).map_err(crate::error::Error::internal)?;
     for e in v["history"].as_array_mut().into_iter().flatten() {
         let cents = e["revenueCents"].as_i64();
@@ -158,7 +157,7 @@ pub async fn lead_journey(
 pub async fn meta_connection(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
     let s = signed_in(&req)?;
     let (key, owner) = (st.cx.secrets.clone(), s.operator.owner_key);
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| meta_connection::view(c, key.as_ref(), &owner)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| meta_connection::view(c, key.as_ref(), &owner)).await?))
 }
 
 #[derive(Deserialize)]
@@ -198,7 +197,7 @@ pub async fn event_map(st: web::Data<AppState>, req: HttpRequest, path: web::Pat
     signed_in(&req)?;
     // The day's start, as the seed's dashboard passes it.
     let (site, now) = (path.into_inner(), utc_day_start(st.now()));
-    Ok(HttpResponse::Ok().json(st.cx.db.run(move |c| pipeline::event_map(c, &site, Some(now))).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| pipeline::event_map(c, &site, Some(now))).await?))
 }
 
 #[derive(Deserialize)]
@@ -224,8 +223,7 @@ pub async fn conversions_feed(
     let limit = q.limit.unwrap_or(30);
     let rows = st
         .cx
-        .db
-        .run(move |c| {
+        .read(move |c| {
             let mut all = Vec::new();
             for id in &ids {
                 let currency = sites::get(c, id)?.currency;
@@ -258,7 +256,7 @@ pub async fn unlink_preview(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let (site, account) = path.into_inner();
-    let p = st.cx.db.run(move |c| meta_sync::unlink_preview(c, &site, &account)).await?;
+    let p = st.cx.read(move |c| meta_sync::unlink_preview(c, &site, &account)).await?;
     let mut v = serde_json::to_value(&p).map_err(crate::error::Error::internal)?;
     let cur = v["currency"].as_str().unwrap_or("BRL").to_string();
     v["spend"] = json!(format_money(v["spendCents"].as_i64(), &cur));

@@ -71,7 +71,7 @@ pub async fn require(
 async fn check(req: &ServiceRequest) -> Result<Session> {
     let st = req.app_data::<web::Data<AppState>>().ok_or_else(unauthenticated)?;
     let raw = cookie_value(req.request()).ok_or_else(unauthenticated)?;
-    let session = operators::session(&st.cx.db, st.now(), &raw).await?.ok_or_else(unauthenticated)?;
+    let session = operators::session(&st.cx, st.now(), &raw).await?.ok_or_else(unauthenticated)?;
     if req.method() != Method::GET && !csrf_ok(req.request(), &session) {
         return Err(forbidden_csrf());
     }

@@ -10,10 +10,10 @@ use serde_json::json;
 use super::session::may_write;
 use crate::error::{Code, Result};
 use crate::service::leads::board::{self as pipeline, SetEventMap};
-use crate::service::sites;
 use crate::service::meta::connection::{self as connection, ConnectWithCode, SecretString, SetMetaConnection};
 use crate::service::meta::links::{self as links, LinkAdAccount, SetSitePixel};
 use crate::service::meta::sync as meta_sync;
+use crate::service::sites;
 use crate::state::AppState;
 
 #[derive(Deserialize)]
@@ -154,15 +154,14 @@ pub async fn set_event_map(
     let mut copied = Vec::new();
     if b.copy_to_others && st.cx.config.dashboard_audience == "agency" {
         let keys: Vec<String> = map.columns.iter().map(|c| c.key.clone()).collect();
-        for other in st.cx.db.run(sites::list).await? {
+        for other in st.cx.read(sites::list).await? {
             if other.site_id == site {
                 continue;
             }
             let (id, k) = (other.site_id.clone(), keys.clone());
             let same = st
                 .cx
-                .db
-                .run(move |c| Ok(pipeline::event_map(c, &id, None)?.columns.iter().map(|c| c.key.clone()).eq(k)))
+                .read(move |c| Ok(pipeline::event_map(c, &id, None)?.columns.iter().map(|c| c.key.clone()).eq(k)))
                 .await?;
             if !same {
                 continue;

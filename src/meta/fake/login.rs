@@ -33,11 +33,8 @@ pub const LONG_LIVED_SECS: i64 = 5_184_000;
 pub const FAKE_APP_ID: &str = "1234567890";
 
 /// The app a daemon running the fake logs in with when no real one is set.
-pub fn fake_app() -> crate::service::context::MetaApp {
-    crate::service::context::MetaApp {
-        id: FAKE_APP_ID.into(),
-        secret: crate::config::Secret::new("rastro-fake-app-secret"),
-    }
+pub fn fake_app() -> crate::meta::MetaApp {
+    crate::meta::MetaApp { id: FAKE_APP_ID.into(), secret: crate::config::Secret::new("rastro-fake-app-secret") }
 }
 pub const SCOPES: [&str; 3] = ["ads_read", "ads_management", "business_management"];
 

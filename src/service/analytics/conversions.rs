@@ -9,13 +9,14 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::service::analytics::ingest::batch;
-use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
-use crate::service::analytics::rollup::{DAY_MS, bucket};
-use crate::service::analytics::reports::span::{self, Piece};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::service::analytics::ingest::batch;
+use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
+use crate::service::analytics::reports::span::{self, Piece};
+use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
+use crate::service::effects::{Effects, Written};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::conversions::{self as store, AffiliateDay, ConversionRow, Money};
@@ -79,6 +80,19 @@ pub fn check(a: &RecordConversion) -> Result<Option<Map<String, Value>>> {
 
 /// Records a conversion (rules CONV-01 to CONV-07), in one transaction with
 /// its effects on the session, the counters and the affiliate's day.
+/// [`record`] with what it changed: live rows carry the session's
+/// conversions and revenue, so a new one drops the site's live state.
+pub fn record_written(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    a: RecordConversion,
+) -> Result<Written<Recorded>> {
+    let recorded = record(conn, now, site_id, a)?;
+    let effects = Effects::default().merge(Effects::live(site_id, recorded.created));
+    Ok(Written::new(recorded, effects))
+}
+
 pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConversion) -> Result<Recorded> {
     let properties = check(&a)?;
     let site = sites::get(conn, site_id)?;

@@ -3,17 +3,15 @@
 
 use tokio::sync::OnceCell;
 
-use crate::service::analytics::ingest::Tracker;
-use crate::error::Result;
-use crate::service::context::Context;
-use crate::service::effects::{Effects, Written};
+use crate::service::analytics::ingest::tracker::Tracker;
 
 pub struct Runtime {
     pub tracker: Tracker,
     pub live: crate::service::analytics::reports::live::LiveCache,
     /// Tracked links: one counted click per address and link within `RASTRO_LINK_CLICK_WINDOW`.
     pub clicks: crate::service::analytics::links::redirect::ClickWindow,
-    cursor_key: OnceCell<Vec<u8>>,
+    /// The key that signs pagination cursors, once read (`reports::api::cursor_key`).
+    pub(crate) cursor_key: OnceCell<Vec<u8>>,
 }
 
 impl Runtime {
@@ -24,20 +22,5 @@ impl Runtime {
             clicks: crate::service::analytics::links::redirect::ClickWindow::new(config.link_click_window),
             cursor_key: OnceCell::new(),
         }
-    }
-
-    /// The key that signs pagination cursors: made once for the database.
-    pub async fn cursor_key(&self, cx: &Context) -> Result<Vec<u8>> {
-        self.cursor_key
-            .get_or_try_init(|| async {
-                let fresh: [u8; 32] = crate::ids::random_bytes()?;
-                cx.write(move |c| {
-                    let key = crate::store::analytics::key(c, "cursor", fresh)?;
-                    Ok(Written::new(key, Effects { changes_cached_reads: false, ..Effects::default() }))
-                })
-                .await
-            })
-            .await
-            .cloned()
     }
 }

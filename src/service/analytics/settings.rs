@@ -54,12 +54,11 @@ fn settings(conn: &mut AnyConnection, s: Site) -> Result<SiteSettings> {
 
 pub async fn site_settings(cx: &Context, caller: &Caller, a: SiteArgs) -> Result<SiteSettings> {
     caller.check_site(&a.site_id)?;
-    cx.db
-        .run(move |c| {
-            let site = sites::get(c, &a.site_id)?;
-            settings(c, site)
-        })
-        .await
+    cx.read(move |c| {
+        let site = sites::get(c, &a.site_id)?;
+        settings(c, site)
+    })
+    .await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

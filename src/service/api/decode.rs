@@ -21,7 +21,8 @@ pub fn args<T: DeserializeOwned>(value: Value) -> Result<T> {
         return Err(Error::invalid("the arguments must be a JSON object"));
     }
     whole_numbers(&mut value);
-    serde_json::from_value(value).map_err(|e| Error::invalid(format!("invalid arguments: {}", sanitize(&e.to_string()))))
+    serde_json::from_value(value)
+        .map_err(|e| Error::invalid(format!("invalid arguments: {}", sanitize(&e.to_string()))))
 }
 
 /// Rewrites every float without a fraction (within the i64 range) as an integer.
@@ -84,7 +85,6 @@ fn is_our_name(s: &str) -> bool {
         && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
-
 
 /// The arguments of a function about one site.
 #[derive(Debug, Deserialize)]

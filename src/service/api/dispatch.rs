@@ -15,7 +15,7 @@ use super::manifest;
 use crate::error::{Error, Result};
 use crate::service::analytics::{definitions, links, people, reports, retention};
 use crate::service::context::Context;
-use crate::service::meta::status::StatusAnswer;
+use crate::service::read_cache::CachedJson;
 use crate::service::{leads, meta, sites};
 
 /// A function's value: built for this call, or a cached metaStatus answer
@@ -23,7 +23,7 @@ use crate::service::{leads, meta, sites};
 #[derive(Debug, Clone)]
 pub enum Reply {
     Owned(Value),
-    Cached(Arc<StatusAnswer>),
+    Cached(Arc<CachedJson>),
 }
 
 impl Reply {

@@ -272,4 +272,3 @@ mod tests {
         assert_eq!(Function::ALL.len(), Function::DeleteTrackedLink as usize + 1);
     }
 }
-

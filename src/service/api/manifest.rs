@@ -99,7 +99,12 @@ pub fn manifest(cx: &Context) -> Manifest {
     Manifest {
         protocol: PROTOCOL,
         capabilities: caps.names(),
-        functions: Function::ALL.iter().map(|f| f.spec()).filter(|f| caps.serves(f.capability)).map(|f| f.name).collect(),
+        functions: Function::ALL
+            .iter()
+            .map(|f| f.spec())
+            .filter(|f| caps.serves(f.capability))
+            .map(|f| f.name)
+            .collect(),
         limits: Limits {
             max_sites: validate::MAX_SITES,
             max_report_days: crate::service::leads::reports::REPORT_MAX_DAYS,

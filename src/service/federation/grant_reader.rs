@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::oneshot;
 
 use super::grants::{ActiveGrant, check_row, parse_active};
-use crate::db::Db;
 use crate::error::{Error, Result};
+use crate::service::context::Context;
 use crate::store::federation::{self as store, GrantRow};
 
 /// Most connection ids one grant query names; a larger batch takes several.
@@ -66,11 +66,11 @@ struct Waiter {
 }
 
 impl GrantReader {
-    /// Reads the grants on `db`'s read pool.
-    pub fn new(db: Db) -> GrantReader {
+    /// Reads the grants on the context's read pool.
+    pub fn new(cx: Context) -> GrantReader {
         GrantReader::with_loader(Arc::new(move |ids: Vec<String>| -> LoadFuture {
-            let db = db.clone();
-            Box::pin(async move { db.run(move |c| store::find_many(c, &ids).map_err(Error::from)).await })
+            let cx = cx.clone();
+            Box::pin(async move { cx.read(move |c| store::find_many(c, &ids).map_err(Error::from)).await })
         }))
     }
 
@@ -193,6 +193,7 @@ impl Shared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::db::Db;
     use crate::db::schema::federation_grants;
     use crate::error::Code;
     use crate::service::federation::grants::PERM_CONFIGURE;
@@ -311,7 +312,9 @@ mod tests {
         })
         .await
         .unwrap();
-        let reader = Arc::new(GrantReader::new(db.clone()));
+        let config = Arc::new(crate::config::Config::load_from(None, &Default::default()).unwrap());
+        let cx = Context::new(db.clone(), crate::clock::ManualClock::new(1), config, "http://127.0.0.1:9").unwrap();
+        let reader = Arc::new(GrantReader::new(cx));
         let calls: Vec<_> = (0..100)
             .map(|i| {
                 let reader = reader.clone();

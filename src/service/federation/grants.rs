@@ -13,8 +13,8 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
 use crate::service::effects::Written;
-use crate::service::sites;
 use crate::service::meta::connection;
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::federation::{self as store, GrantRow};
 

@@ -15,7 +15,7 @@ pub async fn leads_report(cx: &Context, caller: &Caller, a: LeadsReportArgs) -> 
     caller.check_sites(&a.site_ids)?;
     reports::check_report(&a)?;
     let caps = Caps::from_config(&cx.config);
-    cx.db.run(move |c| reports::leads_report(c, a, caps)).await
+    cx.read(move |c| reports::leads_report(c, a, caps)).await
 }
 
 /// `listLeads`' arguments: the sites as a list (the host's query string joins them).
@@ -42,7 +42,7 @@ pub async fn list_leads(cx: &Context, caller: &Caller, a: ListLeadsArgs) -> Resu
         before_lead_id: a.before_lead_id,
         limit: a.limit,
     };
-    cx.db.run(move |c| super::list(c, q)).await
+    cx.read(move |c| super::list(c, q)).await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -54,11 +54,11 @@ pub struct LeadJourneyArgs {
 
 pub async fn lead_journey(cx: &Context, caller: &Caller, a: LeadJourneyArgs) -> Result<LeadJourney> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| super::journey(c, &a.site_id, &a.lead_id)).await
+    cx.read(move |c| super::journey(c, &a.site_id, &a.lead_id)).await
 }
 
 pub async fn leads_daily(cx: &Context, caller: &Caller, a: LeadsDailyArgs) -> Result<Vec<DailyRow>> {
     caller.check_sites(&a.site_ids)?;
     reports::check_daily(&a)?;
-    cx.db.run(move |c| reports::leads_daily(c, a)).await
+    cx.read(move |c| reports::leads_daily(c, a)).await
 }

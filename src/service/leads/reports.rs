@@ -12,8 +12,8 @@ use crate::clock::{DAY_MS, utc_day_start};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::leads::names::Names;
-use crate::service::sites;
 use crate::service::meta::spend::{Amount, ReportSpend};
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::rollups::{self, GroupRow, Grouping, Scope};
 

@@ -49,12 +49,12 @@ pub struct MetaConversionsArgs {
 
 pub async fn meta_conversions(cx: &Context, caller: &Caller, a: MetaConversionsArgs) -> Result<Vec<ConversionRow>> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| conversions::list(c, &a.site_id, a.limit, a.before, a.before_event_id.as_deref())).await
+    cx.read(move |c| conversions::list(c, &a.site_id, a.limit, a.before, a.before_event_id.as_deref())).await
 }
 
 pub async fn meta_connection(cx: &Context, caller: &Caller, _: NoArgs) -> Result<Option<ConnectionView>> {
     let (owner, key, scope) = (caller.owner.clone(), cx.secrets.clone(), caller.sites.clone());
-    let view = cx.db.run(move |c| connection::view(c, key.as_ref(), &owner)).await?;
+    let view = cx.read(move |c| connection::view(c, key.as_ref(), &owner)).await?;
     Ok(view.map(|mut v| {
         scope_accounts(&mut v.ad_accounts, &scope);
         v
@@ -70,7 +70,7 @@ pub struct EventMapArgs {
 
 pub async fn meta_event_map(cx: &Context, caller: &Caller, a: EventMapArgs) -> Result<EventMap> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| board::event_map(c, &a.site_id, a.now)).await
+    cx.read(move |c| board::event_map(c, &a.site_id, a.now)).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -82,7 +82,7 @@ pub struct AccountArgs {
 
 pub async fn meta_unlink_preview(cx: &Context, caller: &Caller, a: AccountArgs) -> Result<UnlinkPreview> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await
+    cx.read(move |c| sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -220,7 +220,7 @@ fn ensure_owner_inside(conn: &mut AnyConnection, owner: &str, scope: &[String]) 
 /// The whole-owner writes' gate, read before Meta is called (FED-12).
 async fn check_owner_inside(cx: &Context, caller: &Caller) -> Result<()> {
     let (owner, scope) = (caller.owner.clone(), caller.sites.clone());
-    cx.db.run(move |c| ensure_owner_inside(c, &owner, &scope)).await
+    cx.read(move |c| ensure_owner_inside(c, &owner, &scope)).await
 }
 
 /// A listing as the caller sees it: accounts linked outside its sites show no site (FED-13).

@@ -311,7 +311,7 @@ pub async fn set_connection(st: &Context, owner: &str, input: SetMetaConnection)
 
 async fn known_pixels(st: &Context, owner: &str) -> Result<Vec<ListedPixelRow>> {
     let owner = owner.to_string();
-    st.db.run(move |c| Ok(store::listed_pixels(c, &owner)?)).await
+    st.read(move |c| Ok(store::listed_pixels(c, &owner)?)).await
 }
 
 /// The app behind the login (the start-up wires in the fake Graph's own app
@@ -413,8 +413,7 @@ pub async fn refresh(st: &Context, owner: &str) -> Result<Listing> {
     check_owner_key(owner)?;
     let owner_s = owner.to_string();
     let row = st
-        .db
-        .run(move |c| Ok(store::connection(c, &owner_s)?))
+        .read(move |c| Ok(store::connection(c, &owner_s)?))
         .await?
         .ok_or_else(|| Error::not_found("no Meta connection for this owner"))?;
     let token = open_token(st, &row)?;

@@ -11,9 +11,9 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
-use crate::service::sites;
 use crate::service::meta::connection::{SecretString, check_owner_key};
 use crate::service::meta::errors::from_graph;
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::sites as site_store;
 use crate::store::meta::{self as store, LinkRow, PixelRow, PixelSource};
@@ -243,7 +243,7 @@ pub async fn set_pixel(st: &Context, site_id: &str, input: SetSitePixel) -> Resu
         sealed = Some(key.seal(&token.0, Identity::Pixel(site_id))?);
     }
     let (site, now) = (site_id.to_string(), st.now());
-    st.db.write(move |conn| store_pixel(conn, now, &site, input, name, sealed)).await
+    st.write_plain(move |conn| store_pixel(conn, now, &site, input, name, sealed)).await
 }
 
 fn store_pixel(

@@ -9,8 +9,9 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::context::Context;
-use crate::service::sites;
 use crate::service::meta::conversions::{self, ConversionCounters};
+use crate::service::read_cache::CachedJson;
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::meta::sync as sync_store;
 use crate::store::meta::{self as meta_store, PixelSource};
@@ -159,19 +160,8 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
         .collect())
 }
 
-/// A cached metaStatus answer: its value and that value's JSON text,
-/// serialized once when computed so a poll is answered without serializing.
-#[derive(Debug)]
-pub struct StatusAnswer {
-    pub value: serde_json::Value,
-    pub json: String,
-}
-
-impl Serialize for StatusAnswer {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        self.value.serialize(s)
-    }
-}
+/// A cached metaStatus answer (see [`CachedJson`]).
+pub type StatusAnswer = CachedJson;
 
 /// `status`, served from the read cache while nothing was written: many
 /// dashboards polling the same sites cost one query (concurrent misses of one
@@ -181,12 +171,12 @@ pub async fn status_cached(st: &Context, a: MetaStatusArgs) -> Result<std::sync:
     check(&a)?;
     let key =
         format!("meta.status|{}|{:?}|{:?}", a.site_ids.join(","), a.now.map(crate::clock::utc_day_start), a.owner_key);
-    let (generation, now) = (st.db.generation(), st.now());
+    let (generation, now) = (st.generation(), st.now());
     let ttl = st.config.read_cache_ttl.as_millis() as i64;
-    let db = st.db.clone();
+    let cx = st.clone();
     st.reads
         .get_or(key, generation, now, ttl, async move {
-            let answer = db.run(move |c| status(c, a)).await?;
+            let answer = cx.read(move |c| status(c, a)).await?;
             let value = serde_json::to_value(answer).map_err(crate::error::Error::internal)?;
             let json = serde_json::to_string(&value).map_err(crate::error::Error::internal)?;
             Ok(StatusAnswer { value, json })

@@ -13,8 +13,8 @@ use sha2::{Digest, Sha256};
 
 use crate::clock::{HOUR_MS, MINUTE_MS};
 use crate::config::Secret;
-use crate::db::Db;
 use crate::error::{Code, Error, Result};
+use crate::service::context::Context;
 use crate::store::operators::{self as store, OperatorRow, SessionRow};
 
 /// How long a session lasts from sign-in.
@@ -63,7 +63,7 @@ pub fn check_name(name: &str) -> Result<()> {
 
 /// Creates the operator, or replaces an existing one's password, rights and
 /// owner (and signs them out everywhere). Answers whether it was created.
-pub async fn add(db: &Db, now: i64, input: AddOperator) -> Result<bool> {
+pub async fn add(cx: &Context, now: i64, input: AddOperator) -> Result<bool> {
     check_name(&input.name)?;
     password::check(&input.password)?;
     crate::service::meta::connection::check_owner_key(&input.owner_key)?;
@@ -71,7 +71,7 @@ pub async fn add(db: &Db, now: i64, input: AddOperator) -> Result<bool> {
     let hash = tokio::task::spawn_blocking(move || password::hash(&pw)).await.map_err(Error::internal)??;
     let (name, can_configure, owner_key) = (input.name, input.can_configure, input.owner_key);
     let new_id = crate::ids::operator_id()?;
-    db.write(move |c| {
+    cx.write_plain(move |c| {
         let existing = store::find_by_name(c, &name)?;
         let row = OperatorRow {
             id: existing.as_ref().map_or(new_id, |e| e.id.clone()),
@@ -119,7 +119,7 @@ fn client_key(client: &str) -> String {
 /// cookie value with it. Every failure is the same UNAUTHENTICATED (a wrong
 /// name and a wrong password look alike, and cost the same Argon2 time);
 /// past the limit, RATE_LIMITED before any password is checked.
-pub async fn sign_in(db: &Db, now: i64, name: &str, pw: Secret, client: &str) -> Result<(Secret, Session)> {
+pub async fn sign_in(cx: &Context, now: i64, name: &str, pw: Secret, client: &str) -> Result<(Secret, Session)> {
     let refused = || Error::new(Code::Unauthenticated, "wrong operator name or password");
     if check_name(name).is_err() || pw.expose().is_empty() || pw.expose().len() > 4 * password::MAX_LEN {
         return Err(refused());
@@ -127,8 +127,8 @@ pub async fn sign_in(db: &Db, now: i64, name: &str, pw: Secret, client: &str) ->
     let (nk, ck) = (name_key(name), client_key(client));
     let since = now - FAILURE_WINDOW_MS;
     let (nk2, ck2, lookup) = (nk.clone(), ck.clone(), name.to_string());
-    let (by_name, by_client, row) = db
-        .run(move |c| {
+    let (by_name, by_client, row) = cx
+        .read(move |c| {
             Ok((
                 store::count_failures(c, &nk2, since)?,
                 store::count_failures(c, &ck2, since)?,
@@ -146,7 +146,7 @@ pub async fn sign_in(db: &Db, now: i64, name: &str, pw: Secret, client: &str) ->
     };
     let matches = tokio::task::spawn_blocking(check).await.map_err(Error::internal)?;
     let Some(row) = row.filter(|_| matches) else {
-        db.write(move |c| {
+        cx.write_plain(move |c| {
             store::forget_failures_before(c, since)?;
             store::add_failure(c, &nk, now)?;
             store::add_failure(c, &ck, now)?;
@@ -164,7 +164,7 @@ pub async fn sign_in(db: &Db, now: i64, name: &str, pw: Secret, client: &str) ->
         expires_at: now + SESSION_TTL_MS,
     };
     let (csrf_token, expires_at) = (session.csrf_token.clone(), session.expires_at);
-    db.write(move |c| {
+    cx.write_plain(move |c| {
         store::clear_failures(c, &nk)?;
         store::delete_expired_sessions(c, now)?;
         store::insert_session(c, &session)?;
@@ -175,16 +175,16 @@ pub async fn sign_in(db: &Db, now: i64, name: &str, pw: Secret, client: &str) ->
 }
 
 /// The session a cookie value opens, if it is live.
-pub async fn session(db: &Db, now: i64, raw: &str) -> Result<Option<Session>> {
+pub async fn session(cx: &Context, now: i64, raw: &str) -> Result<Option<Session>> {
     if raw.len() != 64 {
         return Ok(None);
     }
     let id_hash = sha256_hex(raw);
-    let found = db.run(move |c| Ok(store::session(c, &id_hash, now)?)).await?;
+    let found = cx.read(move |c| Ok(store::session(c, &id_hash, now)?)).await?;
     Ok(found.map(|(s, o)| Session { operator: o.into(), csrf_token: s.csrf_token, expires_at: s.expires_at }))
 }
 
-pub async fn sign_out(db: &Db, raw: &str) -> Result<()> {
+pub async fn sign_out(cx: &Context, raw: &str) -> Result<()> {
     let id_hash = sha256_hex(raw);
-    db.write(move |c| Ok(store::delete_session(c, &id_hash).map(|_| ())?)).await
+    cx.write_plain(move |c| Ok(store::delete_session(c, &id_hash).map(|_| ())?)).await
 }

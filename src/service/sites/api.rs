@@ -20,7 +20,7 @@ pub struct SiteSummary {
 
 pub async fn list_sites(cx: &Context, caller: &Caller, _: NoArgs) -> Result<Vec<SiteSummary>> {
     let ids = caller.sites.clone();
-    let rows = cx.db.run(move |c| super::require_many(c, &ids)).await?;
+    let rows = cx.read(move |c| super::require_many(c, &ids)).await?;
     Ok(rows
         .into_iter()
         .map(|r| SiteSummary {

@@ -33,7 +33,7 @@ pub struct AffiliateIdArgs {
 
 pub async fn list_goals(cx: &Context, caller: &Caller, a: SiteArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| super::list_goals(c, &a.site_id)).await
+    cx.read(move |c| super::list_goals(c, &a.site_id)).await
 }
 
 pub async fn upsert_goal(cx: &Context, caller: &Caller, a: UpsertGoal) -> Result<String> {
@@ -51,7 +51,7 @@ pub async fn remove_goal(cx: &Context, caller: &Caller, a: GoalIdArgs) -> Result
 
 pub async fn list_funnels(cx: &Context, caller: &Caller, a: SiteArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| super::list_funnels(c, &a.site_id)).await
+    cx.read(move |c| super::list_funnels(c, &a.site_id)).await
 }
 
 pub async fn upsert_funnel(cx: &Context, caller: &Caller, a: UpsertFunnel) -> Result<String> {
@@ -68,7 +68,7 @@ pub async fn remove_funnel(cx: &Context, caller: &Caller, a: FunnelIdArgs) -> Re
 
 pub async fn list_affiliates(cx: &Context, caller: &Caller, a: SiteArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| super::list_affiliates(c, &a.site_id)).await
+    cx.read(move |c| super::list_affiliates(c, &a.site_id)).await
 }
 
 pub async fn upsert_affiliate(cx: &Context, caller: &Caller, a: UpsertAffiliate) -> Result<String> {

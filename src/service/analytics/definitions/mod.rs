@@ -8,10 +8,10 @@ pub mod api;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::service::analytics::ingest::routes;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::service::analytics::ingest::routes;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::definitions::{self as store, AffiliateRow, FunnelRow, GoalRow};

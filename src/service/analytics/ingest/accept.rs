@@ -8,16 +8,16 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::service::analytics::ingest::agent::Agent;
-use crate::service::analytics::ingest::batch::{Incoming, LineOrigin, Vitals};
-use crate::service::analytics::definitions::Matcher;
-use crate::service::analytics::ingest::routes;
-use crate::service::analytics::rollup::site_map;
-use crate::service::analytics::ingest::urls;
-use crate::service::analytics::rollup::vitals as vitals_rollup;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::service::analytics::definitions::Matcher;
+use crate::service::analytics::ingest::agent::Agent;
+use crate::service::analytics::ingest::batch::{Incoming, LineOrigin, Vitals};
+use crate::service::analytics::ingest::routes;
+use crate::service::analytics::ingest::urls;
+use crate::service::analytics::rollup::site_map;
+use crate::service::analytics::rollup::vitals as vitals_rollup;
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::goals as goal_store;
 use crate::store::analytics::{self as store, EventRow, OutboxRow, SessionRow, VisitorUpdate};
@@ -213,12 +213,15 @@ fn index_funnel_steps(conn: &mut AnyConnection, site_id: &str, rows: &[EventRow]
     if rows.is_empty() {
         return Ok(());
     }
-    let funnels: Vec<(String, Vec<crate::service::analytics::definitions::Step>)> =
-        defs_store::funnels(conn, site_id)?.iter().map(|f| (f.id.clone(), crate::service::analytics::definitions::steps_of(f))).collect();
+    let funnels: Vec<(String, Vec<crate::service::analytics::definitions::Step>)> = defs_store::funnels(conn, site_id)?
+        .iter()
+        .map(|f| (f.id.clone(), crate::service::analytics::definitions::steps_of(f)))
+        .collect();
     if funnels.is_empty() {
         return Ok(());
     }
-    let steps: Vec<_> = rows.iter().flat_map(|e| crate::service::analytics::reports::funnels::rows_for(&funnels, e)).collect();
+    let steps: Vec<_> =
+        rows.iter().flat_map(|e| crate::service::analytics::reports::funnels::rows_for(&funnels, e)).collect();
     crate::store::analytics::funnels::insert_steps(conn, site_id, &steps)?;
     Ok(())
 }

@@ -6,8 +6,8 @@
 use serde_json::{Map, Value};
 use url::Url;
 
-use crate::service::analytics::ingest::urls;
 use crate::error::{Error, Result};
+use crate::service::analytics::ingest::urls;
 use crate::service::validate;
 
 pub const MAX_EVENTS: usize = 50;

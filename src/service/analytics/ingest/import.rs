@@ -10,12 +10,12 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::db::AnyConnection;
+use crate::error::{Code, Error, Result};
 use crate::service::analytics::ingest::accept::{self, Visit};
 use crate::service::analytics::ingest::agent::{self, Agent, BROWSERS, OSES};
 use crate::service::analytics::ingest::batch::{self, Incoming, LineOrigin};
 use crate::service::analytics::ingest::urls;
-use crate::db::AnyConnection;
-use crate::error::{Code, Error, Result};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::sites;
@@ -211,7 +211,7 @@ pub async fn import(cx: &Context, site_id: &str, import_id: &str, body: &[u8], n
     check_import_id(import_id)?;
     let raw = lines(body, ndjson)?;
     let sid = site_id.to_string();
-    let site = cx.db.run(move |c| sites::get(c, &sid)).await?;
+    let site = cx.read(move |c| sites::get(c, &sid)).await?;
     let now = cx.now();
     let mut checked = Vec::with_capacity(raw.len());
     let mut invalid = Vec::new();
@@ -247,7 +247,8 @@ pub async fn import(cx: &Context, site_id: &str, import_id: &str, body: &[u8], n
     // Up to 10,000 lines: a write of its own (see `db::writer`).
     cx.write_alone(move |c| {
         let answer = run(c, &visit, &site_id, &import_id, &sha, checked, now)?;
-        Ok(Written::new(answer, Effects { changes_cached_reads: false, ..Effects::default() }))
+        let effects = Effects::live(&site_id, answer.created);
+        Ok(Written::new(answer, effects))
     })
     .await
 }

@@ -7,15 +7,13 @@ pub mod accept;
 pub mod agent;
 pub mod batch;
 pub mod export;
-pub mod geo;
 pub mod import;
 pub mod limits;
 pub mod routes;
+pub mod tracker;
 pub mod urls;
 
-use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::Mutex;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -23,53 +21,37 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
-use accept::Visit;
-use batch::Incoming;
-use crate::service::analytics::ingest::limits::Limits;
 use crate::error::{Code, Error, Result};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::sites;
 use crate::store::analytics as store;
+use accept::Visit;
+use batch::Incoming;
 
 const DAY_MS: i64 = 86_400_000;
 
-/// The tracker's state in this process: rate limits and the salts in use.
-pub struct Tracker {
-    limits: Limits,
-    salts: Mutex<HashMap<i64, Vec<u8>>>,
+/// The salt of a UTC day, made once for the database (rule SES-04).
+async fn salt(cx: &Context, day: i64) -> Result<Vec<u8>> {
+    let tracker = &cx.analytics.tracker;
+    if let Some(s) = tracker.salts.lock().unwrap_or_else(|p| p.into_inner()).get(&day) {
+        return Ok(s.clone());
+    }
+    let fresh: [u8; 32] = crate::ids::random_bytes()?;
+    let salt = cx
+        .write(move |c| {
+            let salt = store::salt(c, day, fresh)?;
+            // Salts 48 hours past their day's end go.
+            store::delete_salts_before(c, day - 2 * DAY_MS)?;
+            Ok(Written::new(salt, Effects::quiet()))
+        })
+        .await?;
+    let mut salts = tracker.salts.lock().unwrap_or_else(|p| p.into_inner());
+    salts.retain(|d, _| *d >= day - DAY_MS);
+    salts.insert(day, salt.clone());
+    Ok(salt)
 }
 
-impl Tracker {
-    pub fn new(config: &crate::config::Config) -> Tracker {
-        Tracker {
-            limits: Limits::new(config.tracker_ip_rate, config.tracker_site_rate, config.tracker_new_visitor_rate),
-            salts: Mutex::default(),
-        }
-    }
-
-    /// The salt of a UTC day, made once for the database (rule SES-04).
-    async fn salt(&self, cx: &Context, day: i64) -> Result<Vec<u8>> {
-        if let Some(s) = self.salts.lock().unwrap_or_else(|p| p.into_inner()).get(&day) {
-            return Ok(s.clone());
-        }
-        let fresh: [u8; 32] = crate::ids::random_bytes()?;
-        let salt = cx
-            .write(move |c| {
-                let salt = store::salt(c, day, fresh)?;
-                // Salts 48 hours past their day's end go.
-                store::delete_salts_before(c, day - 2 * DAY_MS)?;
-                Ok(Written::new(salt, Effects { changes_cached_reads: false, ..Effects::default() }))
-            })
-            .await?;
-        let mut salts = self.salts.lock().unwrap_or_else(|p| p.into_inner());
-        salts.retain(|d, _| *d >= day - DAY_MS);
-        salts.insert(day, salt.clone());
-        Ok(salt)
-    }
-}
-
-/// What the HTTP layer knows of the request.
 pub struct Request<'a> {
     pub body: &'a [u8],
     pub ip: IpAddr,
@@ -136,12 +118,8 @@ fn origin_allowed(origin: Option<&str>, referer: Option<&str>, domains: &[String
     }
 }
 
-pub async fn ingest(
-    cx: &Context,
-    rt: &super::runtime::Runtime,
-    req: Request<'_>,
-) -> std::result::Result<Answer, Refusal> {
-    let tracker = &rt.tracker;
+pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answer, Refusal> {
+    let tracker = &cx.analytics.tracker;
     // Check 2: the batch's shape.
     let b = batch::parse(req.body)?;
     let n = b.events.len();
@@ -159,7 +137,7 @@ pub async fn ingest(
     })?;
     // Check 4: the site.
     let site_id = b.site_id.clone();
-    let site = cx.db.run(move |c| sites::get(c, &site_id)).await?;
+    let site = cx.read(move |c| sites::get(c, &site_id)).await?;
     let cookieless = site.cookieless;
     let answer =
         |accepted, rejected, bot| Answer { accepted, rejected, bot, cookieless, visitor_id: None, session_id: None };
@@ -180,18 +158,16 @@ pub async fn ingest(
         (Some(v), false) => (v.clone(), false),
         _ => {
             let day = now - now.rem_euclid(DAY_MS);
-            let today = cookieless_id(&tracker.salt(cx, day).await?, &site.site_id, req.ip, req.user_agent);
+            let today = cookieless_id(&salt(cx, day).await?, &site.site_id, req.ip, req.user_agent);
             // A session open at midnight continues under its first id (rule SES-05);
             // only in the first idle period of a day can yesterday's still be open.
             let idle = cx.config.session_idle.as_millis() as i64;
             let mut open = None;
             if now - day < idle {
-                let yesterday =
-                    cookieless_id(&tracker.salt(cx, day - DAY_MS).await?, &site.site_id, req.ip, req.user_agent);
+                let yesterday = cookieless_id(&salt(cx, day - DAY_MS).await?, &site.site_id, req.ip, req.user_agent);
                 let (sid, y) = (site.site_id.clone(), yesterday.clone());
                 let still_open = cx
-                    .db
-                    .run(move |c| {
+                    .read(move |c| {
                         Ok(store::visitor(c, &sid, &y)?
                             .is_some_and(|s| !s.session_id.is_empty() && now - s.last_at < idle))
                     })
@@ -220,15 +196,14 @@ pub async fn ingest(
         max_ms: cx.config.session_max.as_millis() as i64,
         trusted: false,
     };
+    let live_site = site.site_id.clone();
     let outcome = cx
         .write(move |c| {
             let outcome = accept::accept(c, &visit, events)?;
-            Ok(Written::new(outcome, Effects { changes_cached_reads: false, ..Effects::default() }))
+            let effects = Effects::live(&live_site, outcome.accepted > 0);
+            Ok(Written::new(outcome, effects))
         })
         .await?;
-    if outcome.accepted > 0 {
-        rt.live.changed(&site.site_id);
-    }
     Ok(Answer {
         accepted: outcome.accepted,
         rejected: outcome.rejected,

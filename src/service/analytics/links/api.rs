@@ -1,14 +1,14 @@
 //! Tracked links' use cases: list (any reader), create, update, delete (the
 //! configure scope). A create or update answers the link's id.
 
+use super::Removed;
 use crate::error::Result;
 use crate::service::api::Caller;
 use crate::service::context::Context;
-use super::Removed;
 
 pub async fn list_tracked_links(cx: &Context, caller: &Caller, a: super::ListArgs) -> Result<Vec<super::TrackedLink>> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| super::list(c, a)).await
+    cx.read(move |c| super::list(c, a)).await
 }
 
 pub async fn create_tracked_link(cx: &Context, caller: &Caller, a: super::CreateArgs) -> Result<String> {

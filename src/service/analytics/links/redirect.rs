@@ -8,11 +8,12 @@ use std::net::IpAddr;
 
 use url::Url;
 
-use crate::service::analytics::links::{check_destination, check_slug};
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::links::{check_destination, check_slug};
 use crate::service::validate;
-use crate::store::analytics::links::{self as store, Hits, LinkRow};
+pub use crate::store::analytics::links::Hits;
+use crate::store::analytics::links::{self as store, LinkRow};
 
 /// Where a redirect goes: the link's id and the full target URL.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,11 +8,11 @@ use crate::service::context::Context;
 
 pub async fn get_visitor_profile(cx: &Context, caller: &Caller, a: super::ProfileArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| super::get_visitor_profile(c, a)).await
+    cx.read(move |c| super::get_visitor_profile(c, a)).await
 }
 
 pub async fn list_people(cx: &Context, caller: &Caller, a: super::ListPeopleArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    let key = cx.analytics.cursor_key(cx).await?;
-    cx.db.run(move |c| super::list_people(c, &key, a)).await
+    let key = crate::service::analytics::reports::api::cursor_key(cx).await?;
+    cx.read(move |c| super::list_people(c, &key, a)).await
 }

@@ -9,11 +9,12 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
-use crate::service::analytics::ingest::batch::is_visitor_id;
-use crate::service::analytics::people::search;
 use crate::db::AnyConnection;
 use crate::error::{Code, Error, Result};
+use crate::service::analytics::ingest::batch::is_visitor_id;
+use crate::service::analytics::people::search;
 use crate::service::context::Context;
+use crate::service::effects::{Effects, Written};
 use crate::service::sites;
 use crate::store::analytics::people::{self as store, ProfileRow, VisitorState};
 
@@ -127,7 +128,8 @@ pub async fn identify(cx: &Context, site_id: &str, input: Identify) -> Result<Id
     let limits = (cx.config.session_idle.as_millis() as i64, cx.config.session_max.as_millis() as i64);
     let fresh = crate::ids::random_b64("u_")?;
     let site_id = site_id.to_string();
-    cx.write_plain(move |c| {
+    let live_site = site_id.clone();
+    let rows = move |c: &mut AnyConnection| -> Result<IdentifyAnswer> {
         let site = sites::require(c, &site_id)?;
         if site.cookieless && input.visitor_id.is_some() {
             return Err(Error::invalid("a cookieless site takes no visitorId"));
@@ -186,6 +188,10 @@ pub async fn identify(cx: &Context, site_id: &str, input: Identify) -> Result<Id
             None => false,
         };
         Ok(IdentifyAnswer { visitor_id: canonical, created, aliased })
+    };
+    cx.write(move |c| {
+        let answer = rows(c)?;
+        Ok(Written::new(answer, Effects::default().merge(Effects::live(&live_site, true))))
     })
     .await
 }
@@ -225,7 +231,8 @@ fn hand_over(
 pub async fn forget(cx: &Context, site_id: &str, visitor_id: &str) -> Result<bool> {
     let (site_id, visitor_id) = (site_id.to_string(), visitor_id.to_string());
     let fresh = crate::ids::random_b64("v_")?;
-    cx.write_plain(move |c| {
+    let live_site = site_id.clone();
+    let rows = move |c: &mut AnyConnection| -> Result<bool> {
         let site = sites::require(c, &site_id)?;
         if !is_visitor_id(&visitor_id) {
             return Ok(false);
@@ -240,6 +247,10 @@ pub async fn forget(cx: &Context, site_id: &str, visitor_id: &str) -> Result<boo
             store::delete_identity(c, &canonical)?;
         }
         Ok(true)
+    };
+    cx.write(move |c| {
+        let answer = rows(c)?;
+        Ok(Written::new(answer, Effects::default().merge(Effects::live(&live_site, answer))))
     })
     .await
 }

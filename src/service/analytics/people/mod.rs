@@ -13,9 +13,9 @@ use std::collections::{BTreeSet, HashMap};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::people::{self as store, ProfileRow, Search};

@@ -6,9 +6,9 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::rollup::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::conversions as store;

@@ -14,7 +14,7 @@ use crate::service::validate;
 pub async fn overview(cx: &Context, caller: &Caller, a: reads::OverviewArgs) -> Result<Value> {
     caller.check_sites(&a.site_ids)?;
     let public = caller.public;
-    cx.db.run(move |c| reads::overview(c, a, public)).await
+    cx.read(move |c| reads::overview(c, a, public)).await
 }
 
 pub async fn live_visitors(cx: &Context, caller: &Caller, a: reads::LiveArgs) -> Result<Value> {
@@ -31,76 +31,92 @@ pub async fn live_visitors(cx: &Context, caller: &Caller, a: reads::LiveArgs) ->
 pub async fn get_session(cx: &Context, caller: &Caller, a: reads::SessionArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
     let profiles = caller.sees_profiles(cx.capabilities());
-    cx.db
-        .run(move |c| {
-            let mut v = reads::get_session(c, a)?;
-            if profiles {
-                people::attach(c, std::slice::from_mut(&mut v))?;
-            }
-            Ok(v)
-        })
-        .await
+    cx.read(move |c| {
+        let mut v = reads::get_session(c, a)?;
+        if profiles {
+            people::attach(c, std::slice::from_mut(&mut v))?;
+        }
+        Ok(v)
+    })
+    .await
 }
 
 pub async fn list_sessions(cx: &Context, caller: &Caller, a: sessions::ListSessionsArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    let key = cx.analytics.cursor_key(cx).await?;
+    let key = cursor_key(cx).await?;
     let profiles = caller.sees_profiles(cx.capabilities());
-    cx.db
-        .run(move |c| {
-            let mut v = sessions::list_sessions(c, &key, a)?;
-            if profiles && let Some(rows) = v["page"].as_array_mut() {
-                people::attach(c, rows)?;
-            }
-            Ok(v)
-        })
-        .await
+    cx.read(move |c| {
+        let mut v = sessions::list_sessions(c, &key, a)?;
+        if profiles && let Some(rows) = v["page"].as_array_mut() {
+            people::attach(c, rows)?;
+        }
+        Ok(v)
+    })
+    .await
 }
 
 pub async fn session_journey(cx: &Context, caller: &Caller, a: sessions::JourneyArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    let key = cx.analytics.cursor_key(cx).await?;
-    cx.db.run(move |c| sessions::session_journey(c, &key, a)).await
+    let key = cursor_key(cx).await?;
+    cx.read(move |c| sessions::session_journey(c, &key, a)).await
 }
 
 pub async fn visitor_journey(cx: &Context, caller: &Caller, a: sessions::VisitorJourneyArgs) -> Result<Value> {
     caller.check_sites(&a.site_ids)?;
-    cx.db.run(move |c| sessions::visitor_journey(c, a)).await
+    cx.read(move |c| sessions::visitor_journey(c, a)).await
 }
 
 pub async fn list_conversions(cx: &Context, caller: &Caller, a: conversions::ListConversionsArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    let key = cx.analytics.cursor_key(cx).await?;
-    cx.db.run(move |c| conversions::list(c, &key, a)).await
+    let key = cursor_key(cx).await?;
+    cx.read(move |c| conversions::list(c, &key, a)).await
 }
 
 pub async fn revenue_summary(cx: &Context, caller: &Caller, a: conversions::RevenueArgs) -> Result<Value> {
     caller.check_sites(&a.site_ids)?;
-    cx.db.run(move |c| conversions::revenue_summary(c, a)).await
+    cx.read(move |c| conversions::revenue_summary(c, a)).await
 }
 
 pub async fn goals_report(cx: &Context, caller: &Caller, a: goals::GoalsArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| goals::goals_report(c, a)).await
+    cx.read(move |c| goals::goals_report(c, a)).await
 }
 
 pub async fn funnels_report(cx: &Context, caller: &Caller, a: funnels::FunnelsArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
     let cap = cx.config.report_funnel_row_cap;
-    cx.db.run(move |c| funnels::funnels_report(c, a, cap)).await
+    cx.read(move |c| funnels::funnels_report(c, a, cap)).await
 }
 
 pub async fn affiliates_report(cx: &Context, caller: &Caller, a: affiliates::AffiliatesArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| affiliates::affiliates_report(c, a)).await
+    cx.read(move |c| affiliates::affiliates_report(c, a)).await
 }
 
 pub async fn vitals_report(cx: &Context, caller: &Caller, a: vitals::VitalsArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
-    cx.db.run(move |c| vitals::vitals_report(c, a)).await
+    cx.read(move |c| vitals::vitals_report(c, a)).await
 }
 
 pub async fn site_map(cx: &Context, caller: &Caller, a: site_map::SiteMapArgs) -> Result<Value> {
     caller.check_sites(&a.site_ids)?;
-    cx.db.run(move |c| site_map::site_map(c, a)).await
+    cx.read(move |c| site_map::site_map(c, a)).await
+}
+
+/// The key that signs pagination cursors: made once for the database, read
+/// once per process.
+pub async fn cursor_key(cx: &crate::service::context::Context) -> Result<Vec<u8>> {
+    use crate::service::effects::{Effects, Written};
+    cx.analytics
+        .cursor_key
+        .get_or_try_init(|| async {
+            let fresh: [u8; 32] = crate::ids::random_bytes()?;
+            cx.write(move |c| {
+                let key = crate::store::analytics::key(c, "cursor", fresh)?;
+                Ok(Written::new(key, Effects::quiet()))
+            })
+            .await
+        })
+        .await
+        .cloned()
 }

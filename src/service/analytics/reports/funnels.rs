@@ -12,11 +12,11 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::reports::affiliates::check_days;
-use crate::service::analytics::definitions::{Step, steps_of};
-use crate::service::analytics::reports::reads::rate;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::definitions::{Step, steps_of};
+use crate::service::analytics::reports::affiliates::check_days;
+use crate::service::analytics::reports::reads::rate;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};

@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::definitions::goal_json;
-use crate::service::analytics::reports::reads::rate;
-use crate::service::analytics::rollup::bucket;
-use crate::service::analytics::reports::span::{self, Piece};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::definitions::goal_json;
+use crate::service::analytics::reports::reads::rate;
+use crate::service::analytics::reports::span::{self, Piece};
+use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::definitions as defs_store;

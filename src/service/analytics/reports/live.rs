@@ -15,10 +15,10 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use crate::service::analytics::reports::session_extras::Extras;
+use crate::error::{Error, Result};
 use crate::service::analytics::people;
 use crate::service::analytics::reports::reads::{self, LiveArgs, MAX_LIVE};
-use crate::error::{Error, Result};
+use crate::service::analytics::reports::session_extras::Extras;
 use crate::service::context::Context;
 use crate::service::read_cache::ReadCache;
 use crate::service::validate;
@@ -79,8 +79,7 @@ impl LiveCache {
         let server_now = cx.now();
         if (a.now - server_now).abs() > ttl {
             return cx
-                .db
-                .run(move |c| {
+                .read(move |c| {
                     let mut answer = reads::live_visitors_of(c, a, window, public, max_sites)?;
                     if profiles && let Some(rows) = answer["visitors"].as_array_mut() {
                         people::attach(c, rows)?;
@@ -94,12 +93,12 @@ impl LiveCache {
         let mut refs: HashMap<(String, String), Value> = HashMap::new();
         for site in &a.site_ids {
             let since = server_now - window - ttl;
-            let (db, sid) = (cx.db.clone(), site.clone());
+            let (cx, sid) = (cx.clone(), site.clone());
             let state = self
                 .states
                 .get_or(format!("live|{site}"), self.generation(site), server_now, ttl, async move {
-                    let rows = db
-                        .run(move |c| {
+                    let rows = cx
+                        .read(move |c| {
                             crate::service::sites::require(c, &sid)?;
                             // An alias's row whose session passed to the identified id is not shown.
                             let rows: Vec<(LiveRow, SessionRow)> = store::live_since(c, &sid, since)?

@@ -8,10 +8,10 @@ use roaring::RoaringBitmap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::reports::range_parts::{self, Part};
-use crate::service::analytics::rollup::{DAY_MS, HOUR_MS, bucket, dim};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::range_parts::{self, Part};
+use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket, dim};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
@@ -319,8 +319,10 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let by_campaign = |d: &str| -> HashMap<String, i64> {
         bd.get(d).into_iter().flatten().filter_map(|(k, n)| k.clone().map(|k| (k, *n))).collect()
     };
-    let (campaign_conversions, campaign_revenue) =
-        (by_campaign(crate::service::analytics::conversions::CAMPAIGN_CONVERSIONS), by_campaign(crate::service::analytics::conversions::CAMPAIGN_REVENUE));
+    let (campaign_conversions, campaign_revenue) = (
+        by_campaign(crate::service::analytics::conversions::CAMPAIGN_CONVERSIONS),
+        by_campaign(crate::service::analytics::conversions::CAMPAIGN_REVENUE),
+    );
     let campaigns: Vec<Value> = rows(dim::CAMPAIGN)
         .into_iter()
         .map(|(k, n)| {
@@ -329,7 +331,11 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
                 "revenueCents": money(of(&campaign_revenue))})
         })
         .collect();
-    let top_goals = if public { Vec::new() } else { crate::service::analytics::reports::goals::top_goals(conn, ids, tier, a.from, a.to)? };
+    let top_goals = if public {
+        Vec::new()
+    } else {
+        crate::service::analytics::reports::goals::top_goals(conn, ids, tier, a.from, a.to)?
+    };
 
     let by_site_json: Vec<Value> = ids
         .iter()

@@ -5,11 +5,11 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::reports::session_extras::Extras;
-use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
-use crate::service::analytics::reports::reads::summary;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
+use crate::service::analytics::reports::reads::summary;
+use crate::service::analytics::reports::session_extras::Extras;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::{self as store, EventRow, people};

@@ -7,10 +7,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::rollup::DAY_MS;
-use crate::service::analytics::rollup::site_map;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::rollup::buckets::DAY_MS;
+use crate::service::analytics::rollup::site_map;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::site_map as store;

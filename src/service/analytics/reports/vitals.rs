@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::reports::site_map::complete_days;
-use crate::service::analytics::rollup::vitals::METRICS;
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::reports::site_map::complete_days;
+use crate::service::analytics::rollup::vitals::METRICS;
 use crate::service::sites;
 use crate::store::analytics::vitals as store;
 

@@ -12,13 +12,13 @@ use crate::service::context::Context;
 pub async fn data_coverage(cx: &Context, caller: &Caller, a: coverage::CoverageArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
     let now = cx.now();
-    cx.db.run(move |c| coverage::data_coverage(c, a, now)).await
+    cx.read(move |c| coverage::data_coverage(c, a, now)).await
 }
 
 pub async fn retention_status(cx: &Context, caller: &Caller, a: super::StatusArgs) -> Result<Value> {
     caller.check_site(&a.site_id)?;
     let (now, interval) = (cx.now(), cx.config.retention_interval.as_millis() as i64);
-    cx.db.run(move |c| super::status(c, a, now, interval)).await
+    cx.read(move |c| super::status(c, a, now, interval)).await
 }
 
 pub async fn set_retention_policy(cx: &Context, caller: &Caller, a: super::SetPolicy) -> Result<Value> {

@@ -11,9 +11,9 @@ pub mod coverage;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::service::analytics::rollup::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::people as people_store;

@@ -4,6 +4,7 @@
 //! all in one transaction, so each accepted event counts exactly once, across
 //! a kill -9 and across processes.
 
+pub mod buckets;
 pub mod month_tier;
 pub mod regroup;
 pub mod site_map;
@@ -19,33 +20,7 @@ use crate::store::analytics::conversions as conversion_store;
 use crate::store::analytics::goals as goal_store;
 use crate::store::analytics::rollups::{self as r, Counters, DAY, HOUR, MONTH};
 use crate::store::analytics::{self as store, OutboxRow, SessionRow};
-
-pub const HOUR_MS: i64 = 3_600_000;
-pub const DAY_MS: i64 = 86_400_000;
-
-/// Breakdown dimensions (the overview's panels); a `null` key is stored as ''.
-pub mod dim {
-    pub const PAGE: &str = "page";
-    pub const ENTRY: &str = "entry";
-    pub const SOURCE: &str = "source";
-    pub const REFERRER: &str = "referrer";
-    pub const MEDIUM: &str = "medium";
-    pub const CAMPAIGN: &str = "campaign";
-    pub const COUNTRY: &str = "country";
-    pub const DEVICE: &str = "device";
-    pub const BROWSER: &str = "browser";
-    pub const EVENT: &str = "event";
-    /// The visitor sets of a whole bucket.
-    pub const ALL: &str = "";
-}
-
-pub fn bucket(tier: &str, t: i64) -> i64 {
-    match tier {
-        HOUR => t - t.rem_euclid(HOUR_MS),
-        MONTH => r::month_start(t),
-        _ => t - t.rem_euclid(DAY_MS),
-    }
-}
+use buckets::{bucket, dim};
 
 type SetKey = (String, &'static str, i64, &'static str, String);
 

@@ -11,10 +11,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::service::analytics::rollup::{DAY_MS, bucket};
-use crate::service::analytics::ingest::routes;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::ingest::routes;
+use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
 use crate::store::analytics::rollups::DAY;
 use crate::store::analytics::site_map::{self as store, RouteCounts};
 use crate::store::analytics::{OutboxRow, SessionRow};

@@ -7,9 +7,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::service::analytics::rollup::bucket;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::rollup::buckets::bucket;
 use crate::store::analytics::rollups::DAY;
 use crate::store::analytics::vitals::{self as store, Cell};
 use crate::store::analytics::{EventRow, OutboxRow, SessionRow};

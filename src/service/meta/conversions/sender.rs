@@ -303,7 +303,7 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
             let error = Fault::Unexpected.with(format_args!("{}: {}", e.code.as_str(), e.message));
             let (owner, s2) = (owner.to_string(), s.clone());
             let now = st.now();
-            return st.db.write(move |c| record_retry(c, &rows, &owner, &error, &s2, now)).await;
+            return st.write_plain(move |c| record_retry(c, &rows, &owner, &error, &s2, now)).await;
         }
     };
     let events: Vec<ServerEvent> = batch.rows.iter().map(server_event).collect();
@@ -324,7 +324,7 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
         let outcome = match result {
             Ok(_) => {
                 let site = site_id.to_string();
-                let sent = st.db.write(move |c| record_sent(c, &site, &part_ids, now)).await?;
+                let sent = st.write_plain(move |c| record_sent(c, &site, &part_ids, now)).await?;
                 Round { sent, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::Invalid && e.code.is_some() && range.len() > 1 => {
@@ -335,7 +335,7 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
             }
             Err(e) if e.class == ErrorClass::Invalid && e.code.is_some() => {
                 let error = Fault::MetaInvalid.with(format_args!("Meta refused the event ({})", e.message));
-                let failed = st.db.write(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
+                let failed = st.write_plain(move |c| fail(c, &part_ids, Some(&owner_s), &error, now)).await?;
                 Round { failed, ..Round::default() }
             }
             Err(e) if e.class == ErrorClass::Permission => {
@@ -344,8 +344,7 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
                     Fault::PermissionDenied.with(format_args!("the token cannot send to this pixel ({})", e.message));
                 let site = site_id.to_string();
                 let failed = st
-                    .db
-                    .write(move |c| {
+                    .write_plain(move |c| {
                         let failed = fail(c, &part_ids, Some(&owner_s), &error, now)?;
                         let shown = Fault::PermissionDenied.with("the token cannot send to this pixel");
                         meta_store::set_pixel_send_error(c, &site, Some(&shown), now)?;
@@ -361,11 +360,11 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
                     all.extend(rows[r].iter().map(|(id, _)| id.clone()));
                 }
                 let (site, token) = (site_id.to_string(), batch.token.clone());
-                st.db.write(move |c| record_refused(c, &site, &all, &owner_s, &token, now)).await?
+                st.write_plain(move |c| record_refused(c, &site, &all, &owner_s, &token, now)).await?
             }
             Err(e) => {
                 let (error, s2) = (retry_error(&e), s.clone());
-                st.db.write(move |c| record_retry(c, &part, &owner_s, &error, &s2, now)).await?
+                st.write_plain(move |c| record_retry(c, &part, &owner_s, &error, &s2, now)).await?
             }
         };
         round.add(&outcome);
@@ -384,12 +383,12 @@ pub async fn send_due(st: &Context, site_id: &str) -> Result<Round> {
         let now = st.now();
         // A read first: most wakes find nothing due, and a read costs the writer nothing.
         let site = site_id.to_string();
-        if st.db.run(move |c| Ok(store::due(c, &site, now, 1)?)).await?.is_empty() {
+        if st.read(move |c| Ok(store::due(c, &site, now, 1)?)).await?.is_empty() {
             break;
         }
         let owner = crate::ids::run_id(crate::ids::RunKind::ConversionSend)?;
         let (site, s2, o2) = (site_id.to_string(), s.clone(), owner.clone());
-        match st.db.write(move |c| claim(c, &site, now, &s2, &o2)).await? {
+        match st.write_plain(move |c| claim(c, &site, now, &s2, &o2)).await? {
             Claim::Empty => break,
             Claim::Ended(n) => round.failed += n,
             Claim::Batch(batch, n) => {
@@ -400,14 +399,14 @@ pub async fn send_due(st: &Context, site_id: &str) -> Result<Round> {
         }
     }
     let site = site_id.to_string();
-    round.next_due = st.db.run(move |c| Ok(store::next_due(c, &site)?)).await?;
+    round.next_due = st.read(move |c| Ok(store::next_due(c, &site)?)).await?;
     Ok(round)
 }
 
 /// The sites whose queue holds a pending event (the sweeper's and the
 /// supervisor's start-up reconcile).
 pub async fn sites_with_pending(st: &Context) -> Result<Vec<String>> {
-    st.db.run(|c| Ok(store::sites_with_pending(c)?)).await
+    st.read(|c| Ok(store::sites_with_pending(c)?)).await
 }
 
 /// Makes erased hashes gone from SQLite's files too: `secure_delete` (on for
@@ -416,7 +415,7 @@ pub async fn sites_with_pending(st: &Context) -> Result<Vec<String>> {
 /// empties the WAL, where older copies of those pages lived. PostgreSQL:
 /// nothing to do here (see the README: dead row versions stay until VACUUM).
 pub async fn scrub(st: &Context) -> Result<()> {
-    st.db.truncate_wal().await
+    st.truncate_wal().await
 }
 
 #[cfg(test)]

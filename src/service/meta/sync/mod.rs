@@ -88,28 +88,27 @@ async fn take_lease(st: &Context, ad_account_id: &str) -> Result<Option<Lease>> 
     let (id, run_id, now) =
         (ad_account_id.to_string(), crate::ids::run_id(crate::ids::RunKind::AccountSync)?, st.now());
     let lease_ms = st.config.sync_lease.as_millis() as i64;
-    st.db
-        .write(move |c| {
-            let Some(link) = meta_store::link(c, &id)? else { return Ok(None) };
-            let Some(mut sync) = store::take_lease(c, &id, &run_id, now, now + lease_ms)? else { return Ok(None) };
-            // A run that outlived its lease was replaced: say so.
-            let replaced = sync.lease_run_id.is_some() && sync.lease_until.is_some_and(|u| u <= now);
-            if replaced {
-                sync.last_error = Some(Fault::RunTimeout.with("a run outlived its lease and was replaced"));
-            }
-            let connection = meta_store::connection(c, &link.owner_key)?;
-            Ok(Some(Lease {
-                run_id,
-                tz: chrono_tz::Tz::from_str(&link.timezone).unwrap_or(chrono_tz::UTC),
-                owner: link.owner_key,
-                sealed: connection.as_ref().map(|k| (k.sealed_token.clone(), k.token_version)),
-                stopped: link.stopped_reason.is_some(),
-                expires_at: connection.and_then(|k| k.expires_at),
-                replaced,
-                sync,
-            }))
-        })
-        .await
+    st.write_plain(move |c| {
+        let Some(link) = meta_store::link(c, &id)? else { return Ok(None) };
+        let Some(mut sync) = store::take_lease(c, &id, &run_id, now, now + lease_ms)? else { return Ok(None) };
+        // A run that outlived its lease was replaced: say so.
+        let replaced = sync.lease_run_id.is_some() && sync.lease_until.is_some_and(|u| u <= now);
+        if replaced {
+            sync.last_error = Some(Fault::RunTimeout.with("a run outlived its lease and was replaced"));
+        }
+        let connection = meta_store::connection(c, &link.owner_key)?;
+        Ok(Some(Lease {
+            run_id,
+            tz: chrono_tz::Tz::from_str(&link.timezone).unwrap_or(chrono_tz::UTC),
+            owner: link.owner_key,
+            sealed: connection.as_ref().map(|k| (k.sealed_token.clone(), k.token_version)),
+            stopped: link.stopped_reason.is_some(),
+            expires_at: connection.and_then(|k| k.expires_at),
+            replaced,
+            sync,
+        }))
+    })
+    .await
 }
 
 /// Runs the account's due work, if any. Safe to call at any time and from
@@ -147,7 +146,7 @@ pub async fn run(st: &Context, ad_account_id: &str) -> Result<Outcome> {
         Err(e) if e.class == ErrorClass::TokenRefused => {
             let (owner, version) = (lease.owner.clone(), lease.sealed.as_ref().map_or(0, |s| s.1));
             let now = st.now();
-            if !st.db.write(move |c| meta_connection::mark_refused(c, &owner, version, now)).await? {
+            if !st.write_plain(move |c| meta_connection::mark_refused(c, &owner, version, now)).await? {
                 // A new token was pasted meanwhile: nothing stops, it syncs at once.
                 finish(st, &lease, state, move |row| row.next_run_at = now).await?;
                 return Ok(Outcome::Dropped);
@@ -212,24 +211,23 @@ async fn finish(
 ) -> Result<bool> {
     let (id, run_id, now) = (lease.sync.ad_account_id.clone(), lease.run_id.clone(), st.now());
     let timeout_note = lease.sync.last_error.clone().filter(|e| Fault::of(e) == Some(Fault::RunTimeout));
-    st.db
-        .write(move |c| {
-            let Some(mut row) = store::get(c, &id)? else { return Ok(false) };
-            if row.lease_run_id.as_deref() != Some(run_id.as_str()) {
-                return Ok(false);
-            }
-            apply_state(&mut row, &state);
-            if timeout_note.is_some() {
-                row.last_error = timeout_note;
-            }
-            edit(&mut row);
-            row.lease_run_id = None;
-            row.lease_until = None;
-            row.updated_at = now;
-            store::save(c, &row)?;
-            Ok(true)
-        })
-        .await
+    st.write_plain(move |c| {
+        let Some(mut row) = store::get(c, &id)? else { return Ok(false) };
+        if row.lease_run_id.as_deref() != Some(run_id.as_str()) {
+            return Ok(false);
+        }
+        apply_state(&mut row, &state);
+        if timeout_note.is_some() {
+            row.last_error = timeout_note;
+        }
+        edit(&mut row);
+        row.lease_run_id = None;
+        row.lease_until = None;
+        row.updated_at = now;
+        store::save(c, &row)?;
+        Ok(true)
+    })
+    .await
 }
 
 /// What a run read from Meta.
@@ -306,7 +304,7 @@ async fn read(st: &Context, lease: &Lease, token: &Secret, plan: Run) -> std::re
         Catalog::Every => None,
         Catalog::Unnamed => {
             let site = site.clone();
-            Some(st.db.run(move |c| Ok(store::unnamed_lead_ads(c, &site)?)).await.unwrap_or_default())
+            Some(st.read(move |c| Ok(store::unnamed_lead_ads(c, &site)?)).await.unwrap_or_default())
         }
     };
     if only.as_ref().is_none_or(|ids| !ids.is_empty()) {
@@ -314,8 +312,7 @@ async fn read(st: &Context, lease: &Lease, token: &Secret, plan: Run) -> std::re
         usage = usage.merge(ads.usage);
         let ids: Vec<String> = ads.value.iter().map(|a| a.id.clone()).collect();
         let have: BTreeSet<String> = st
-            .db
-            .run(move |c| Ok(store::catalog_of(c, &ids)?))
+            .read(move |c| Ok(store::catalog_of(c, &ids)?))
             .await
             .unwrap_or_default()
             .into_iter()
@@ -425,8 +422,7 @@ async fn write(st: &Context, lease: &Lease, mut state: schedule::State, plan: Ru
     let truncated = read.truncated;
     let timeout_note = lease.replaced.then(|| Fault::RunTimeout.with("a run outlived its lease and was replaced"));
     let written = st
-        .db
-        .write(move |c| {
+        .write_plain(move |c| {
             // Late writes of a run whose lease was taken over, or of an unlinked account, are dropped.
             let Some(mut row) = store::get(c, &id)? else { return Ok(false) };
             if row.lease_run_id.as_deref() != Some(run_id.as_str()) {
