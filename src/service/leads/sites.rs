@@ -107,6 +107,14 @@ fn check_route_patterns(patterns: &[String]) -> Result<()> {
         if !p.starts_with('/') {
             return Err(Error::invalid("each route pattern must be a full path starting with /"));
         }
+        // The one grammar of goal and funnel matchers too (ROUTE-01): a pattern
+        // outside it would only ever match itself literally (ROUTE-10).
+        if !crate::service::analytics::routes::is_valid(p) {
+            return Err(Error::invalid(
+                "each route pattern must be /, or segments that are literals (without *), :name \
+                 ([A-Za-z_][A-Za-z0-9_]{0,31}) or *, with an optional last ** (ROUTE-01)",
+            ));
+        }
     }
     Ok(())
 }
