@@ -20,6 +20,13 @@ const SITE_ID: &str =
     r"^([A-Za-z0-9_:-]|[A-Za-z0-9_.:-][A-Za-z0-9_:-]|[A-Za-z0-9_:-][A-Za-z0-9_.:-]|[A-Za-z0-9_.:-]{3,64})$";
 /// Free text: no control characters (lengths are per field).
 const TEXT: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
+/// A route pattern (`service::analytics::routes::is_valid`, ROUTE-01): `/`, or
+/// segments that are a literal (no `*`, not starting `:`), `:name` or `*`,
+/// the last of which may be `**`.
+const ROUTE_PATTERN: &str = concat!(
+    r"^(/|(/([^/*:\u0000-\u001F\u007F-\u009F][^/*\u0000-\u001F\u007F-\u009F]*|:[A-Za-z_][A-Za-z0-9_]{0,31}|\*))*",
+    r"/([^/*:\u0000-\u001F\u007F-\u009F][^/*\u0000-\u001F\u007F-\u009F]*|:[A-Za-z_][A-Za-z0-9_]{0,31}|\*|\*\*))$"
+);
 /// `https://` and a host, or `http://` on localhost with an optional port (no control characters).
 const REDIRECT_URI: &str = concat!(
     r"^(https://[^/\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*",
@@ -206,7 +213,7 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
         "redirectUri" => json!({"minLength": 1, "maxLength": 2048, "pattern": REDIRECT_URI}),
         "importId" => json!({"minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}),
         "routePatterns" => {
-            json!({"maxItems": 32, "items": {"minLength": 1, "maxLength": 256, "pattern": r"^/[^\u0000-\u001F\u007F-\u009F]*$"}})
+            json!({"maxItems": 32, "items": {"minLength": 1, "maxLength": 256, "pattern": ROUTE_PATTERN}})
         }
         "columns" if owner == "SetPipeline" => json!({"maxItems": crate::service::leads::board::MAX_COLUMNS}),
         "key" if owner == "ColumnInput" => {

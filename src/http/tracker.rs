@@ -159,7 +159,8 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
 #[schema(rename_all = "camelCase")]
 #[allow(dead_code)]
 pub struct TrackerBatch {
-    /// An existing site's id (its pattern is every site id's: `openapi_contract::rule`).
+    /// An existing site's id.
+    // Its limits are every site id's, added with the others' (`openapi_contract::rule`).
     site_id: String,
     /// `[A-Za-z0-9_-]{8,64}`, not starting `c_` (ids the server derives).
     #[schema(pattern = "^([A-Za-bd-z0-9_-][A-Za-z0-9_-]{7,63}|c[A-Za-z0-9-][A-Za-z0-9_-]{6,62})$")]

@@ -64,7 +64,7 @@ backend_test!(a_site_id_starting_with_a_dot_is_created_tracked_and_documented, a
     let doc = app.with_key(None).get("/openapi.json").await.ok();
     let schemas = &doc["components"]["schemas"];
     let tracker = &schemas["TrackerBatch"]["properties"]["siteId"];
-    assert_eq!(tracker, &schemas["CreateSite"]["properties"]["siteId"]);
+    assert_eq!(tracker["pattern"], schemas["CreateSite"]["properties"]["siteId"]["pattern"]);
     assert_eq!((tracker["minLength"].as_i64(), tracker["maxLength"].as_i64()), (Some(1), Some(64)));
 });
 
@@ -89,6 +89,9 @@ backend_test!(the_document_states_the_limits_and_pairs_the_server_checks, |app| 
     assert_eq!((sent_at["minimum"].as_i64(), sent_at["maximum"].as_i64()), (Some(0), Some(253_402_300_799_999)));
     let redirect = schemas["ConnectWithCode"]["properties"]["redirectUri"]["pattern"].as_str().unwrap();
     assert!(redirect.starts_with("^(https://") && redirect.contains("http://(localhost|"), "{redirect}");
+    // The route patterns' grammar (ROUTE-01) is the schema's too.
+    let route = schemas["UpdateSite"]["properties"]["routePatterns"]["items"]["pattern"].as_str().unwrap();
+    assert!(route.starts_with("^(/|") && route.contains(":[A-Za-z_][A-Za-z0-9_]{0,31}"), "{route}");
     // An optional argument sent as null is accepted, and its schema says so.
     let timezone = &schemas["UpdateSite"]["properties"]["timezone"];
     assert!(timezone["enum"].as_array().unwrap().contains(&Value::Null), "null is in the zones' enum");
