@@ -254,10 +254,11 @@ fn apply(schema: &mut Value, rule: Value) {
     }
     // An optional argument may be sent as null: its enum says so too.
     let nullable = schema.get("type").and_then(Value::as_array).is_some_and(|t| t.contains(&json!("null")));
-    if nullable && let Some(values) = schema.get_mut("enum").and_then(Value::as_array_mut) {
-        if !values.contains(&Value::Null) {
-            values.push(Value::Null);
-        }
+    if nullable
+        && let Some(values) = schema.get_mut("enum").and_then(Value::as_array_mut)
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
     }
 }
 
