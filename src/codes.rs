@@ -118,4 +118,41 @@ mod tests {
         assert_eq!(Fault::of("RUN_TIMEOUTS: x"), None);
         assert_eq!(Fault::of("free text"), None);
     }
+
+    /// Every `.rs` file under `dir`, recursively.
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// A string literal starting with a code (`"CODE"`, `"CODE: text"`) is a
+    /// second spelling of it: every other file names the enum instead.
+    #[test]
+    fn the_codes_are_spelled_here_only() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        sources(&src, &mut files);
+        assert!(files.len() > 50, "the walk found the sources");
+        let mut found = Vec::new();
+        for file in files.iter().filter(|f| !f.ends_with("codes.rs")) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for &f in Fault::ALL {
+                let quoted = format!("\"{}", f.as_str());
+                let spelled = text.match_indices(&quoted).any(|(i, _)| {
+                    let next = text[i + quoted.len()..].chars().next();
+                    !next.is_some_and(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+                });
+                if spelled {
+                    found.push(format!("{} in {}", f.as_str(), file.display()));
+                }
+            }
+        }
+        assert!(found.is_empty(), "spelled outside src/codes.rs: {found:?}");
+    }
 }

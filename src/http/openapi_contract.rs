@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi;
 
+use crate::error::Code;
 use crate::service::validate;
 
 /// Latest epoch-ms time any argument takes (9999-12-31T23:59:59.999Z).
@@ -19,6 +20,18 @@ const SITE_ID: &str =
     r"^([A-Za-z0-9_:-]|[A-Za-z0-9_.:-][A-Za-z0-9_:-]|[A-Za-z0-9_:-][A-Za-z0-9_.:-]|[A-Za-z0-9_.:-]{3,64})$";
 /// Free text: no control characters (lengths are per field).
 const TEXT: &str = r"^[^\u0000-\u001F\u007F-\u009F]*$";
+/// A route pattern (`service::sites::routes::is_valid`, ROUTE-01): `/`, or
+/// segments that are a literal (no `*`, not starting `:`), `:name` or `*`,
+/// the last of which may be `**`.
+const ROUTE_PATTERN: &str = concat!(
+    r"^(/|(/([^/*:\u0000-\u001F\u007F-\u009F][^/*\u0000-\u001F\u007F-\u009F]*|:[A-Za-z_][A-Za-z0-9_]{0,31}|\*))*",
+    r"/([^/*:\u0000-\u001F\u007F-\u009F][^/*\u0000-\u001F\u007F-\u009F]*|:[A-Za-z_][A-Za-z0-9_]{0,31}|\*|\*\*))$"
+);
+/// `https://` and a host, or `http://` on localhost with an optional port (no control characters).
+const REDIRECT_URI: &str = concat!(
+    r"^(https://[^/\u0000-\u001F\u007F-\u009F][^\u0000-\u001F\u007F-\u009F]*",
+    r"|http://(localhost|127\.0\.0\.1|\[::1\])(:[0-9]*)?([/?#][^\u0000-\u001F\u007F-\u009F]*)?)$"
+);
 
 /// The served document, built once.
 pub fn document() -> &'static [u8] {
@@ -27,6 +40,7 @@ pub fn document() -> &'static [u8] {
         let mut doc = serde_json::to_value(super::openapi::ApiDoc::openapi()).unwrap_or_default();
         add_error_responses(&mut doc);
         constrain(&mut doc);
+        state_pairs(&mut doc);
         serde_json::to_vec(&doc).unwrap_or_default()
     })
 }
@@ -46,39 +60,60 @@ fn add_error_responses(doc: &mut Value) {
             let has_body = op.contains_key("requestBody");
             let has_args = has_body || op.get("parameters").and_then(Value::as_array).is_some_and(|p| !p.is_empty());
             let federated = path.starts_with("/federation/") || path.starts_with("/api/");
-            let mut add: Vec<(&str, &str)> =
-                vec![("503", "UNAVAILABLE: the database is unreachable or the daemon is stopping")];
+            // Every code by its enum (crate::codes, crate::error): spelled there only.
+            let mut add: Vec<(&str, String)> = vec![(
+                "503",
+                format!("{}: the database is unreachable or the daemon is stopping", Code::Unavailable.as_str()),
+            )];
             if secured {
-                add.push(("401", "UNAUTHENTICATED (host key) or FEDERATION_UNAUTHENTICATED and its kin (JWT)"));
+                add.push((
+                    "401",
+                    format!(
+                        "{} (host key) or {} and its kin (JWT)",
+                        Code::Unauthenticated.as_str(),
+                        Code::FederationUnauthenticated.as_str()
+                    ),
+                ));
             }
             if has_args || federated {
-                add.push(("400", "INVALID_ARGUMENT and the other argument codes"));
+                add.push(("400", format!("{} and the other argument codes", Code::InvalidArgument.as_str())));
             }
             if path.contains('{') || federated {
-                add.push(("404", "NOT_FOUND"));
+                add.push(("404", Code::NotFound.as_str().to_string()));
             }
             if has_body {
-                add.push(("408", "REQUEST_TIMEOUT: the body did not arrive within RASTRO_BODY_READ_TIMEOUT"));
-                add.push(("413", "PAYLOAD_TOO_LARGE"));
-                add.push(("415", "UNSUPPORTED_MEDIA_TYPE: the body is not application/json"));
+                add.push((
+                    "408",
+                    format!(
+                        "{}: the body did not arrive within RASTRO_BODY_READ_TIMEOUT",
+                        Code::RequestTimeout.as_str()
+                    ),
+                ));
+                add.push(("413", Code::PayloadTooLarge.as_str().to_string()));
+                add.push(("415", format!("{}: the body is not application/json", Code::UnsupportedMediaType.as_str())));
             }
             if method != "get" || path.contains("/meta") {
-                add.push(("429", "RATE_LIMITED: the write queue is full, or Meta throttles"));
+                add.push((
+                    "429",
+                    format!("{}: the write queue is full, or Meta throttles", Code::RateLimited.as_str()),
+                ));
             }
             if federated || path.contains("/meta") || path.contains("/pixel") || path.contains("/ad-accounts") {
-                add.push(("403", "FEDERATION_* denials"));
-                add.push(("409", "CONFLICT"));
-                add.push(("502", "META_UNAVAILABLE"));
+                add.push(("403", "FEDERATION_* denials".to_string()));
+                add.push(("409", Code::Conflict.as_str().to_string()));
+                add.push(("502", Code::MetaUnavailable.as_str().to_string()));
             }
             let responses = op.entry("responses").or_insert_with(|| json!({}));
             let Some(responses) = responses.as_object_mut() else { continue };
             for (status, what) in add {
-                responses.entry(status).or_insert_with(|| error_response(what));
+                responses.entry(status).or_insert_with(|| error_response(&what));
             }
             if let Some(rules) = rules_between_arguments(path, method) {
-                let bad = responses.entry("400").or_insert_with(|| error_response("INVALID_ARGUMENT"));
+                let invalid = Code::InvalidArgument;
+                let bad = responses.entry("400").or_insert_with(|| error_response(invalid.as_str()));
                 bad["description"] = Value::String(format!(
-                    "INVALID_ARGUMENT, also for schema-valid requests that break a rule a JSON Schema cannot state: {rules}"
+                    "{}, also for schema-valid requests that break a rule a JSON Schema cannot state: {rules}",
+                    invalid.as_str()
                 ));
             }
         }
@@ -88,22 +123,18 @@ fn add_error_responses(doc: &mut Value) {
 /// The rules between arguments, or against stored state, that a schema cannot
 /// hold: a request valid by the schema is still refused with 400 when it
 /// breaks one, and the operation's 400 answer says which.
-fn rules_between_arguments(path: &str, method: &str) -> Option<&'static str> {
-    Some(match (method, path) {
-        ("get", "/v1/leads") => {
-            "`beforeLeadId` only together with `before`; the `siteIds` list without repeats; `from <= to`, at most 366 UTC days"
-        }
-        ("get", "/v1/sites/{siteId}/meta/conversions") => "`beforeEventId` only together with `before`",
+fn rules_between_arguments(path: &str, method: &str) -> Option<String> {
+    Some(String::from(match (method, path) {
+        ("get", "/v1/leads") => "the `siteIds` list without repeats; `from <= to`, at most 366 UTC days",
         ("post", "/v1/reports/leads") => "`from <= to`, at most 366 UTC days; `adId` and `origin` not together",
         ("post", "/v1/reports/leads-daily") => "`from <= to`, at most 92 UTC days",
         ("post", "/v1/meta/status") => "`siteIds` without repeats",
-        ("post", "/v1/sites/{siteId}/leads/{leadKey}/stage") => {
-            "a `stage`, a `column` or both; `revenueCents` only with the stage `won`"
-        }
-        ("put", "/v1/sites/{siteId}/pixel") => "`ownerKey` or `accessToken`, one of them",
-        ("post", "/v1/meta/owners/{ownerKey}/connection/code") => "`redirectUri` https, or http on localhost",
+        ("post", "/v1/sites/{siteId}/leads/{leadKey}/stage") => "`revenueCents` only with the stage `won`",
         ("put", "/v1/meta/owners/{ownerKey}/connection") => {
-            "META_TOKEN_INVALID when Meta refuses the token (the token's validity is Meta's to say)"
+            return Some(format!(
+                "{} when Meta refuses the token (the token's validity is Meta's to say)",
+                Code::MetaTokenInvalid.as_str()
+            ));
         }
         ("patch", "/v1/sites/{siteId}") => "`currency` equal to the site's current one (it cannot change)",
         ("put", "/v1/sites/{siteId}/pipeline") => "column keys unique",
@@ -117,7 +148,7 @@ fn rules_between_arguments(path: &str, method: &str) -> Option<&'static str> {
             "no `visitorId` on a cookieless site; at most 50 attributes after the merge with the stored ones"
         }
         _ => return None,
-    })
+    }))
 }
 
 /// The limits of an argument by its name (`owner` names the schema or the
@@ -135,7 +166,7 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
             json!({"pattern": format!("^{one}(,{one}){{0,9}}$")})
         }
         "siteIds" => json!({"minItems": 1, "maxItems": validate::MAX_SITES, "uniqueItems": true, "items": site}),
-        "from" | "to" | "occurredAt" | "before" | "now" => time,
+        "from" | "to" | "occurredAt" | "before" | "now" | "sentAt" => time,
         "currency" => json!({"enum": validate::currencies()}),
         "timezone" => json!({"enum": chrono_tz::TZ_VARIANTS.iter().map(|z| z.name()).collect::<Vec<_>>()}),
         "origin" => json!({"pattern": "^[a-z0-9_]{1,64}$", "minLength": 1, "maxLength": 64}),
@@ -178,9 +209,11 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
         "accessToken" | "code" => {
             json!({"minLength": 1, "maxLength": 2048, "pattern": r"^[^\s\u0000-\u001F\u007F-\u009F]+$"})
         }
-        "redirectUri" => text(1, 2048),
+        // https, or plain http on localhost (`connection::check_redirect`).
+        "redirectUri" => json!({"minLength": 1, "maxLength": 2048, "pattern": REDIRECT_URI}),
+        "importId" => json!({"minLength": 1, "maxLength": 128, "pattern": "^[A-Za-z0-9_.:-]{1,128}$"}),
         "routePatterns" => {
-            json!({"maxItems": 32, "items": {"minLength": 1, "maxLength": 256, "pattern": r"^/[^\u0000-\u001F\u007F-\u009F]*$"}})
+            json!({"maxItems": 32, "items": {"minLength": 1, "maxLength": 256, "pattern": ROUTE_PATTERN}})
         }
         "columns" if owner == "SetPipeline" => json!({"maxItems": crate::service::leads::board::MAX_COLUMNS}),
         "key" if owner == "ColumnInput" => {
@@ -218,6 +251,14 @@ fn apply(schema: &mut Value, rule: Value) {
         } else {
             schema.insert(k, v);
         }
+    }
+    // An optional argument may be sent as null: its enum says so too.
+    let nullable = schema.get("type").and_then(Value::as_array).is_some_and(|t| t.contains(&json!("null")));
+    if nullable
+        && let Some(values) = schema.get_mut("enum").and_then(Value::as_array_mut)
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
     }
 }
 
@@ -257,6 +298,56 @@ fn constrain(doc: &mut Value) {
     }
 }
 
+/// Each argument that needs another (`dependentRequired`) and each pair of
+/// which at least one must be given (`anyOf`), stated where a schema can.
+fn state_pairs(doc: &mut Value) {
+    let present = |name: &str, schema: Value| json!({"required": [name], "properties": {name: schema}});
+    let either =
+        |a: &str, a_schema: Value, b: &str, b_schema: Value| json!([present(a, a_schema), present(b, b_schema)]);
+    if let Some(schemas) = doc.pointer_mut("/components/schemas") {
+        let not_null = || json!({"not": {"type": "null"}});
+        if let Some(s) = schemas.get_mut("SetLeadStage").and_then(Value::as_object_mut) {
+            s.insert("anyOf".into(), either("stage", not_null(), "column", not_null()));
+        }
+        if let Some(s) = schemas.get_mut("SetSitePixel").and_then(Value::as_object_mut) {
+            s.insert("anyOf".into(), either("ownerKey", not_null(), "accessToken", not_null()));
+        }
+    }
+    page_cursor(doc, "/v1/leads", "beforeLeadId");
+    page_cursor(doc, "/v1/sites/{siteId}/meta/conversions", "beforeEventId");
+}
+
+/// A GET's page cursor: `before` and its tie-breaker (`beforeLeadId`,
+/// `beforeEventId`) become one exploded query object, so the schema can say
+/// that the tie-breaker needs `before` (the query string is unchanged:
+/// `?before=…&beforeLeadId=…`).
+fn page_cursor(doc: &mut Value, path: &str, tie: &str) {
+    let pointer = format!("/paths/{}/get/parameters", path.replace('~', "~0").replace('/', "~1"));
+    let Some(params) = doc.pointer_mut(&pointer).and_then(Value::as_array_mut) else { return };
+    let mut properties = Map::new();
+    let mut description = Vec::new();
+    params.retain(|p| {
+        let name = p.get("name").and_then(Value::as_str).unwrap_or_default();
+        if p.get("in").and_then(Value::as_str) != Some("query") || (name != "before" && name != tie) {
+            return true;
+        }
+        properties.insert(name.to_string(), p.get("schema").cloned().unwrap_or_else(|| json!({})));
+        if let Some(d) = p.get("description").and_then(Value::as_str) {
+            description.push(format!("`{name}`: {d}"));
+        }
+        false
+    });
+    if properties.len() != 2 {
+        return;
+    }
+    params.push(json!({
+        "in": "query", "name": "page", "required": false, "style": "form", "explode": true,
+        "description": description.join(" "),
+        "schema": {"type": "object", "properties": properties, "additionalProperties": false,
+            "dependentRequired": {tie: ["before"]}},
+    }));
+}
+
 /// The request types (every one the host API decodes).
 fn is_input(name: &str) -> bool {
     matches!(
@@ -277,5 +368,7 @@ fn is_input(name: &str) -> bool {
             | "MetaStatusArgs"
             | "ProvisionGrant"
             | "Identify"
+            | "RecordConversion"
+            | "TrackerBatch"
     )
 }

@@ -50,7 +50,8 @@ pub async fn health(st: web::Data<AppState>) -> HttpResponse {
 /// What this host's tracking serves; `siteMap` and `trackedLinks` only while
 /// their capabilities are on (rule TRK-02).
 fn features(st: &AppState) -> serde_json::Value {
-    let mut f = json!({"cookieless": true, "vitals": true, "identify": true});
+    // `import` is the host API's NDJSON import (ANALYTICS.md §4.4), always served.
+    let mut f = json!({"cookieless": true, "vitals": true, "identify": true, "import": true});
     // The site map's rollups are always written; the capability shows them (§3.1).
     if st.cx.capabilities().serves(crate::service::api::Capability::SiteMap) {
         f["siteMap"] = json!("dailyRollup");
@@ -159,11 +160,12 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
 #[allow(dead_code)]
 pub struct TrackerBatch {
     /// An existing site's id.
-    #[schema(pattern = "^[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,63}$")]
+    // Its limits are every site id's, added with the others' (`openapi_contract::rule`).
     site_id: String,
     /// `[A-Za-z0-9_-]{8,64}`, not starting `c_` (ids the server derives).
-    #[schema(pattern = "^[A-Za-z0-9_-]{8,64}$")]
+    #[schema(pattern = "^([A-Za-bd-z0-9_-][A-Za-z0-9_-]{7,63}|c[A-Za-z0-9-][A-Za-z0-9_-]{6,62})$")]
     visitor_id: Option<String>,
+    /// The client's clock at send, epoch ms (a whole number, `438.0` too).
     sent_at: Option<i64>,
     hash: Option<bool>,
     bot: Option<bool>,

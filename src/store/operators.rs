@@ -35,6 +35,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    operator_known_clients (operator_id, client_hash) {
+        operator_id -> Text,
+        client_hash -> Text,
+        last_at -> BigInt,
+    }
+}
+
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = operators)]
 #[diesel(treat_none_as_default_value = false)]
@@ -126,11 +134,56 @@ pub fn add_failure(conn: &mut AnyConnection, key_hash: &str, at: i64) -> QueryRe
         .map(|_| ())
 }
 
-pub fn clear_failures(conn: &mut AnyConnection, key_hash: &str) -> QueryResult<usize> {
-    diesel::delete(dashboard_signin_failures::table.filter(dashboard_signin_failures::key_hash.eq(key_hash)))
-        .execute(conn)
-}
-
 pub fn forget_failures_before(conn: &mut AnyConnection, before: i64) -> QueryResult<usize> {
     diesel::delete(dashboard_signin_failures::table.filter(dashboard_signin_failures::at.le(before))).execute(conn)
+}
+
+/// The newest failure under `key_hash` after `since`, with how many there are.
+pub fn failures_since(conn: &mut AnyConnection, key_hash: &str, since: i64) -> QueryResult<(i64, Option<i64>)> {
+    dashboard_signin_failures::table
+        .filter(dashboard_signin_failures::key_hash.eq(key_hash))
+        .filter(dashboard_signin_failures::at.gt(since))
+        .select((diesel::dsl::count_star(), diesel::dsl::max(dashboard_signin_failures::at)))
+        .get_result(conn)
+}
+
+/// Whether the operator signed in from this client (its hash) after `since`.
+pub fn is_known_client(
+    conn: &mut AnyConnection,
+    operator_id: &str,
+    client_hash: &str,
+    since: i64,
+) -> QueryResult<bool> {
+    diesel::select(diesel::dsl::exists(
+        operator_known_clients::table
+            .filter(operator_known_clients::operator_id.eq(operator_id))
+            .filter(operator_known_clients::client_hash.eq(client_hash))
+            .filter(operator_known_clients::last_at.gt(since)),
+    ))
+    .get_result(conn)
+}
+
+/// Remembers a client the operator signed in from (or refreshes when).
+pub fn remember_client(conn: &mut AnyConnection, operator_id: &str, client_hash: &str, now: i64) -> QueryResult<()> {
+    let mine = operator_known_clients::operator_id.eq(operator_id);
+    let this = operator_known_clients::client_hash.eq(client_hash);
+    let touched = diesel::update(operator_known_clients::table.filter(mine).filter(this))
+        .set(operator_known_clients::last_at.eq(now))
+        .execute(conn)?;
+    if touched == 0 {
+        diesel::insert_into(operator_known_clients::table)
+            .values((mine, this, operator_known_clients::last_at.eq(now)))
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// Forgets the operator's clients last seen at or before `before`.
+pub fn forget_clients_before(conn: &mut AnyConnection, operator_id: &str, before: i64) -> QueryResult<usize> {
+    diesel::delete(
+        operator_known_clients::table
+            .filter(operator_known_clients::operator_id.eq(operator_id))
+            .filter(operator_known_clients::last_at.le(before)),
+    )
+    .execute(conn)
 }

@@ -80,7 +80,10 @@ backend_test!(health_and_the_tracker_script, |app| {
     let body: Value = h.json().await.unwrap();
     assert_eq!(body["status"], "ok");
     assert_eq!(body["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(body["features"]["cookieless"], true);
+    // Every always-on feature of ANALYTICS.md §3.1 ("other features").
+    for feature in ["cookieless", "vitals", "identify", "import"] {
+        assert_eq!(body["features"][feature], true, "{feature}: {body}");
+    }
 
     let js = app.http.get(format!("{}/rastro/tracker.js", app.base)).send().await.unwrap();
     assert_eq!(js.status(), 200);

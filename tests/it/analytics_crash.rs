@@ -152,17 +152,26 @@ async fn retention_killed_midway_resumes_after_a_restart() {
         .await
         .unwrap();
     assert_eq!(imported.status(), 201);
+    let path = db.sqlite_path().unwrap().to_string_lossy().to_string();
+    let mut conn = SqliteConnection::establish(&path).unwrap();
+    let events = "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_events";
+    assert_eq!(count(&mut conn, events), 2100, "every line stored");
     let policy = json!({"siteId": "loja", "eventsDays": 20, "sessionsDays": 20, "conversionsDays": 20,
         "profilesDays": 20, "aggregatesDays": 30});
     assert_eq!(post("/v1/analytics/setRetentionPolicy", policy).await.unwrap().status(), 200);
-    // Killed while the first round deletes, one row a transaction.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Killed while the first round deletes, one row a transaction: as soon as
+    // some old rows are gone and most are not (observed, not guessed by a sleep).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while count(&mut conn, events) == 2100 {
+        assert!(Instant::now() < deadline, "retention did not start");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
     child.kill().unwrap();
     child.wait().unwrap();
-    let path = db.sqlite_path().unwrap().to_string_lossy().to_string();
-    let mut conn = SqliteConnection::establish(&path).unwrap();
-    let left = count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_events");
-    assert!(left >= 100, "the recent events stay: {left}");
+    let left = count(&mut conn, events);
+    // The kill came midway: old rows were deleted and old rows remain, so
+    // only a resumed run can delete the rest.
+    assert!(left < 2100 && left > 100, "killed midway: {left} of 2100 rows left (100 recent)");
     println!("killed with {} old events left", left - 100);
 
     // Restarted, the actor goes on until nothing is past the cutoffs; the recent rows stay.

@@ -468,8 +468,8 @@ pub async fn wait_healthy(http: &reqwest::Client, base: &str) {
         if http.get(format!("{base}/health")).send().await.is_ok_and(|r| r.status().is_success()) {
             return;
         }
-        tokio::task::yield_now().await;
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        // An async wait: the test's runtime (and any server on it) keeps running.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     panic!("the daemon at {base} did not come up");
 }

@@ -770,11 +770,29 @@ impl Drop for Proc {
 
 use crate::common::free_port;
 
-/// A pseudo-random number below `n` (the kills' moments), from the system's random source.
-fn random_below(n: u64) -> u64 {
-    let mut b = [0u8; 8];
-    getrandom::fill(&mut b).unwrap();
-    u64::from_le_bytes(b) % n
+/// The kills' moments: a seeded generator (splitmix64), so a failing run is
+/// repeated with `RASTRO_TEST_SEED=<the printed seed>`; without it the seed
+/// comes from the system's random source and is printed.
+struct Moments(u64);
+
+impl Moments {
+    fn from_env() -> Moments {
+        let seed = std::env::var("RASTRO_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            let mut b = [0u8; 8];
+            getrandom::fill(&mut b).unwrap();
+            u64::from_le_bytes(b)
+        });
+        eprintln!("kill moments: RASTRO_TEST_SEED={seed}");
+        Moments(seed)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
 }
 
 async fn wait_for(http: &reqwest::Client, url: &str) {
@@ -881,6 +899,7 @@ async fn sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids
     // Each new lead with meta queues one Lead; the leads come in chunks, and
     // after each chunk the daemon dies at a random moment while it sends.
     let chunk = LEADS / KILLS;
+    let mut moments = Moments::from_env();
     let now_ms = chrono::Utc::now().timestamp_millis();
     for k in 0..KILLS {
         let mut tasks = Vec::new();
@@ -895,7 +914,9 @@ async fn sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids
             }
         }
         // Kill while the last requests are still in flight, or a little after.
-        actix_web::rt::time::sleep(std::time::Duration::from_millis(random_below(120))).await;
+        let moment = moments.below(120);
+        eprintln!("kill {k}: {moment} ms after the chunk's last request started");
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(moment)).await;
         daemon.0.kill().unwrap();
         daemon.0.wait().unwrap();
         for t in tasks {

@@ -241,3 +241,27 @@ backend_test!(a_pattern_stored_before_the_grammar_is_answered_unchanged, analyti
     assert_eq!(routes, vec!["/p/:id", "/promo/*x", "/promo/y"]);
     assert_eq!(m["routePatterns"]["loja"], json!(["/promo/*x", "/p/:id"]));
 });
+
+// rule: ROUTE-01
+backend_test!(a_new_pattern_outside_the_grammar_is_refused_and_not_stored, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    let admin =
+        fed.key.sign(&crate::federation::with(claims(&[READ, CONFIGURE]), json!({"exp": T0 / 1000 + 30 * 86_400})));
+    app.patch("/v1/sites/loja", json!({"routePatterns": ["/p/:id"]})).await.ok();
+    // `**` not last, a parameter name starting with a digit, a `*` inside a
+    // literal, a parameter without a name, an empty segment, a trailing slash.
+    for bad in ["/p/**/x", "/p/:1d", "/p/a*b", "/p/:", "/p//x", "/p/x/"] {
+        let host = app.patch("/v1/sites/loja", json!({"routePatterns": ["/blog/*", bad]})).await;
+        host.err(400, "INVALID_ARGUMENT");
+        let message = host.body["message"].as_str().unwrap_or_default();
+        assert!(message.contains("route pattern") && message.contains("**"), "{bad}: {message}");
+        let args = json!({"siteId": "loja", "routePatterns": [bad]});
+        Fed::expect_err(fed.both(Some(&admin), "updateSite", args).await, 400, "INVALID_ARGUMENT");
+    }
+    // Nothing of the refused lists was stored.
+    assert_eq!(app.get("/v1/sites/loja").await.ok()["routePatterns"], json!(["/p/:id"]));
+    let s = fed.both(Some(&admin), "siteSettings", json!({"siteId": "loja"})).await.unwrap();
+    assert_eq!(s["routePatterns"], json!(["/p/:id"]));
+});

@@ -349,7 +349,8 @@ async fn ad_lead(app: &TestApp, site: &str, key: &str, at: i64, ad: &str) -> Str
     app.lead(site, key, at, extra).await.ok()["leadId"].as_str().unwrap().to_string()
 }
 
-/// Waits (without sleeping: each check is a real read) until `check` holds.
+/// Waits until `check` holds, checking every few milliseconds (an async
+/// timer between checks, so the server's tasks run and no core spins).
 async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
@@ -358,7 +359,7 @@ where
     let deadline = Instant::now() + Duration::from_secs(60);
     while !check().await {
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

@@ -26,11 +26,12 @@ struct SignedIn<'a> {
     csrf_token: &'a str,
 }
 
-/// The address the sign-in limit counts by: the TCP peer. A forwarded-for
-/// header is not trusted (anyone can write one); behind a proxy the per-name
-/// limit still holds.
-fn client(req: &HttpRequest) -> String {
-    req.peer_addr().map_or_else(|| "unknown".to_string(), |a| a.ip().to_string())
+/// What the sign-in limit counts by: the client's address as the tracker
+/// resolves it (the TCP peer, or behind a `RASTRO_TRUSTED_PROXIES` proxy the
+/// `X-Forwarded-For` hop; an untrusted peer's header is ignored), as its
+/// rate-limit key (an IPv6 host counts per /64).
+fn client(st: &AppState, req: &HttpRequest) -> String {
+    format!("{:x}", crate::net::rate_key(crate::http::tracker::client_ip(st, req)))
 }
 
 pub async fn sign_in(
@@ -39,7 +40,7 @@ pub async fn sign_in(
     body: crate::http::json::Json<SignIn>,
 ) -> Result<HttpResponse> {
     let SignIn { name, password } = body.into_inner();
-    let (cookie, s) = operators::sign_in(&st.cx, st.now(), &name, password.0, &client(&req)).await?;
+    let (cookie, s) = operators::sign_in(&st.cx, st.now(), &name, password.0, &client(&st, &req)).await?;
     tracing::info!(operator = %s.operator.name, "dashboard sign-in");
     let set = session::set_cookie(&req, Some(cookie.expose()), SESSION_TTL_MS / 1000);
     Ok(HttpResponse::Ok()

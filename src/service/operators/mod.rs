@@ -3,7 +3,7 @@
 //! agency's, set at creation); without `can_configure` they read everything
 //! and change nothing.
 //!
-//! Functions take the `Db` and the time, not the whole app state: the HTTP
+//! Functions take the service `Context` and the time, not the whole app state: the HTTP
 //! layer (and the CLI) pass what they have.
 
 pub mod password;
@@ -21,10 +21,15 @@ use crate::store::operators::{self as store, OperatorRow, SessionRow};
 pub const SESSION_TTL_MS: i64 = 12 * HOUR_MS;
 /// The window the sign-in limit counts failures in.
 pub const FAILURE_WINDOW_MS: i64 = 15 * MINUTE_MS;
-/// Failed sign-ins per operator name in the window before the name is refused.
+/// Failed sign-ins against a name from addresses unknown to it, in the
+/// window, before sign-ins to that name from unknown addresses slow down.
 pub const MAX_FAILURES_PER_NAME: i64 = 5;
 /// Failed sign-ins per client address in the window (many names from one place).
 pub const MAX_FAILURES_PER_CLIENT: i64 = 20;
+/// The longest wait between attempts against one name from unknown addresses.
+pub const MAX_UNKNOWN_CLIENT_DELAY_MS: i64 = 5 * MINUTE_MS;
+/// A client address stays known to an operator this long after its last sign-in.
+pub const KNOWN_CLIENT_TTL_MS: i64 = 90 * 24 * HOUR_MS;
 /// The owner key of an operator created without `--owner-key`.
 pub const DEFAULT_OWNER_KEY: &str = "dashboard:agency";
 
@@ -85,6 +90,8 @@ pub async fn add(cx: &Context, now: i64, input: AddOperator) -> Result<bool> {
         if existing.is_some() {
             store::update(c, &row)?;
             store::delete_sessions_of(c, &row.id)?;
+            // Their hashes were keyed by the old password: unmatched from now on.
+            store::forget_clients_before(c, &row.id, i64::MAX)?;
             Ok(false)
         } else {
             store::insert(c, &row)?;
@@ -115,10 +122,37 @@ fn client_key(client: &str) -> String {
     sha256_hex(&format!("client:{client}"))
 }
 
+/// A client address as the operator's known addresses hold it: an HMAC keyed
+/// by the operator's password hash (stored only here, never answered), so the
+/// table holds no address and a new password forgets them all.
+fn known_client_hash(password_hash: &str, client: &str) -> String {
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(password_hash.as_bytes()).expect("HMAC takes any key");
+    mac.update(format!("known-client:{client}").as_bytes());
+    mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How long after the newest of `failures` failed guesses against a name
+/// from unknown addresses the next attempt from one may run: none below the
+/// limit, then 1 s doubling per failure up to [`MAX_UNKNOWN_CLIENT_DELAY_MS`].
+/// Slowed, never locked: the operator's own addresses are not slowed at all.
+pub fn unknown_client_delay_ms(failures: i64) -> i64 {
+    if failures < MAX_FAILURES_PER_NAME {
+        return 0;
+    }
+    let doublings = (failures - MAX_FAILURES_PER_NAME).min(20) as u32;
+    (1000i64 << doublings).min(MAX_UNKNOWN_CLIENT_DELAY_MS)
+}
+
 /// Checks the name and password; on success opens a session and answers its
 /// cookie value with it. Every failure is the same UNAUTHENTICATED (a wrong
-/// name and a wrong password look alike, and cost the same Argon2 time);
-/// past the limit, RATE_LIMITED before any password is checked.
+/// name and a wrong password look alike, and cost the same Argon2 time).
+/// `client` is the caller's rate-limit key (`net::rate_key` of the address
+/// behind any trusted proxy). RATE_LIMITED, before any password is checked,
+/// answers past twenty failures from that client in the window, and, for a
+/// client that never signed in as this operator, while guesses at the name
+/// from such clients slow it down ([`unknown_client_delay_ms`]). Guesses never
+/// refuse the operator's own known clients (OWASP: throttle, not lock out).
 pub async fn sign_in(cx: &Context, now: i64, name: &str, pw: Secret, client: &str) -> Result<(Secret, Session)> {
     let refused = || Error::new(Code::Unauthenticated, "wrong operator name or password");
     if check_name(name).is_err() || pw.expose().is_empty() || pw.expose().len() > 4 * password::MAX_LEN {
@@ -126,17 +160,24 @@ pub async fn sign_in(cx: &Context, now: i64, name: &str, pw: Secret, client: &st
     }
     let (nk, ck) = (name_key(name), client_key(client));
     let since = now - FAILURE_WINDOW_MS;
-    let (nk2, ck2, lookup) = (nk.clone(), ck.clone(), name.to_string());
-    let (by_name, by_client, row) = cx
+    let (nk2, ck2, lookup, who) = (nk.clone(), ck.clone(), name.to_string(), client.to_string());
+    let (by_client, row, known, by_name) = cx
         .read(move |c| {
-            Ok((
-                store::count_failures(c, &nk2, since)?,
-                store::count_failures(c, &ck2, since)?,
-                store::find_by_name(c, &lookup)?,
-            ))
+            let row = store::find_by_name(c, &lookup)?;
+            let known = match &row {
+                Some(r) => {
+                    let hash = known_client_hash(&r.password_hash, &who);
+                    store::is_known_client(c, &r.id, &hash, now - KNOWN_CLIENT_TTL_MS)?
+                }
+                None => false,
+            };
+            let by_name = if known { (0, None) } else { store::failures_since(c, &nk2, since)? };
+            Ok((store::count_failures(c, &ck2, since)?, row, known, by_name))
         })
         .await?;
-    if by_name >= MAX_FAILURES_PER_NAME || by_client >= MAX_FAILURES_PER_CLIENT {
+    let (name_failures, last_failure) = by_name;
+    let slowed = last_failure.is_some_and(|at| now < at + unknown_client_delay_ms(name_failures));
+    if by_client >= MAX_FAILURES_PER_CLIENT || slowed {
         return Err(Error::new(Code::RateLimited, "too many failed sign-ins: wait a few minutes"));
     }
     let stored = row.as_ref().map(|r| r.password_hash.clone());
@@ -148,8 +189,11 @@ pub async fn sign_in(cx: &Context, now: i64, name: &str, pw: Secret, client: &st
     let Some(row) = row.filter(|_| matches) else {
         cx.write_plain(move |c| {
             store::forget_failures_before(c, since)?;
-            store::add_failure(c, &nk, now)?;
             store::add_failure(c, &ck, now)?;
+            // A known client's typo does not count against the name.
+            if !known {
+                store::add_failure(c, &nk, now)?;
+            }
             Ok(())
         })
         .await?;
@@ -164,10 +208,15 @@ pub async fn sign_in(cx: &Context, now: i64, name: &str, pw: Secret, client: &st
         expires_at: now + SESSION_TTL_MS,
     };
     let (csrf_token, expires_at) = (session.csrf_token.clone(), session.expires_at);
+    let known_hash = known_client_hash(&row.password_hash, client);
+    let operator_id = row.id.clone();
+    // The name's failures are not cleared: a success from one client must not
+    // reset the slow-down that guesses from others earned.
     cx.write_plain(move |c| {
-        store::clear_failures(c, &nk)?;
         store::delete_expired_sessions(c, now)?;
         store::insert_session(c, &session)?;
+        store::remember_client(c, &operator_id, &known_hash, now)?;
+        store::forget_clients_before(c, &operator_id, now - KNOWN_CLIENT_TTL_MS)?;
         Ok(())
     })
     .await?;

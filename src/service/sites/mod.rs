@@ -1,6 +1,7 @@
 //! Sites: the host's own records, one per product site it reports leads for.
 
 pub mod api;
+pub mod routes;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -108,6 +109,14 @@ fn check_route_patterns(patterns: &[String]) -> Result<()> {
         validate::text("routePatterns[]", p, 1, 256)?;
         if !p.starts_with('/') {
             return Err(Error::invalid("each route pattern must be a full path starting with /"));
+        }
+        // The one grammar of goal and funnel matchers too (ROUTE-01): a pattern
+        // outside it would only ever match itself literally (ROUTE-10).
+        if !crate::service::sites::routes::is_valid(p) {
+            return Err(Error::invalid(
+                "each route pattern must be /, or segments that are literals (without *), :name \
+                 ([A-Za-z_][A-Za-z0-9_]{0,31}) or *, with an optional last ** (ROUTE-01)",
+            ));
         }
     }
     Ok(())

@@ -33,6 +33,14 @@ fn field<'a>(o: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
     o.get(name).filter(|v| !v.is_null())
 }
 
+/// A JSON integer, or a float without a fraction (`438.0`) within i64: a
+/// JavaScript number is a float, and every other JSON body reads such a
+/// number as the integer (`http::json`), so the tracker's does too.
+fn whole(v: &Value) -> Option<i64> {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    v.as_i64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && (-LIMIT..LIMIT).contains(f)).map(|f| f as i64))
+}
+
 fn wrong(name: &str) -> Error {
     Error::invalid(format!("`{name}` has the wrong type or is out of bounds"))
 }
@@ -74,7 +82,12 @@ pub fn parse(body: &[u8]) -> Result<Batch> {
     };
     let sent_at = match field(&o, "sentAt") {
         None => None,
-        Some(v) => Some(v.as_i64().ok_or_else(|| wrong("sentAt"))?),
+        Some(v) => {
+            let ms = whole(v).ok_or_else(|| wrong("sentAt"))?;
+            // Within the times every argument takes, so the skew arithmetic cannot overflow.
+            validate::time("sentAt", ms)?;
+            Some(ms)
+        }
     };
     let flag = |name: &str| match field(&o, name) {
         None => Ok(false),
@@ -185,7 +198,7 @@ pub enum Incoming {
 }
 
 fn ms_metric(o: &Map<String, Value>, name: &str) -> Option<i64> {
-    o.get(name).and_then(Value::as_i64).filter(|v| (0..=MAX_VITAL_MS).contains(v))
+    o.get(name).and_then(whole).filter(|v| (0..=MAX_VITAL_MS).contains(v))
 }
 
 /// The vitals of an event (rule TRK-32): each metric out of bounds dropped alone.
@@ -210,7 +223,7 @@ pub fn check_event(v: &Value) -> Option<Incoming> {
     let o = v.as_object()?;
     let ts = match field(o, "ts") {
         None => None,
-        Some(t) => Some(t.as_i64().filter(|t| *t >= 0)?),
+        Some(t) => Some(whole(t).filter(|t| *t >= 0)?),
     };
     let pageview_id =
         || field(o, "pageviewId").and_then(Value::as_str).filter(|p| is_pageview_id(p)).map(str::to_string);
@@ -246,8 +259,7 @@ pub fn check_event(v: &Value) -> Option<Incoming> {
             Some(Incoming::Vitals { pageview_id: pageview_id()?, vitals })
         }
         "engagement" => {
-            let engaged_ms =
-                field(o, "engagedMs").and_then(Value::as_i64).filter(|e| (0..=MAX_ENGAGED_MS).contains(e))?;
+            let engaged_ms = field(o, "engagedMs").and_then(whole).filter(|e| (0..=MAX_ENGAGED_MS).contains(e))?;
             Some(Incoming::Engagement { pageview_id: pageview_id()?, engaged_ms })
         }
         _ => None,
@@ -285,10 +297,18 @@ mod tests {
         let b = batch(json!({"siteId": "s", "events": [ev], "newThing": {"x": 1}})).unwrap();
         assert_eq!(b.events.len(), 1);
         assert!(batch(json!({"siteId": "s", "events": [ev], "sentAt": "soon"})).is_err());
+        // A whole number written as a float is that integer; a fraction or a time out of range is not.
+        assert_eq!(batch(json!({"siteId": "s", "events": [ev], "sentAt": 438.0})).unwrap().sent_at, Some(438));
+        for bad in [json!(438.5), json!(-1), json!(i64::MIN), json!(1e300), json!(u64::MAX)] {
+            assert!(batch(json!({"siteId": "s", "events": [ev], "sentAt": bad})).is_err(), "{bad}");
+        }
         assert!(batch(json!({"siteId": "s", "events": [ev], "hash": "yes"})).is_err());
         let pv =
             json!({"type": "pageview", "pageviewId": "p_0123456789abcdef", "url": "https://a.com/", "unknown": true});
         assert!(check_event(&pv).is_some());
+        let mut whole_ts = pv.clone();
+        whole_ts["ts"] = json!(1_764_500_000_000.0);
+        assert!(matches!(check_event(&whole_ts), Some(Incoming::Pageview { ts: Some(1_764_500_000_000), .. })));
         let mut bad_ts = pv.clone();
         bad_ts["ts"] = json!("yesterday");
         assert!(check_event(&bad_ts).is_none());

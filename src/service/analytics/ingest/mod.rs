@@ -9,7 +9,6 @@ pub mod batch;
 pub mod export;
 pub mod import;
 pub mod limits;
-pub mod routes;
 pub mod tracker;
 pub mod urls;
 

@@ -18,7 +18,7 @@ use roaring::RoaringBitmap;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::ingest::routes;
+use crate::service::sites::routes;
 use crate::store::analytics::regroup::{self as store, PathTable};
 use crate::store::analytics::rollups as r;
 use crate::store::analytics::site_map::{self as map, RouteCounts};

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::ingest::routes;
 use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
+use crate::service::sites::routes;
 use crate::store::analytics::rollups::DAY;
 use crate::store::analytics::site_map::{self as store, RouteCounts};
 use crate::store::analytics::{OutboxRow, SessionRow};
