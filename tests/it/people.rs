@@ -724,7 +724,7 @@ async fn events_until(app: &TestApp, what: &str, done: impl Fn(&[EventSession]) 
 // A login mid-visit in a real browser: the product's backend identifies the
 // tracker's anonymous id, the page applies the answered id, and the visit
 // goes on in the same session.
-backend_test!(a_login_in_a_real_browser_keeps_the_session, analytics_builder, |fed| {
+backend_test!(slow: a_login_in_a_real_browser_keeps_the_session, analytics_builder, |fed| {
     let app = &fed.app;
     let ua_switch = format!("--user-agent={}", crate::analytics::UA);
     let Some(b) =

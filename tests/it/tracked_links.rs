@@ -495,7 +495,7 @@ backend_test!(tracked_links_on_are_advertised, links_builder, |fed| {
 
 // The "Links" screen: the list with clicks and bot hits; an operator who may
 // configure creates, disables, enables and deletes; a read-only one only reads.
-backend_test!(the_links_screen_in_a_real_browser, crate::common::fake_meta_builder, |app| {
+backend_test!(slow: the_links_screen_in_a_real_browser, crate::common::fake_meta_builder, |app| {
     use crate::dashboard::{Dash, PASSWORD, operator};
     let Some(b) = crate::webdriver::Browser::start().await else { return };
     site(&app, "loja", false).await;

@@ -102,7 +102,7 @@ fn pageviews(rows: &[Stored]) -> Vec<&Stored> {
 // rule: TRK-08
 // rule: TRK-09
 // rule: TRK-10
-backend_test!(the_tracker_in_a_real_browser, analytics_builder, |fed| {
+backend_test!(slow: the_tracker_in_a_real_browser, analytics_builder, |fed| {
     let app = &fed.app;
     let ua_switch = format!("--user-agent={UA}");
     let Some(b) = Browser::start_with(&["--disable-blink-features=AutomationControlled", &ua_switch]).await else {
