@@ -1,4 +1,4 @@
-//! The HTTP-actions side of web analytics (ANALYTICS.md §3), open to anyone:
+//! The HTTP-actions side of web analytics (rules TRK-01 to TRK-03, TRK-11), open to anyone:
 //! `GET /rastro/health`, `GET /rastro/tracker.js` and `POST /rastro/events`
 //! (with its CORS preflight). Every answer carries `Access-Control-Allow-Origin: *`
 //! and no credentials.
@@ -152,7 +152,7 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
     }
 }
 
-/// The documented shape of a tracker batch (ANALYTICS.md §3.3); the handler
+/// The documented shape of a tracker batch (rules TRK-13, TRK-21); the handler
 /// reads the body itself, so a cached older tracker's extra fields pass.
 #[derive(utoipa::ToSchema)]
 #[schema(rename_all = "camelCase")]

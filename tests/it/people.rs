@@ -1,5 +1,5 @@
-//! Identified people over HTTP and the federated API (ANALYTICS.md §4.3,
-//! §5.11): identify and its identity map, aliases and the sessions, numbers,
+//! Identified people over HTTP and the federated API (PPL-01 to
+//! PPL-15): identify and its identity map, aliases and the sessions, numbers,
 //! journeys and profiles they join, the people list and its search, forgetting
 //! a person, the capability switches, and a canary run of the real binary that
 //! looks for an externalId everywhere.

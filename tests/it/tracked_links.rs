@@ -1,4 +1,4 @@
-//! Tracked links (ANALYTICS.md §5.10): the four federated functions on both
+//! Tracked links (TLINK-01 to TLINK-10): the four federated functions on both
 //! transports, their configure scope, the redirect `GET /rastro/l/{siteId}/{slug}`
 //! over HTTP (parameters, clicks, bot hits, 404s), the capability switch, and
 //! the dashboard's "Links" screen in Chromium.

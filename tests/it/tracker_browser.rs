@@ -2,7 +2,7 @@
 //! against the daemon: pages served by the test on loopback embed
 //! `/rastro/tracker.js`, and what the daemon stored is read back. Chromium
 //! runs with the automation markers hidden and a desktop Chrome UA given as
-//! a launch switch (ANALYTICS.md §7), else the tracker rightly sends nothing.
+//! a launch switch (TRK-05, TRK-06), else the tracker rightly sends nothing.
 
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-//! Web analytics (ANALYTICS.md): the tracker's ingestion, visitors and
+//! Web analytics (the TRK to IMP rules of docs/rules.md): the tracker's ingestion, visitors and
 //! sessions, the rollups the report actors keep, and the reads over them.
 //!
 //! - `batch`: a tracker batch's shape and each event's checks;

@@ -21,7 +21,7 @@ pub struct CreateSite {
     pub owner_id: String,
     #[serde(default)]
     pub domains: Option<Vec<String>>,
-    /// Web analytics without identifiers on the browser (ANALYTICS.md §4.1).
+    /// Web analytics without identifiers on the browser (rules SES-02, TRK-07).
     #[serde(default)]
     pub cookieless: Option<bool>,
 }
@@ -193,7 +193,7 @@ pub fn update(conn: &mut AnyConnection, now: i64, site_id: &str, input: UpdateSi
     }
     row.updated_at = now;
     store::update(conn, &row)?;
-    // A new list regroups the stored routes in the background (ANALYTICS.md §5.8).
+    // A new list regroups the stored routes in the background (ROUTE-04, ROUTE-08).
     if let Some(p) = &input.route_patterns {
         crate::service::analytics::regroup::schedule(conn, site_id, &old_patterns, p, now)?;
     }
