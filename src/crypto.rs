@@ -7,7 +7,7 @@
 //! tells a rotated key apart from tampering: a new key cannot read the tokens
 //! sealed under the old one, and the status says so.
 //!
-//! Identify (ANALYTICS.md §4.3) keys its HMAC of external ids with a separate
+//! Identify (PPL-04) keys its HMAC of external ids with a separate
 //! key derived from the same secret: HKDF-SHA256, empty salt, info
 //! `"rastro identify v1"`.
 

@@ -8,7 +8,7 @@ use std::fmt;
 // The codes both answered as errors and stored as a lastError are spelled once, there.
 use crate::codes::Fault;
 
-/// The closed set of failure codes (API.md "Status codes").
+/// The closed set of failure codes, each with its status in `codes.rs` (FED-02).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Code {
     InvalidArgument,
@@ -226,7 +226,7 @@ mod tests {
         }
     }
 
-    // contract: API.md "Status codes" (a closed set: each produced somewhere, each in /openapi.json)
+    // contract: the codes are a closed set (FED-02): each produced somewhere, each in /openapi.json
     #[test]
     fn every_code_is_produced_and_documented() {
         use utoipa::OpenApi;

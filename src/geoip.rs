@@ -1,4 +1,4 @@
-//! Country and region from the client's address (ANALYTICS.md §3.5): an MMDB
+//! Country and region from the client's address (rule TRK-33): an MMDB
 //! file (GeoLite2 or DB-IP Lite, City or Country) named by `RASTRO_GEOIP_DB`,
 //! read with the `maxminddb` crate. ISO 3166-1 alpha-2 country, ISO 3166-2
 //! region (`BR-SP`; none from a country-only database); never a city. Without

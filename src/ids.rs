@@ -84,7 +84,7 @@ pub fn demo_password() -> Result<String> {
 static LAST_ORDERED: std::sync::Mutex<u128> = std::sync::Mutex::new(0);
 
 /// `prefix` + 24 lowercase hex: 48-bit ms time then 48 random bits, strictly
-/// increasing per process (web analytics' `s_`, `e_` ids: ANALYTICS.md §5.1).
+/// increasing per process (web analytics' `s_`, `e_` ids, whose order pages follow: PAGE-07).
 pub fn time_ordered(prefix: &str, now: i64) -> Result<String> {
     let random: [u8; 6] = random_bytes()?;
     let mut r = [0u8; 16];

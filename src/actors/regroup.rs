@@ -1,5 +1,5 @@
 //! The regroup actor: every `RASTRO_ROLLUP_INTERVAL` it runs the queued route
-//! regroup jobs (ANALYTICS.md §5.8 "Job"), step after step back to back, each
+//! regroup jobs (rule ROUTE-08), step after step back to back, each
 //! step at most `RASTRO_ROUTE_REGROUP_BATCH` rows in one transaction of the
 //! group-commit writer. The job rows are the truth: a restarted process goes
 //! on from the last committed step.

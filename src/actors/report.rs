@@ -1,7 +1,7 @@
 //! The report actor: applies the rollup outbox every `RASTRO_ROLLUP_INTERVAL`,
 //! a batch of at most `RASTRO_ROLLUP_BATCH_MAX` events per transaction through
 //! the group-commit writer, batch after batch until the outbox is empty
-//! (ANALYTICS.md §2). The outbox rows are the truth: a kill -9 between
+//! (rule STORE-04). The outbox rows are the truth: a kill -9 between
 //! acceptance and application loses nothing (the restarted actor takes them),
 //! and a batch is applied and deleted in one transaction, so nothing counts
 //! twice. On PostgreSQL the actors of several processes take disjoint batches.

@@ -1,4 +1,4 @@
-//! The retention actor (ANALYTICS.md §5.9): every `RASTRO_RETENTION_INTERVAL`
+//! The retention actor (rules RET-03, RET-04): every `RASTRO_RETENTION_INTERVAL`
 //! it runs each due class of each site with a policy, deleting at most
 //! `RASTRO_RETENTION_BATCH` rows per transaction through the group-commit
 //! writer, back to back until the class's backlog is 0, then records the run.

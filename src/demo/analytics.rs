@@ -1,4 +1,4 @@
-//! The demo's web analytics (ANALYTICS.md §4.5): 90 days ending yesterday for
+//! The demo's web analytics (rule IMP-10): 90 days ending yesterday for
 //! Loja X (cookie mode) and Pet Mania (cookieless), through the import with one
 //! fixed `importId` per site and day. A deterministic generator seeded by
 //! (site, day) makes each day's body the same on every run, so a second run

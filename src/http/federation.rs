@@ -1,7 +1,7 @@
 //! The federated API's two transports, with the same semantics (FED-16):
 //!
 //! 1. REST: `POST /federation/{name}` with the JSON args as body; 200 with the
-//!    value, or `{code, message}` with the status of API.md "Status codes".
+//!    value, or `{code, message}` with the status `codes.rs` gives the code (FED-02).
 //! 2. Convex's HTTP function-call wire format, so `ConvexHttpClient` works
 //!    unchanged: `POST /api/query|mutation|action` (and `/api/function`, any
 //!    kind) with `{"path": "rastroFederation:<name>", "format":

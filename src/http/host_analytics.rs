@@ -1,5 +1,5 @@
 //! The host API's web-analytics routes: the import and the export of
-//! historical events (ANALYTICS.md §4.4), NDJSON both ways.
+//! historical events (rules IMP-01, IMP-08), NDJSON both ways.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -35,7 +35,7 @@ pub struct ImportQuery {
 #[utoipa::path(post, path = "/v1/sites/{siteId}/analytics/import", tag = "analytics", security(("hostKey" = [])),
     params(("siteId" = String, Path), ImportQuery),
     request_body(content = Vec<serde_json::Value>, content_type = "application/json",
-        description = "1–10,000 events as a JSON array, or as NDJSON (`application/x-ndjson`, one JSON object a line); ANALYTICS.md §4.4"),
+        description = "1–10,000 events as a JSON array, or as NDJSON (`application/x-ndjson`, one JSON object a line)"),
     responses((status = 201, body = import::ImportAnswer), (status = 200, body = import::ImportAnswer, description = "The first answer to this importId and body"),
         (status = 400, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn import_events(

@@ -1,5 +1,5 @@
 //! The web-analytics functions on the host API, for a host's own dashboard
-//! (ANALYTICS.md §1.2, "on the host API"): `POST /v1/analytics/{name}` with
+//! (those the manifest lists, MAN-01): `POST /v1/analytics/{name}` with
 //! the host key runs the federated function of that name with the same
 //! arguments and answer, as a caller trusted with every site it names and
 //! with the configure scope. The leads and Meta functions have their own
@@ -20,7 +20,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 /// Runs the web-analytics function `name` (`overview`, `goalsReport`,
 /// `upsertGoal`, …) with the JSON args as body; the answer is the function's value.
 #[utoipa::path(post, path = "/v1/analytics/{name}", tag = "analytics", security(("hostKey" = [])),
-    params(("name" = String, Path, description = "A web-analytics function of ANALYTICS.md §1.2 (overview … disableRetentionPolicy)")),
+    params(("name" = String, Path, description = "A web-analytics function of the manifest (overview … disableRetentionPolicy)")),
     request_body(content = Object, description = "The function's arguments, as on the federated API"),
     responses((status = 200, description = "The function's value"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),

@@ -1,4 +1,4 @@
-//! The host API's trusted conversion ledger (ANALYTICS.md §4.2): only the
+//! The host API's trusted conversion ledger (rules CONV-01 to CONV-07): only the
 //! host records conversions; no tracker input can (rule CONV-01).
 
 use actix_web::{HttpResponse, web};

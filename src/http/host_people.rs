@@ -1,4 +1,4 @@
-//! The host API's identified-people routes (ANALYTICS.md §4.3): identify
+//! The host API's identified-people routes (rules PPL-01 to PPL-13): identify
 //! (serving the seed's `identifyVisitor` and `identifyVisitorHttpAction`) and
 //! forgetting a person on a site. The `externalId` is never answered or logged.
 

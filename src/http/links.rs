@@ -1,5 +1,5 @@
 //! `GET /rastro/l/{siteId}/{slug}` (and `HEAD`): a tracked link's redirect
-//! (ANALYTICS.md §5.10), open to anyone. A human request adds a click (one per
+//! (rules TLINK-05 to TLINK-08), open to anyone. A human request adds a click (one per
 //! client address and link within `RASTRO_LINK_CLICK_WINDOW`), a bot UA or a
 //! `HEAD` a bot hit; the address stays in memory, never stored or logged.
 

@@ -1,4 +1,4 @@
-//! The HTTP-actions side of web analytics (ANALYTICS.md §3), open to anyone:
+//! The HTTP-actions side of web analytics (rules TRK-01 to TRK-03, TRK-11), open to anyone:
 //! `GET /rastro/health`, `GET /rastro/tracker.js` and `POST /rastro/events`
 //! (with its CORS preflight). Every answer carries `Access-Control-Allow-Origin: *`
 //! and no credentials.
@@ -50,7 +50,7 @@ pub async fn health(st: web::Data<AppState>) -> HttpResponse {
 /// What this host's tracking serves; `siteMap` and `trackedLinks` only while
 /// their capabilities are on (rule TRK-02).
 fn features(st: &AppState) -> serde_json::Value {
-    // `import` is the host API's NDJSON import (ANALYTICS.md §4.4), always served.
+    // `import` is the host API's NDJSON import (IMP-01), always served.
     let mut f = json!({"cookieless": true, "vitals": true, "identify": true, "import": true});
     // The site map's rollups are always written; the capability shows them (§3.1).
     if st.cx.capabilities().serves(crate::service::api::Capability::SiteMap) {
@@ -153,7 +153,7 @@ pub async fn events(st: web::Data<AppState>, req: HttpRequest, body: web::Payloa
     }
 }
 
-/// The documented shape of a tracker batch (ANALYTICS.md §3.3); the handler
+/// The documented shape of a tracker batch (rules TRK-13, TRK-21); the handler
 /// reads the body itself, so a cached older tracker's extra fields pass.
 #[derive(utoipa::ToSchema)]
 #[schema(rename_all = "camelCase")]

@@ -1,4 +1,4 @@
-//! The one Graph API client of the daemon (the contract: API.md "Meta Graph API").
+//! The one Graph API client of the daemon (pinned version, token in a header: CONN-11).
 //!
 //! - The Graph version is pinned ([`GRAPH_VERSION`]); the base URL is configurable (the fake
 //!   Graph API on loopback in demos and tests, `https://graph.facebook.com` otherwise).

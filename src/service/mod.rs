@@ -1,4 +1,4 @@
-//! The seeds' rules as plain functions over a connection and the time the
+//! The rules (docs/rules.md) as plain functions over a connection and the time the
 //! caller read from the `Clock`. Every transport (host API, federated API,
 //! dashboard) calls these; no rule is written twice.
 //!

@@ -8,7 +8,7 @@ use std::str::FromStr;
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::error::{Error, Result};
 
-/// Most sites in one call (seed: "one to ten unique siteIds").
+/// Most sites in one call (one to ten unique siteIds: LEAD-08, REPORT-01, FED-05).
 pub const MAX_SITES: usize = 10;
 
 fn id_char(c: char) -> bool {

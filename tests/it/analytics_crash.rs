@@ -1,6 +1,6 @@
 //! Web analytics across a kill -9 of the real binary: every event the daemon
 //! acknowledged is stored, and after a restart the report actor applies each
-//! stored event to the rollups exactly once.
+//! stored event to the rollups exactly once. The slow tier (`slow_tests!`).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -12,6 +12,7 @@ use crate::analytics::{HOST, UA, pageview};
 use crate::common::{HOST_KEY, TestDb, free_port};
 
 fn serve(db: &TestDb, port: u16, rollup_interval: &str) -> Child {
+    crate::common::slow_tier("kills the real binary");
     Command::new(env!("CARGO_BIN_EXE_rastrod"))
         .arg("serve")
         .env("RASTRO_DATABASE_URL", &db.url)
@@ -37,7 +38,6 @@ fn count(conn: &mut SqliteConnection, sql: &str) -> i64 {
 
 // rule: STORE-01
 // rule: STORE-04
-#[actix_web::test]
 async fn a_kill_9_loses_no_acknowledged_event_and_counts_none_twice() {
     let db = TestDb::sqlite();
     let port = free_port();
@@ -100,6 +100,7 @@ async fn a_kill_9_loses_no_acknowledged_event_and_counts_none_twice() {
 }
 
 fn serve_with_retention(db: &TestDb, port: u16) -> Child {
+    crate::common::slow_tier("kills the real binary");
     Command::new(env!("CARGO_BIN_EXE_rastrod"))
         .arg("serve")
         .env("RASTRO_DATABASE_URL", &db.url)
@@ -115,7 +116,6 @@ fn serve_with_retention(db: &TestDb, port: u16) -> Child {
 }
 
 // rule: RET-04
-#[actix_web::test]
 async fn retention_killed_midway_resumes_after_a_restart() {
     let db = TestDb::sqlite();
     let port = free_port();
@@ -195,3 +195,8 @@ async fn retention_killed_midway_resumes_after_a_restart() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+crate::slow_tests!(
+    a_kill_9_loses_no_acknowledged_event_and_counts_none_twice,
+    retention_killed_midway_resumes_after_a_restart
+);

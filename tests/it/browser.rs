@@ -74,7 +74,7 @@ async fn page_fetch(b: &Browser, method: &str, path: &str, with_csrf: bool) -> i
     b.js_async(script, json!([method, path, with_csrf])).await.as_i64().unwrap()
 }
 
-backend_test!(the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
+backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
     operator(&app, "demo", true, DEMO_OWNER).await;
@@ -251,7 +251,7 @@ fn business_builder(backend: crate::common::Backend) -> crate::common::TestAppBu
         .env("RASTRO_DASHBOARD_PRODUCT_NAME", "uze")
 }
 
-backend_test!(the_business_audience_names_the_company_and_its_partner, business_builder, |app| {
+backend_test!(slow: the_business_audience_names_the_company_and_its_partner, business_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
     // The partner (another owner) runs Loja X's ads; the company signs in as itself.
@@ -288,7 +288,7 @@ backend_test!(the_business_audience_names_the_company_and_its_partner, business_
 // The first screen's weight and time (issue: ≤ 200 KB compressed, usable in
 // ≤ 1 s on the demo). Prints the figures (`cargo test first_screen -- --nocapture`);
 // asserts only the weight budget, never a time.
-backend_test!(first_screen_weight_and_time, fake_meta_builder, |app| {
+backend_test!(slow: first_screen_weight_and_time, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
     operator(&app, "demo", true, DEMO_OWNER).await;
@@ -325,7 +325,7 @@ backend_test!(first_screen_weight_and_time, fake_meta_builder, |app| {
 
 // The "Visitas" screen: the overview and the live visitors of the chosen
 // client, the figures equal to the federated overview's (same service).
-backend_test!(the_visits_screen_shows_the_overview_and_who_is_live, fake_meta_builder, |app| {
+backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
     operator(&app, "demo", false, DEMO_OWNER).await;
@@ -356,7 +356,7 @@ backend_test!(the_visits_screen_shows_the_overview_and_who_is_live, fake_meta_bu
 
 // The "Pessoas" screen: a site's identified people, the search, and one
 // person's profile, the figures equal to the federated getVisitorProfile's.
-backend_test!(the_people_screen_lists_searches_and_opens_a_person, fake_meta_builder, |app| {
+backend_test!(slow: the_people_screen_lists_searches_and_opens_a_person, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
     operator(&app, "demo", false, DEMO_OWNER).await;

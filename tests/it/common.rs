@@ -37,8 +37,18 @@ pub enum Backend {
 /// `TestApp`), or a fixture around one (the federation tests' `Fed`). `start`
 /// answers None when the backend is not available (PostgreSQL without
 /// `RASTRO_TEST_DATABASE_URL`): the test then says it skipped.
+///
+/// `backend_test!(slow: name, ...)` puts the pair in the slow tier: their
+/// paths read `name::slow::sqlite` and `name::slow::postgres` (see [`slow_tier`]).
 #[macro_export]
 macro_rules! backend_test {
+    (slow: $name:ident, $builder:path, |$app:ident| $body:block) => {
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            $crate::backend_test!(slow, $builder, |$app| $body);
+        }
+    };
     ($name:ident, |$app:ident| $body:block) => {
         $crate::backend_test!($name, $crate::common::plain_builder, |$app| $body);
     };
@@ -62,6 +72,54 @@ macro_rules! backend_test {
             }
         }
     };
+}
+
+/// Puts plain async tests in the slow tier: `slow_tests!(a, b);` after
+/// `async fn a()` and `async fn b()` (written without a test attribute) runs
+/// them as the tests `slow::a` and `slow::b` of the file's module.
+#[macro_export]
+macro_rules! slow_tests {
+    ($($name:ident),+ $(,)?) => {
+        mod slow {
+            $(
+                #[actix_web::test]
+                async fn $name() {
+                    super::$name().await
+                }
+            )+
+        }
+    };
+}
+
+/// The slow tier is the tests whose path has a `slow` segment: the browser
+/// tests, the crash tests that kill the real binary, the schemathesis run and
+/// the Convex client; `cargo test -- --skip slow::` runs the rest (README,
+/// "Tests"). What only a slow test may do (start a browser, spawn the binary to
+/// kill it, run schemathesis or Node) calls this first, so a slow test left
+/// outside the tier fails instead of slowing the fast one down. libtest names
+/// each test's thread after the test; a thread without such a name (a test run
+/// on the main thread) is not checked.
+pub fn slow_tier(what: &str) {
+    let thread = std::thread::current();
+    let Some(name) = thread.name() else { return };
+    if name != "main" {
+        assert!(
+            name.contains("slow::"),
+            "{name} {what}, which only a test of the slow tier may do: mark it with \
+             `backend_test!(slow: ...)` or `slow_tests!(...)` (tests/it/common.rs)"
+        );
+    }
+}
+
+/// A tool or service a test needs is missing: the test says so and skips,
+/// except under `RASTRO_TEST_REQUIRE_ALL=1` (`.ci/run` sets it), where a skip
+/// would hide an untested part: then the test fails with the same words.
+pub fn skip_or_fail(missing: &str, install: &str) {
+    let why = format!("{missing}; to install it: {install}");
+    if std::env::var("RASTRO_TEST_REQUIRE_ALL").is_ok_and(|v| v == "1") {
+        panic!("RASTRO_TEST_REQUIRE_ALL=1 and {why}");
+    }
+    eprintln!("skipping: {why}");
 }
 
 /// The default app: no Meta.
@@ -98,10 +156,14 @@ impl TestDb {
         TestDb { url, dir: Some(dir), pg: None }
     }
 
-    /// None (and a note on stderr) when `RASTRO_TEST_DATABASE_URL` is not set.
+    /// None (and a note on stderr, or a failure: [`skip_or_fail`]) when
+    /// `RASTRO_TEST_DATABASE_URL` is not set.
     pub fn postgres() -> Option<TestDb> {
         let Ok(base) = std::env::var("RASTRO_TEST_DATABASE_URL") else {
-            eprintln!("skipping the PostgreSQL run: RASTRO_TEST_DATABASE_URL is not set");
+            skip_or_fail(
+                "PostgreSQL is not configured (RASTRO_TEST_DATABASE_URL is not set)",
+                "run PostgreSQL and set RASTRO_TEST_DATABASE_URL=postgres://root@127.0.0.1:5432/test",
+            );
             return None;
         };
         let schema = unique("t");

@@ -2,7 +2,8 @@
 //! schemathesis (PyPI; `.ci/run` installs the pinned version) over
 //! `/openapi.json` with every check on, a fixed seed and bounded examples.
 //! It must find no server error and no contract failure. Where schemathesis
-//! is not installed the test says it skipped.
+//! is not installed the test says it skipped (or fails: `skip_or_fail`). It is
+//! in the slow tier (`slow_tests!`).
 //!
 //! `tests/schemathesis.toml` holds the run's settings and the few per-operation
 //! allowances for rules JSON Schema cannot state (each with its reason).
@@ -23,10 +24,13 @@ fn schemathesis() -> Option<String> {
 }
 
 // rule: LEAD-10
-#[actix_web::test]
 async fn the_openapi_document_holds_against_the_server() {
+    slow_tier("runs schemathesis");
     let Some(bin) = schemathesis() else {
-        eprintln!("skipping the schemathesis run: `schemathesis` is not installed (pip install schemathesis)");
+        skip_or_fail(
+            "schemathesis, which checks /openapi.json against the server, is not installed",
+            "python3 -m pip install schemathesis==4.32.5 (the version .ci/run pins)",
+        );
         return;
     };
     let app = crate::common::fake_meta_builder(Backend::Sqlite).start().await.unwrap();
@@ -65,3 +69,5 @@ async fn the_openapi_document_holds_against_the_server() {
     eprintln!("{}", text.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n"));
     app.finish().await;
 }
+
+crate::slow_tests!(the_openapi_document_holds_against_the_server);

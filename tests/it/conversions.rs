@@ -823,7 +823,6 @@ fn sqlite_count(path: &std::path::Path, sql: &str) -> i64 {
 // the leases and retry steps shortened, every conversion ends sent or failed
 // with a reason, no hash stays in an ended row, and every repeat delivery
 // carries the same event_id and event_name (Meta deduplicates on them).
-#[actix_web::test]
 async fn sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids() {
     const LEADS: usize = 3000;
     const KILLS: usize = 6;
@@ -1018,3 +1017,6 @@ backend_test!(pixels_sending_at_once_are_capped, one_sender_builder, |app| {
 backend_test!(pixels_send_side_by_side_under_the_cap, fake_meta_builder, |app| {
     assert_eq!(two_slow_pixels(&app).await, 2, "both pixels sent at once");
 });
+
+// The crash test is in the slow tier.
+crate::slow_tests!(sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids);

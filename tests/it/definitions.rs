@@ -1,5 +1,5 @@
-//! The configure scope's definitions over the federated API (ANALYTICS.md
-//! §5.7): goals, funnels and affiliates, their caps, uniqueness and ids, and
+//! The configure scope's definitions over the federated API (CFG-01
+//! to CFG-11): goals, funnels and affiliates, their caps, uniqueness and ids, and
 //! the configure gate for read-only and public tokens.
 
 use serde_json::{Value, json};

@@ -411,7 +411,7 @@ backend_test!(unknown_sites_are_not_found, |app| {
     assert_eq!(app.get("/v1/sites/s1").await.ok()["currency"], "BRL");
 });
 
-// contract: API.md Conventions (every failure is {code, message}; no 500)
+// contract: every failure is {code, message}, never a 500 (LEAD-10, FED-02)
 backend_test!(unknown_routes_are_not_found_and_nothing_is_a_500, |app| {
     setup(&app).await;
     let before = counts(&app).await;

@@ -1,7 +1,8 @@
 //! The real client: the `convex` npm package's `ConvexHttpClient`, with
 //! `setAuth(<JWT>)`, against a running rastrod (`tests/convex/client.mjs`).
 //! `.ci/run` installs the package (`npm ci --prefix tests/convex`); without it
-//! (or without Node.js) the test says it skipped.
+//! (or without Node.js) the test says it skipped (or fails: `skip_or_fail`).
+//! It is in the slow tier (`slow_tests!`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -13,15 +14,18 @@ use crate::federation::{CONFIGURE, READ, claims, fed_builder, sites, with};
 
 // rule: FED-16
 // rule: FED-02
-#[actix_web::test]
 async fn the_convex_npm_client_calls_the_federated_api() {
+    slow_tier("runs the Convex client");
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/convex");
     if !dir.join("node_modules/convex/package.json").exists() {
-        eprintln!("skipped: tests/convex/node_modules/convex is missing (npm ci --prefix tests/convex)");
+        skip_or_fail(
+            "the convex npm package (tests/convex/node_modules/convex) is not installed",
+            "npm ci --prefix tests/convex --ignore-scripts",
+        );
         return;
     }
     if Command::new("node").arg("--version").output().is_err() {
-        eprintln!("skipped: node is not installed");
+        skip_or_fail("node, which runs the Convex client, is not installed", "apt-get install nodejs npm");
         return;
     }
     let fed = fed_builder(Backend::Sqlite).start().await.unwrap();
@@ -89,3 +93,5 @@ async fn the_convex_npm_client_calls_the_federated_api() {
     }
     fed.finish().await;
 }
+
+crate::slow_tests!(the_convex_npm_client_calls_the_federated_api);

@@ -1,5 +1,5 @@
-//! `funnelsReport` and the live rows' `funnel` over HTTP (ANALYTICS.md §5.4,
-//! §5.5): visitors reaching ordered steps within the window, across sessions,
+//! `funnelsReport` and the live rows' `funnel` over HTTP (ARPT-11 to
+//! ARPT-13, OVR-13): visitors reaching ordered steps within the window, across sessions,
 //! from the step index written at acceptance or, while a new funnel's index is
 //! rebuilt, from the events themselves. Expected figures are worked out by
 //! hand from the events each test sends.

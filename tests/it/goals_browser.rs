@@ -27,7 +27,7 @@ async fn host(app: &TestApp, name: &str, args: Value) -> Value {
     a.body
 }
 
-backend_test!(the_goals_screen_shows_the_reports_and_configures, fake_meta_builder, |app| {
+backend_test!(slow: the_goals_screen_shows_the_reports_and_configures, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
     assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);

@@ -1,5 +1,5 @@
 //! The trusted conversion ledger and the definition reports over HTTP
-//! (ANALYTICS.md §4.2, §5.3, §5.5): recording, attribution to sessions and
+//! (CONV-01 to CONV-07, ARPT-06, ARPT-09, ARPT-15): recording, attribution to sessions and
 //! affiliates, `listConversions`, `revenueSummary`, `goalsReport`,
 //! `affiliatesReport`, and the overview's `topGoals` and campaign money.
 //! Expected figures are worked out by hand from the events each test sends.

@@ -31,6 +31,7 @@ mod people;
 mod regroup;
 mod reports;
 mod retention;
+mod rules_doc;
 mod scale_out;
 mod schema_agreement;
 mod shutdown;

@@ -1,5 +1,5 @@
-//! The month tier of breakdowns and visitor sets (ANALYTICS.md §2
-//! "Counters"): a year-long overview reads whole months from it. What it
+//! The month tier of breakdowns and visitor sets (STORE-05
+//! over long ranges): a year-long overview reads whole months from it. What it
 //! must never change is the answer: an overview reads the same with the
 //! month rows as with the day rows alone, the month rows always equal the
 //! sums and unions of their days, a site that had data before the tier

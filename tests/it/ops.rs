@@ -10,7 +10,7 @@ use crate::common::*;
 
 const D0: i64 = T0 - DAY / 2;
 
-/// Every host route of API.md's "Host API" table (method, path as OpenAPI writes it),
+/// Every host route the README's tour names (method, path as OpenAPI writes it),
 /// plus `/v1/ping`. Routes of later milestones may not be served yet.
 const API_ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/ping"),
@@ -258,7 +258,7 @@ backend_test!(no_host_key_configured, no_host_key_builder, |app| {
     assert_eq!(app.with_key(None).get("/health").await.status, 200);
 });
 
-// contract: API.md "Operational routes" (/openapi.json documents every /v1 route)
+// contract: /openapi.json documents every /v1 route (an open route, SEC-05)
 backend_test!(openapi_lists_every_host_route, |app| {
     let doc = app.with_key(None).get("/openapi.json").await.ok();
     assert!(doc["openapi"].as_str().unwrap().starts_with('3'), "{}", doc["openapi"]);
@@ -312,7 +312,7 @@ backend_test!(openapi_lists_every_host_route, |app| {
     assert!(doc["components"]["securitySchemes"]["hostKey"].is_object());
 });
 
-// contract: API.md "Operational routes" (/metrics, labels are route patterns)
+// contract: /metrics labels are route patterns, never ids (SEC-03)
 backend_test!(metrics_count_by_route_pattern_never_by_id, |app| {
     const SITE: &str = "site-zq77x";
     const MISSING: &str = "missing-zq88y";
@@ -347,7 +347,7 @@ backend_test!(metrics_count_by_route_pattern_never_by_id, |app| {
     }
 });
 
-// contract: API.md "Operational routes" (/metrics: the database statements counter)
+// contract: /metrics counts the database statements (an open route, SEC-05)
 backend_test!(metrics_count_database_statements, |app| {
     let queries = |text: &str| -> u64 {
         text.lines()

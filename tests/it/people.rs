@@ -1,5 +1,5 @@
-//! Identified people over HTTP and the federated API (ANALYTICS.md §4.3,
-//! §5.11): identify and its identity map, aliases and the sessions, numbers,
+//! Identified people over HTTP and the federated API (PPL-01 to
+//! PPL-15): identify and its identity map, aliases and the sessions, numbers,
 //! journeys and profiles they join, the people list and its search, forgetting
 //! a person, the capability switches, and a canary run of the real binary that
 //! looks for an externalId everywhere.
@@ -726,7 +726,7 @@ async fn events_until(app: &TestApp, what: &str, done: impl Fn(&[EventSession]) 
 // A login mid-visit in a real browser: the product's backend identifies the
 // tracker's anonymous id, the page applies the answered id, and the visit
 // goes on in the same session.
-backend_test!(a_login_in_a_real_browser_keeps_the_session, analytics_builder, |fed| {
+backend_test!(slow: a_login_in_a_real_browser_keeps_the_session, analytics_builder, |fed| {
     let app = &fed.app;
     let ua_switch = format!("--user-agent={}", crate::analytics::UA);
     let Some(b) =

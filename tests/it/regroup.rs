@@ -1,4 +1,4 @@
-//! Route regrouping after a `routePatterns` change (ANALYTICS.md §5.8): the
+//! Route regrouping after a `routePatterns` change (ROUTE-04 to ROUTE-09): the
 //! job moves stored events and rollup rows whose route is still a raw path
 //! matching the new list, a bounded step at a time, never splits rows already
 //! grouped, keeps journeys' raw paths, counts each pageview once at every

@@ -1,4 +1,4 @@
-//! Retention over HTTP and the retention actor (ANALYTICS.md §5.9): the
+//! Retention over HTTP and the retention actor (RET-01 to RET-10): the
 //! policy's checks, what a run deletes per class (in bounded batches), the
 //! backlog, what survives (aggregates, distinct visitors), and what
 //! `dataCoverage` then says.

@@ -58,7 +58,7 @@ fn cells(b_rows: &Value) -> Vec<Vec<String>> {
 const ROWS: &str = "return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map(function (tr) { \
     return Array.from(tr.children).map(function (c) { return c.textContent.trim(); }); });";
 
-backend_test!(the_site_map_and_vitals_screens_show_the_reports, fake_meta_builder, |app| {
+backend_test!(slow: the_site_map_and_vitals_screens_show_the_reports, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
     // The demo's 90 days of analytics (through the import) end yesterday.

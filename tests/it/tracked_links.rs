@@ -1,4 +1,4 @@
-//! Tracked links (ANALYTICS.md §5.10): the four federated functions on both
+//! Tracked links (TLINK-01 to TLINK-10): the four federated functions on both
 //! transports, their configure scope, the redirect `GET /rastro/l/{siteId}/{slug}`
 //! over HTTP (parameters, clicks, bot hits, 404s), the capability switch, and
 //! the dashboard's "Links" screen in Chromium.
@@ -495,7 +495,7 @@ backend_test!(tracked_links_on_are_advertised, links_builder, |fed| {
 
 // The "Links" screen: the list with clicks and bot hits; an operator who may
 // configure creates, disables, enables and deletes; a read-only one only reads.
-backend_test!(the_links_screen_in_a_real_browser, crate::common::fake_meta_builder, |app| {
+backend_test!(slow: the_links_screen_in_a_real_browser, crate::common::fake_meta_builder, |app| {
     use crate::dashboard::{Dash, PASSWORD, operator};
     let Some(b) = crate::webdriver::Browser::start().await else { return };
     site(&app, "loja", false).await;

@@ -2,7 +2,7 @@
 //! against the daemon: pages served by the test on loopback embed
 //! `/rastro/tracker.js`, and what the daemon stored is read back. Chromium
 //! runs with the automation markers hidden and a desktop Chrome UA given as
-//! a launch switch (ANALYTICS.md §7), else the tracker rightly sends nothing.
+//! a launch switch (TRK-05, TRK-06), else the tracker rightly sends nothing.
 
 use std::time::{Duration, Instant};
 
@@ -101,7 +101,7 @@ fn pageviews(rows: &[Stored]) -> Vec<&Stored> {
 // rule: TRK-08
 // rule: TRK-09
 // rule: TRK-10
-backend_test!(the_tracker_in_a_real_browser, analytics_builder, |fed| {
+backend_test!(slow: the_tracker_in_a_real_browser, analytics_builder, |fed| {
     let app = &fed.app;
     let ua_switch = format!("--user-agent={UA}");
     let Some(b) = Browser::start_with(&["--disable-blink-features=AutomationControlled", &ua_switch]).await else {

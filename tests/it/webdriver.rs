@@ -1,7 +1,8 @@
 //! A tiny WebDriver client over reqwest, enough to drive Debian's chromium
 //! through chromedriver: sessions, navigation, elements, scripts, windows and
 //! screenshots. `Browser::start` answers None (and says so) when chromium or
-//! chromedriver is missing, so the browser tests skip on a bare machine.
+//! chromedriver is missing, so the browser tests skip on a bare machine, unless
+//! `RASTRO_TEST_REQUIRE_ALL=1` makes them fail (`common::skip_or_fail`).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -33,11 +34,13 @@ impl Browser {
     /// `start` with more chromium switches (the tracker's tests hide the
     /// automation markers and give a desktop user agent).
     pub async fn start_with(extra: &[&str]) -> Option<Browser> {
+        crate::common::slow_tier("starts a browser");
         let chromium = which(&["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
         let driver = which(&["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]);
         let (Some(chromium), Some(driver)) = (chromium, driver) else {
-            eprintln!(
-                "skipping the browser test: chromium and chromedriver are not installed (apt-get install chromium chromium-driver)"
+            crate::common::skip_or_fail(
+                "chromium and chromedriver, which the browser tests drive, are not installed",
+                "apt-get install chromium chromium-driver",
             );
             return None;
         };
@@ -184,7 +187,10 @@ impl Browser {
     pub async fn axe(&self) -> Option<Vec<String>> {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/browser/node_modules/axe-core/axe.min.js");
         let Ok(source) = std::fs::read_to_string(path) else {
-            eprintln!("skipping the accessibility check: axe-core is not installed (npm ci --prefix tests/browser)");
+            crate::common::skip_or_fail(
+                "axe-core, which checks each screen's accessibility, is not installed",
+                "npm ci --prefix tests/browser --ignore-scripts",
+            );
             return None;
         };
         self.js(&format!("{source}\n;return true;"), json!([])).await;

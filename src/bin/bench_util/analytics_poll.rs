@@ -6,7 +6,7 @@
 //! with the dashboards polling. The daemon's SQL statements in each phase
 //! (`rastrod_db_queries_total`) give what the polling costs the database:
 //! the difference, per second and per poll, beside the polls per second.
-//! The read cache (ANALYTICS.md §2) is what keeps it low: a site's live
+//! The read cache (STORE-08) is what keeps it low: a site's live
 //! state is read at most once per tracker commit of that site and per
 //! `RASTRO_READ_CACHE_TTL`.
 

@@ -137,7 +137,7 @@ pub struct EventMapBody {
 /// Saves the site's event map as the operator's owner (CONFLICT when another
 /// owner's pixel decides its events); with `copyToOthers`, the same map goes
 /// to every other client whose board declares the same columns and whose
-/// pixel is not another owner's (the seed's `eventMapCopyTargets`).
+/// pixel is not another owner's (`eventMapCopyTargets`; BOARD-08).
 pub async fn set_event_map(
     st: web::Data<AppState>,
     req: HttpRequest,

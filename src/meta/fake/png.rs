@@ -1,5 +1,5 @@
 //! Tiny generated PNG thumbnails: one per ad, colored from its id, written
-//! without an image library (stored deflate blocks, CRC-32, Adler-32).
+//! without an image library (stored deflate blocks, `CRC-32`, Adler-32).
 
 const SIDE: u32 = 16;
 

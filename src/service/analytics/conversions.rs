@@ -1,4 +1,4 @@
-//! The trusted conversion ledger (ANALYTICS.md §4.2): recorded only by the
+//! The trusted conversion ledger (CONV-01 to CONV-07): recorded only by the
 //! host, idempotent by `(siteId, conversionKey)`, attributed to a session
 //! (last touch) and an affiliate (last tagged session in its window) with the
 //! commission frozen on the row; and its reads, `listConversions` and

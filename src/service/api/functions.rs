@@ -241,7 +241,7 @@ impl Function {
         }
     }
 
-    /// A web-analytics function (ANALYTICS.md §1.2), also served on the host
+    /// A web-analytics function (rule MAN-01), also served on the host
     /// API: the site settings and every function from `overview` on.
     pub fn is_web_analytics(self) -> bool {
         matches!(self, Function::SiteSettings | Function::UpdateSite)

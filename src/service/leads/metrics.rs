@@ -1,4 +1,4 @@
-//! Derived metrics, computed one way for every reader (the seed's `rowMetrics`,
+//! Derived metrics, computed one way for every reader (METRIC-01, METRIC-02: `rowMetrics`,
 //! `returnBand`, `formatReturn`, `formatMoney`). rastrod stores totals and never
 //! a ratio; these pure, null-safe helpers derive the ratios from a row the
 //! spend bought (an ad, ad set or campaign row, the `ctwa_ad` origin, or a

@@ -142,7 +142,7 @@ pub struct LeadsReport {
     pub currency_mismatch: bool,
     pub spend_incomplete: bool,
     /// The campaign tree passed its row cap and lists only part of the ads
-    /// (the seed's REPORT_INCOMPLETE, as a flag: a cap never fails a report).
+    /// (REPORT_INCOMPLETE as a flag: a cap never fails a report, REPORT-12).
     pub report_incomplete: bool,
     pub totals: Counters,
     pub origins: Vec<OriginRow>,
@@ -171,7 +171,7 @@ pub fn check_report_of(a: &LeadsReportArgs, max_sites: usize) -> Result<()> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)
 }
 
-/// The read budgets of a report (seed defaults 12,000 each).
+/// The read budgets of a report (default 12,000 each; REPORT-12).
 #[derive(Debug, Clone, Copy)]
 pub struct Caps {
     pub lead_rows: usize,

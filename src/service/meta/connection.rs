@@ -23,7 +23,7 @@ use crate::service::meta::errors::from_graph;
 use crate::service::validate;
 use crate::store::meta::{self as store, ConnectionRow, ListedAccountRow, ListedPixelRow, PixelSource};
 
-/// Pixels are listed for at most this many accounts (the seed's first 100).
+/// Pixels are listed for at most this many accounts (CONN-01).
 pub const PIXEL_ACCOUNTS_MAX: usize = 100;
 /// A long-lived user token lives about 60 days.
 const LONG_LIVED_MS: i64 = 60 * DAY_MS;

@@ -24,7 +24,7 @@ pub struct CreateSite {
     pub owner_id: String,
     #[serde(default)]
     pub domains: Option<Vec<String>>,
-    /// Web analytics without identifiers on the browser (ANALYTICS.md §4.1).
+    /// Web analytics without identifiers on the browser (rules SES-02, TRK-07).
     #[serde(default)]
     pub cookieless: Option<bool>,
 }

@@ -1,4 +1,4 @@
-//! Path patterns (ANALYTICS.md §5.8): one grammar for route patterns and
+//! Path patterns (ROUTE-01 to ROUTE-03): one grammar for route patterns and
 //! goal/funnel path matchers. Segments are literals, `:name` or `*` (one
 //! non-empty segment), with an optional last `**` (one or more segments).
 

@@ -1,5 +1,5 @@
-//! The trusted conversion ledger (ANALYTICS.md §4.2) and the affiliate day
-//! counters (§2 "Counters").
+//! The trusted conversion ledger (CONV-01 to CONV-07) and the affiliate day
+//! counters (ARPT-16).
 
 use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryResult, QueryableByName};

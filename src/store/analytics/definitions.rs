@@ -1,4 +1,4 @@
-//! A site's goals, funnels and affiliates (ANALYTICS.md §5.7). Removed goals
+//! A site's goals, funnels and affiliates (CFG-04 to CFG-11). Removed goals
 //! and affiliates keep their rows (`removed_at`), so the rollups and frozen
 //! commissions they wrote keep a key, a name and a slug.
 

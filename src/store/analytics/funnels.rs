@@ -1,5 +1,5 @@
-//! The funnel step index and its rebuilds (ANALYTICS.md §2 "Funnel step
-//! index"): one row per (funnel, event) matching any step, the matched steps
+//! The funnel step index and its rebuilds (ARPT-11,
+//! ARPT-13): one row per (funnel, event) matching any step, the matched steps
 //! as bits.
 
 use diesel::sql_types::{BigInt, Text};

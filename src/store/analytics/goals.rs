@@ -1,4 +1,4 @@
-//! Goal completions (ANALYTICS.md §5.5): the rows acceptance writes (one per
+//! Goal completions (ARPT-09, ARPT-10): the rows acceptance writes (one per
 //! completion, one per (session, goal)) and the counters the report actors
 //! keep per (site, tier, bucket, goal).
 

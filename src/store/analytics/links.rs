@@ -1,4 +1,4 @@
-//! Tracked links (ANALYTICS.md §5.10): one row per link with its all-time
+//! Tracked links (TLINK-01, RET-08): one row per link with its all-time
 //! counters, and daily counters per (link, UTC day). A deleted link's rows go
 //! (its slug is free again, its counters purged).
 

@@ -1,4 +1,4 @@
-//! Web analytics rows (ANALYTICS.md §2): what acceptance writes (events,
+//! Web analytics rows (STORE-01 to STORE-09): what acceptance writes (events,
 //! sessions, the (site, visitor) state, the rollup outbox), the rollups the
 //! report actors keep, and the reads over both.
 

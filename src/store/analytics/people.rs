@@ -1,4 +1,4 @@
-//! Identified people's rows (ANALYTICS.md §4.3, §5.11): the owner's identity
+//! Identified people's rows (PPL-01 to PPL-13): the owner's identity
 //! map (HMACs of external ids → canonical `u_` ids), profiles per (site,
 //! canonical id), aliases per (site, anonymous id) and the search terms.
 //! `canonical_of` and `ids_of_person` are what other readers (journeys,

@@ -1,4 +1,4 @@
-//! Route regrouping's rows (ANALYTICS.md §5.8): the job per site, the pattern
+//! Route regrouping's rows (ROUTE-04, ROUTE-08): the job per site, the pattern
 //! texts a site has listed (grouped routes, never moved again), and the
 //! bounded reads and moves of each step.
 

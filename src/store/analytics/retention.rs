@@ -1,4 +1,4 @@
-//! Retention's rows (ANALYTICS.md §5.9): policies, per-class jobs, and the
+//! Retention's rows (RET-01 to RET-05): policies, per-class jobs, and the
 //! bounded deletes and backlog counts over the tables of each class.
 
 use diesel::sql_types::{BigInt, Nullable, Text};

@@ -1,5 +1,5 @@
-//! The rollups the report actors keep (ANALYTICS.md §2 "Counters",
-//! "Distinct visitors"): counters per (site, tier, bucket), breakdown
+//! The rollups the report actors keep (OVR-03, OVR-05,
+//! STORE-04, STORE-05): counters per (site, tier, bucket), breakdown
 //! counters per dimension and key, roaring-bitmap visitor sets, and the dense
 //! per-site visitor numbers the sets hold. Tier `h` is the UTC hour, `d` the
 //! UTC day, `m` the UTC month (breakdowns and visitor sets only, from each

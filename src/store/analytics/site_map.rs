@@ -1,4 +1,4 @@
-//! The site map's rollups (ANALYTICS.md §2 "Site map"): per (site, UTC day,
+//! The site map's rollups (ARPT-19, ARPT-20): per (site, UTC day,
 //! route) views, entries and entry continuations; per (site, UTC day, from
 //! route, to route) transitions; the earliest imported pageview per site and
 //! the time of the upgrade that added the map (its `coverageFrom`).

@@ -1,4 +1,4 @@
-//! Vitals digests (ANALYTICS.md §2 "Vitals digests"): per (site, UTC day,
+//! Vitals digests (for ARPT-17, ARPT-18): per (site, UTC day,
 //! metric, route, device) a sparse value → count map, one row per value
 //! (integer ms; CLS × 10⁴), so a p75 over any range of days is exact. The
 //! device '' is the unknown device.

@@ -1,4 +1,4 @@
-//! The configure scope's definitions (ANALYTICS.md §5.7): goals, funnels and
+//! The configure scope's definitions (CFG-04 to CFG-11): goals, funnels and
 //! affiliates, with their caps, uniqueness rules and ids. Reports read them
 //! (`goals`, `funnels`, `affiliates` modules); acceptance decides goal
 //! completions and affiliate tags against them (rules ARPT-10, SES-15).

@@ -1,5 +1,5 @@
 //! Acceptance: one batch's checked events become rows in one write of the
-//! group-commit writer (ANALYTICS.md §2 "Acceptance"): the events, the
+//! group-commit writer (rules STORE-01, STORE-07): the events, the
 //! sessions they open or extend, the (site, visitor) state and one outbox row
 //! per change the rollups need. Everything a report actor applies later is
 //! decided here, where the session's state is known.

@@ -1,5 +1,5 @@
 //! The User-Agent: bot or not, and the browser, OS and device class behind
-//! closed vocabularies (ANALYTICS.md §3.5). The raw string is never stored.
+//! closed vocabularies (TRK-18, TRK-19, TRK-34). The raw string is never stored.
 //!
 //! Woothee (a maintained, regex-free port of Project Woothee's dataset)
 //! names the browser, OS and category; a few markers it predates (Edge's

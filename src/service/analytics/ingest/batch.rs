@@ -1,4 +1,4 @@
-//! A tracker batch as `POST /rastro/events` receives it (ANALYTICS.md §3.3):
+//! A tracker batch as `POST /rastro/events` receives it (TRK-13, TRK-16):
 //! the batch's shape (a failure refuses the whole batch with 400) and each
 //! event's checks (a failure rejects that event alone). Unknown fields are
 //! ignored at both levels, so a cached older tracker keeps working.
@@ -147,8 +147,8 @@ impl Vitals {
     }
 }
 
-/// What an imported line says of itself beyond a tracker event (ANALYTICS.md
-/// §4.4): its line number, a stored path instead of a URL, and the session's
+/// What an imported line says of itself beyond a tracker event (IMP-01,
+/// IMP-07): its line number, a stored path instead of a URL, and the session's
 /// attribution and client when the line opens a session.
 #[derive(Debug, Clone, Default)]
 pub struct LineOrigin {

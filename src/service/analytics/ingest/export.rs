@@ -1,4 +1,4 @@
-//! The export (ANALYTICS.md §4.4): a site's retained pageviews and custom
+//! The export (IMP-08, IMP-09): a site's retained pageviews and custom
 //! events of a range as NDJSON in the import's format plus `eventId` and
 //! `sessionId`, by `(occurredAt, eventId)`; each pageview's engagement and
 //! vitals follow it; a session's first line carries its attribution and

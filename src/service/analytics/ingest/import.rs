@@ -1,4 +1,4 @@
-//! The import (ANALYTICS.md §4.4): historical events, as NDJSON or a JSON
+//! The import (IMP-01 to IMP-07): historical events, as NDJSON or a JSON
 //! array, through the live pipeline at their own times. All or nothing: every
 //! line is checked first, then the whole import is one write of the
 //! group-commit writer (a line older than its visitor's latest stored event

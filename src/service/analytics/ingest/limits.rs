@@ -1,4 +1,4 @@
-//! The tracker's rate limits (ANALYTICS.md §3.4): events a minute per client
+//! The tracker's rate limits (rule TRK-28): events a minute per client
 //! address (IPv4, or IPv6 /64) and per site, and distinct visitor ids a minute
 //! per client address. Fixed one-minute windows in this process; a key idle
 //! past its window is dropped when the table grows, so memory stays bounded.

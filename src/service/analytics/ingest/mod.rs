@@ -1,4 +1,4 @@
-//! `POST /rastro/events` (ANALYTICS.md §3.3): the checks in their order, the
+//! `POST /rastro/events` (TRK-12 to TRK-20): the checks in their order, the
 //! visitor id (the browser's, or the cookieless `c_` id from the day's salt),
 //! then acceptance as one write of the group-commit writer, answered after
 //! its commit.

@@ -1,4 +1,4 @@
-//! What a tracker URL leaves behind (ANALYTICS.md §3.4, §3.6): the host for
+//! What a tracker URL leaves behind (TRK-17, TRK-23, SES-11 to SES-14): the host for
 //! the domain check, the stored path (no query, redacted, hash routes only in
 //! hash mode), the attribution parameters of a landing, and the referrer's
 //! host and source. The query string, the full referrer and click ids are

@@ -1,4 +1,4 @@
-//! Tracked links (ANALYTICS.md §5.10): `listTrackedLinks` and the three
+//! Tracked links (TLINK-01 to TLINK-04): `listTrackedLinks` and the three
 //! writes. A link's destination must stay on one of its site's domains (no
 //! open redirect): checked on every write here and again on every redirect
 //! (`redirect`).

@@ -1,5 +1,5 @@
-//! The tracked-link redirect `GET /rastro/l/{siteId}/{slug}` (ANALYTICS.md
-//! §5.10): where a link goes (its destination, still on the site's domains,
+//! The tracked-link redirect `GET /rastro/l/{siteId}/{slug}` (rules
+//! TLINK-05 to TLINK-08): where a link goes (its destination, still on the site's domains,
 //! plus UTM and the request's own parameters), the click window that counts
 //! one click per client address, and the hits' write.
 

@@ -1,4 +1,4 @@
-//! Identify and forget (ANALYTICS.md §4.3): the host names a person by its own
+//! Identify and forget (PPL-01 to PPL-13): the host names a person by its own
 //! `externalId`; the owner's identity map keeps only an HMAC of it (under the
 //! key HKDF derives from `RASTRO_SECRETS_KEY`) and answers the person's
 //! canonical `u_` id. An anonymous `visitorId` becomes an alias on the site;

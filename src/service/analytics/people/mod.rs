@@ -1,4 +1,4 @@
-//! People reads (ANALYTICS.md §5.11): `getVisitorProfile`, `listPeople`
+//! People reads (PPL-09 to PPL-11): `getVisitorProfile`, `listPeople`
 //! (paginated by signed cursors, searchable), and the `profile` that session
 //! and live rows carry while `visitorProfiles` is on (rules OVR-14, PPL-14).
 //! Counters are computed at read from the person's sessions (its id and its

@@ -1,4 +1,4 @@
-//! The people search (ANALYTICS.md §5.11): both sides normalised by NFKD,
+//! The people search (rule PPL-11): both sides normalised by NFKD,
 //! removal of combining marks and lowercasing; a profile matches when the
 //! search prefixes its name from any word start, or its email. The stored
 //! terms are the normalised name from each word start and the normalised

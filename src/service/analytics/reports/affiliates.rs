@@ -1,4 +1,4 @@
-//! `affiliatesReport` (ANALYTICS.md §5.5, rule ARPT-16): the current
+//! `affiliatesReport` (rule ARPT-16): the current
 //! affiliates by slug with their tagged sessions started in the range and
 //! their attributed conversions in it, from the per-day affiliate counters;
 //! conversions of removed affiliates go to `unlisted`, which `totals` include.

@@ -1,4 +1,4 @@
-//! `funnelsReport` (ANALYTICS.md §5.4, §5.5; rules ARPT-11 to ARPT-13) and
+//! `funnelsReport` (rules ARPT-11 to ARPT-13) and
 //! the live rows' `funnel` (OVR-13), from the funnel step index; and the
 //! index's rebuild after a funnel changes, in bounded steps.
 //!

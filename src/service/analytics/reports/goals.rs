@@ -1,4 +1,4 @@
-//! `goalsReport` and the overview's `topGoals` (ANALYTICS.md §5.3, §5.5):
+//! `goalsReport` and the overview's `topGoals` (rules ARPT-09, OVR-11):
 //! completions decided at acceptance (rule ARPT-10), counted per hour and day
 //! by the report actors; a millisecond range reads whole days and hours from
 //! those counters and its partial hours from the completion rows (ARPT-14).

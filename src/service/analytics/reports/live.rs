@@ -1,4 +1,4 @@
-//! `liveVisitors` through the read cache (ANALYTICS.md §2 "Read cache"): a
+//! `liveVisitors` through the read cache (rule STORE-08): a
 //! site's live state (its visitor rows of the last window, with their
 //! sessions) is kept at most `RASTRO_READ_CACHE_TTL` and dropped when this
 //! process commits tracker events of that site, so many dashboards polling

@@ -1,4 +1,4 @@
-//! Manual pagination (ANALYTICS.md §5.1): Convex's `paginationOpts` in, exactly
+//! Manual pagination (PAGE-01 to PAGE-09): Convex's `paginationOpts` in, exactly
 //! `{page, isDone, continueCursor}` out, keyset order on immutable keys, and
 //! cursors that are opaque, bound to their call and signed: base64url of the
 //! call and the last row's keys plus a 16-byte HMAC-SHA256 tag under a key

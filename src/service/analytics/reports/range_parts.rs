@@ -1,5 +1,5 @@
-//! Which rollup rows a day-interval range reads (ANALYTICS.md §2
-//! "Counters"): the whole UTC months inside it from the month tier, where
+//! Which rollup rows a day-interval range reads (the month
+//! tier, STORE-05): the whole UTC months inside it from the month tier, where
 //! the site's month rows are complete (its `complete_from`) and retention
 //! has not removed them (the aggregates' `purged_before`), the days around
 //! them from the day tier. Sites with the same bound share their queries.

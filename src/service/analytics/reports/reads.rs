@@ -1,4 +1,4 @@
-//! The core reads (ANALYTICS.md §5.3): `overview` from the rollups the report
+//! The core reads (OVR-01 to OVR-14): `overview` from the rollups the report
 //! actors keep, `liveVisitors` and `getSession` from the rows acceptance wrote.
 
 use crate::service::analytics::reports::session_extras::Extras;

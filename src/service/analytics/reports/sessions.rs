@@ -1,4 +1,4 @@
-//! Session and journey reads (ANALYTICS.md §5.3), from the rows acceptance
+//! Session and journey reads (ARPT-03 to ARPT-07), from the rows acceptance
 //! wrote (so they see an accepted event at once): `listSessions`,
 //! `sessionJourney` (both paginated, §5.1) and `visitorJourney`.
 

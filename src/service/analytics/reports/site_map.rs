@@ -1,4 +1,4 @@
-//! `siteMap` (ANALYTICS.md §5.5): per site, the routes and transitions of the
+//! `siteMap` (ARPT-19 to ARPT-21): per site, the routes and transitions of the
 //! site-map rollups over complete UTC days, with `coverageFrom`. Rollups only:
 //! no raw event is read.
 

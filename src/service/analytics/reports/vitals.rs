@@ -1,4 +1,4 @@
-//! `vitalsReport` (ANALYTICS.md §5.5): p75, rating and good /
+//! `vitalsReport` (ARPT-17, ARPT-18): p75, rating and good /
 //! needs-improvement / poor counts per metric, for the site, its top pages and
 //! its device classes, from the vitals digests over complete UTC days (no raw
 //! event is read).

@@ -1,4 +1,4 @@
-//! `dataCoverage` (ANALYTICS.md §5.6): per data class, whether a range is
+//! `dataCoverage` (ARPT-22 to ARPT-26): per data class, whether a range is
 //! complete, partial, retained or unavailable, so an empty report is never
 //! taken for "no visits". No event, visitor or session id is answered.
 //!

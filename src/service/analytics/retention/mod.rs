@@ -1,4 +1,4 @@
-//! Retention (ANALYTICS.md §5.9): a site's policy of five day counts, and the
+//! Retention (RET-01 to RET-10): a site's policy of five day counts, and the
 //! cleanup each data class runs in bounded batches (each its own short
 //! transaction, so the writer is never held long), back to back until the
 //! class's backlog is 0. A run records its cutoff; once nothing is left past

@@ -1,4 +1,4 @@
-//! Applying the outbox to the rollups (ANALYTICS.md §2 "Rollups"): a batch
+//! Applying the outbox to the rollups (rule STORE-04): a batch
 //! of outbox rows is taken (locked and skipped by other processes on
 //! PostgreSQL), its deltas coalesced per key, applied, and the batch deleted,
 //! all in one transaction, so each accepted event counts exactly once, across

@@ -1,4 +1,4 @@
-//! The month build (ANALYTICS.md §2 "Counters"): a site that had data before
+//! The month build (for STORE-05 over long ranges): a site that had data before
 //! the month tier existed gets its earlier months' breakdowns and visitor
 //! sets summed from its day rows, the latest month first, one (site, month)
 //! per transaction, each moving the site's `complete_from` back by a month

@@ -1,4 +1,4 @@
-//! Route regrouping (ANALYTICS.md §5.8 "Regrouping", "Never split", "Job"):
+//! Route regrouping (ROUTE-04, ROUTE-05, ROUTE-08, ROUTE-09):
 //! a change of a site's `routePatterns` queues a job; each step moves at most
 //! `RASTRO_ROUTE_REGROUP_BATCH` rows whose route is still a raw path matching
 //! the new list to that pattern's route (counters add, sets union, digests

@@ -1,4 +1,4 @@
-//! The site map's deltas (ANALYTICS.md §2 "Site map", §5.5): what acceptance
+//! The site map's deltas (ARPT-19): what acceptance
 //! puts on a pageview's outbox row, and what a report actor adds to the
 //! site-map rollups when it applies the row.
 //!

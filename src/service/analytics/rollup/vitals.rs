@@ -1,4 +1,4 @@
-//! Vitals deltas (ANALYTICS.md §2 "Vitals digests"): a tracker vitals event
+//! Vitals deltas (rule TRK-31): a tracker vitals event
 //! updates columns of its pageview's row (the last value per metric wins,
 //! rule TRK-31); acceptance puts one outbox row of kind `vital` per metric
 //! whose value it changed (the old and the new value), and the report actor

@@ -25,7 +25,7 @@ fn digest(v: &Value) -> Option<String> {
     (s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit())).then(|| s.to_ascii_lowercase())
 }
 
-/// The hashes, or `None` when `meta` is not the seed's shape or carries nothing usable.
+/// The hashes, or `None` when `meta` is not the accepted shape (CAPI-01) or carries nothing usable.
 pub fn parse(meta: &Value) -> Option<ContactHashes> {
     let obj = meta.as_object()?;
     let mut ph = Vec::new();

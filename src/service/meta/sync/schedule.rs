@@ -1,4 +1,4 @@
-//! The account sync's schedule (the seed's table), as pure functions of the
+//! The account sync's schedule (SYNC-02 to SYNC-04, SYNC-14), as pure functions of the
 //! persisted state, the time and the account's own timezone:
 //!
 //! | When | Spend read | Catalog |
