@@ -63,20 +63,6 @@ pub fn path_error(_err: actix_web::error::PathError, _req: &HttpRequest) -> acti
     Error::invalid("invalid path parameter").into()
 }
 
-/// No route matched: 405 when the path is a route under other methods (with
-/// `Allow`), else 404.
-pub async fn not_found(req: HttpRequest) -> HttpResponse {
-    let allowed = super::routes::methods_of(req.path());
-    if allowed.is_empty() {
-        return Error::not_found("no such route").error_response();
-    }
-    let mut res = Error::new(Code::MethodNotAllowed, "this route does not take this method").error_response();
-    if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&allowed.join(", ")) {
-        res.headers_mut().insert(actix_web::http::header::ALLOW, v);
-    }
-    res
-}
-
 /// The `{code, message}` bodies of the answers actix-http's h1 dispatcher
 /// writes on its own (vendor/README.md): a request it cannot parse, a head
 /// too large, a head that did not arrive in time.

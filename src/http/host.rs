@@ -10,10 +10,9 @@ use super::AppState;
 use super::errors::ErrorBody;
 use crate::error::Result;
 use crate::service::leads::board::{self as pipeline, EventMap, SetEventMap, SetPipeline};
+use crate::service::leads::reads::{self as lead_reads, LeadJourney, ListLeads};
 use crate::service::leads::reports::{self, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
-use crate::service::leads::{
-    self, LeadJourney, ListLeads, RecordLead, RecordLeadAnswer, RemoveLeadAnswer, SetLeadStage, SetLeadStageAnswer,
-};
+use crate::service::leads::{self, RecordLead, RecordLeadAnswer, RemoveLeadAnswer, SetLeadStage, SetLeadStageAnswer};
 use crate::service::sites::{self, CreateSite, Site, UpdateSite};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -151,7 +150,7 @@ pub struct JourneyPath {
     responses((status = 200, body = LeadJourney), (status = 404, body = ErrorBody)))]
 pub async fn lead_journey(st: web::Data<AppState>, path: web::Path<JourneyPath>) -> Result<HttpResponse> {
     let p = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::journey(c, &p.site_id, &p.lead_id)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| lead_reads::journey(c, &p.site_id, &p.lead_id)).await?))
 }
 
 /// listLeads: newest first, never the click id; page with the last firstAt as `before`.
@@ -159,7 +158,7 @@ pub async fn lead_journey(st: web::Data<AppState>, path: web::Path<JourneyPath>)
     responses((status = 200, body = Vec<leads::Lead>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_leads(st: web::Data<AppState>, q: web::Query<ListLeads>) -> Result<HttpResponse> {
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::list(c, q)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| lead_reads::list(c, q)).await?))
 }
 
 #[utoipa::path(put, path = "/v1/sites/{siteId}/pipeline", tag = "host", security(("hostKey" = [])),

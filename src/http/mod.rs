@@ -60,7 +60,7 @@ pub fn build_app(
         .wrap(from_fn(metrics::track))
         .route("/health", web::get().to(ops::health))
         .route("/metrics", web::get().to(metrics::metrics_route))
-        .route("/openapi.json", web::get().to(ops::openapi))
+        .route("/openapi.json", web::get().to(openapi_contract::serve))
         .route("/media/thumbnails/{name}", web::get().to(ops::thumbnail))
         .service(
             web::scope("/v1")
@@ -78,5 +78,5 @@ pub fn build_app(
         .configure(links::routes)
         .configure(federation::routes)
         .configure(dashboard::routes)
-        .default_service(web::to(errors::not_found))
+        .default_service(web::to(routes::not_found))
 }

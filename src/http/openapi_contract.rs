@@ -372,3 +372,8 @@ fn is_input(name: &str) -> bool {
             | "TrackerBatch"
     )
 }
+
+/// `GET /openapi.json`: the document with the constraints the server checks.
+pub async fn serve() -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok().content_type("application/json").body(document())
+}

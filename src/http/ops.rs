@@ -22,10 +22,6 @@ pub async fn health(st: web::Data<AppState>) -> Result<HttpResponse> {
     Ok(HttpResponse::Ok().json(Health { status: "ok", database: "ok" }))
 }
 
-pub async fn openapi() -> HttpResponse {
-    HttpResponse::Ok().content_type("application/json").body(super::openapi_contract::document())
-}
-
 /// A thumbnail copied from Meta by the catalog sync (content-addressed, public: the ads' creatives).
 #[utoipa::path(get, path = "/media/thumbnails/{name}", tag = "ops", params(("name" = String, Path)),
     responses((status = 200, content_type = "image/*"), (status = 404, body = super::errors::ErrorBody)))]

@@ -4,6 +4,7 @@
 
 use std::sync::OnceLock;
 
+use actix_web::ResponseError;
 use actix_web::dev::ResourceDef;
 use utoipa::OpenApi;
 
@@ -62,6 +63,24 @@ fn add(to: &mut Vec<&'static str>, methods: &[&'static str]) {
             to.push(m);
         }
     }
+}
+
+// The 404/405 answer lives here, beside the table it reads, so the error
+// module stays below the handlers the table is built from.
+/// No route matched: 405 when the path is a route under other methods (with
+/// `Allow`), else 404.
+pub async fn not_found(req: actix_web::HttpRequest) -> actix_web::HttpResponse {
+    let allowed = methods_of(req.path());
+    if allowed.is_empty() {
+        return crate::error::Error::not_found("no such route").error_response();
+    }
+    let mut res =
+        crate::error::Error::new(crate::error::Code::MethodNotAllowed, "this route does not take this method")
+            .error_response();
+    if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&allowed.join(", ")) {
+        res.headers_mut().insert(actix_web::http::header::ALLOW, v);
+    }
+    res
 }
 
 #[cfg(test)]

@@ -1168,27 +1168,43 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     let app = &fed.app;
     site(app, "loja", false).await;
     track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
-    let (rt, cx) = (&app.state.cx.analytics, &app.state.cx);
+    let cx = &app.state.cx;
     let args = || rastrod::service::analytics::reports::reads::LiveArgs {
         site_ids: vec!["loja".into()],
         now: T0,
         limit: None,
     };
-    let first = rt.live.live_visitors(cx, args(), false, 10).await.unwrap();
+    let first = rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap();
     assert_eq!(first["count"], 1);
     let before = cx.storage_stats().queries;
     for _ in 0..20 {
-        assert_eq!(rt.live.live_visitors(cx, args(), false, 10).await.unwrap(), first);
+        assert_eq!(
+            rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap(),
+            first
+        );
     }
     assert_eq!(cx.storage_stats().queries, before, "twenty polls, no database read");
     // A tracker commit of the site: the next read is fresh.
     track(app, "loja", "v_visitor0002", vec![pageview("2", "/")]).await;
-    assert_eq!(rt.live.live_visitors(cx, args(), false, 10).await.unwrap()["count"], 2);
+    assert_eq!(
+        rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap()["count"],
+        2
+    );
     // Past the TTL a read is fresh too, and a reader's far `now` reads the database.
     let far = rastrod::service::analytics::reports::reads::LiveArgs { now: T0 - DAY, ..args() };
-    assert_eq!(rt.live.live_visitors(cx, far, false, 10).await.unwrap()["count"], 0);
+    assert_eq!(
+        rastrod::service::analytics::reports::live::live_visitors(cx, far, false, 10).await.unwrap()["count"],
+        0
+    );
     let unknown = rastrod::service::analytics::reports::reads::LiveArgs { site_ids: vec!["nope".into()], ..args() };
-    assert_eq!(rt.live.live_visitors(cx, unknown, false, 10).await.unwrap_err().code.as_str(), "NOT_FOUND");
+    assert_eq!(
+        rastrod::service::analytics::reports::live::live_visitors(cx, unknown, false, 10)
+            .await
+            .unwrap_err()
+            .code
+            .as_str(),
+        "NOT_FOUND"
+    );
 });
 
 /// A GeoIP database of the test's own: 203.0.113.0/24 in São Paulo, Brazil

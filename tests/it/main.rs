@@ -20,6 +20,7 @@ mod funnels;
 mod goals_browser;
 mod graph_client;
 mod hardening;
+mod layers;
 mod leads;
 mod ledger;
 mod meta_connection;

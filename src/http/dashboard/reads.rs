@@ -130,11 +130,11 @@ pub async fn leads_daily(
 pub async fn list_leads(
     st: web::Data<AppState>,
     req: HttpRequest,
-    q: web::Query<leads::ListLeads>,
+    q: web::Query<leads::reads::ListLeads>,
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::list(c, q)).await?))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::reads::list(c, q)).await?))
 }
 
 pub async fn lead_journey(
@@ -145,7 +145,7 @@ pub async fn lead_journey(
     signed_in(&req)?;
     let (site, lead) = path.into_inner();
     let (journey, currency) =
-        st.cx.read(move |c| Ok((leads::journey(c, &site, &lead)?, sites::get(c, &site)?.currency))).await?;
+        st.cx.read(move |c| Ok((leads::reads::journey(c, &site, &lead)?, sites::get(c, &site)?.currency))).await?;
     let mut v = serde_json::to_value(&journey).map_err(crate::error::Error::internal)?;
     for e in v["history"].as_array_mut().into_iter().flatten() {
         let cents = e["revenueCents"].as_i64();

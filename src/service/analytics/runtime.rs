@@ -7,7 +7,7 @@ use crate::service::analytics::ingest::tracker::Tracker;
 
 pub struct Runtime {
     pub tracker: Tracker,
-    pub live: crate::service::analytics::reports::live::LiveCache,
+    pub live: crate::service::analytics::reports::live_cache::LiveCache,
     /// Tracked links: one counted click per address and link within `RASTRO_LINK_CLICK_WINDOW`.
     pub clicks: crate::service::analytics::links::redirect::ClickWindow,
     /// The key that signs pagination cursors, once read (`reports::api::cursor_key`).

@@ -5,8 +5,9 @@
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::Lead;
+use super::reads::{self, LeadJourney, ListLeads};
 use super::reports::{self, Caps, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
-use super::{Lead, LeadJourney, ListLeads};
 use crate::error::Result;
 use crate::service::api::Caller;
 use crate::service::context::Context;
@@ -42,7 +43,7 @@ pub async fn list_leads(cx: &Context, caller: &Caller, a: ListLeadsArgs) -> Resu
         before_lead_id: a.before_lead_id,
         limit: a.limit,
     };
-    cx.read(move |c| super::list(c, q)).await
+    cx.read(move |c| reads::list(c, q)).await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -54,7 +55,7 @@ pub struct LeadJourneyArgs {
 
 pub async fn lead_journey(cx: &Context, caller: &Caller, a: LeadJourneyArgs) -> Result<LeadJourney> {
     caller.check_site(&a.site_id)?;
-    cx.read(move |c| super::journey(c, &a.site_id, &a.lead_id)).await
+    cx.read(move |c| reads::journey(c, &a.site_id, &a.lead_id)).await
 }
 
 pub async fn leads_daily(cx: &Context, caller: &Caller, a: LeadsDailyArgs) -> Result<Vec<DailyRow>> {

@@ -14,6 +14,7 @@ use crate::ids;
 use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::ingest::agent::Agent;
 use crate::service::analytics::ingest::batch::{Incoming, LineOrigin, Vitals};
+use crate::service::analytics::ingest::session_figures::{bounce, duration};
 use crate::service::analytics::ingest::urls;
 use crate::service::analytics::rollup::site_map;
 use crate::service::analytics::rollup::vitals as vitals_rollup;
@@ -21,8 +22,6 @@ use crate::service::sites::routes;
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::goals as goal_store;
 use crate::store::analytics::{self as store, EventRow, OutboxRow, SessionRow, VisitorUpdate};
-
-pub const MAX_SESSION_MS: i64 = 86_400_000;
 
 /// What a batch's events share: the site, the visitor, the clock and the client.
 #[derive(Debug, Clone)]
@@ -60,15 +59,6 @@ struct Touched {
     row: SessionRow,
     is_new: bool,
     dirty: bool,
-}
-
-fn bounce(s: &SessionRow) -> i64 {
-    i64::from(s.pageviews == 1 && s.events == 0)
-}
-
-/// `durationMs` (rule SES-17).
-pub fn duration(s: &SessionRow) -> i64 {
-    (s.last_at.max(s.end_at) - s.started_at).clamp(0, MAX_SESSION_MS)
 }
 
 /// A pageview's or custom event's time (rule TRK-26): skew-corrected when the
@@ -602,19 +592,4 @@ impl Sessions {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    // rule: TRK-26
-    #[test]
-    fn event_time_corrects_skew_and_keeps_order() {
-        let now = 1_000_000_000;
-        assert_eq!(event_time(now, Some(5_000), Some(4_000), 0), now - 1_000);
-        // Older than a day, or from the future: the receive time.
-        assert_eq!(event_time(now, Some(100_000_000), Some(1), 0), now);
-        assert_eq!(event_time(now, Some(4_000), Some(5_000), 0), now);
-        assert_eq!(event_time(now, None, Some(4_000), 0), now);
-        // Never before the visitor's previous event, never after receipt.
-        assert_eq!(event_time(now, Some(5_000), Some(1_000), now - 500), now - 500);
-    }
-}
+mod tests;

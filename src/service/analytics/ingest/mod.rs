@@ -9,6 +9,7 @@ pub mod batch;
 pub mod export;
 pub mod import;
 pub mod limits;
+pub mod session_figures;
 pub mod tracker;
 pub mod urls;
 

@@ -25,7 +25,7 @@ pub async fn live_visitors(cx: &Context, caller: &Caller, a: reads::LiveArgs) ->
         return Err(Error::invalid("now must be within RASTRO_LIVE_NOW_SKEW of the server clock"));
     }
     let profiles = caller.sees_profiles(cx.capabilities());
-    cx.analytics.live.live_visitors_with(cx, a, caller.public, validate::MAX_SITES, profiles).await
+    super::live::live_visitors_with(cx, a, caller.public, validate::MAX_SITES, profiles).await
 }
 
 pub async fn get_session(cx: &Context, caller: &Caller, a: reads::SessionArgs) -> Result<Value> {

@@ -16,7 +16,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::{Step, steps_of};
 use crate::service::analytics::reports::affiliates::check_days;
-use crate::service::analytics::reports::reads::rate;
+use crate::service::analytics::reports::numbers::rate;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::goal_json;
-use crate::service::analytics::reports::reads::rate;
+use crate::service::analytics::reports::numbers::rate;
 use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::sites;

@@ -11,130 +11,100 @@
 //! row is (rule SES-19).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::service::analytics::people;
+use crate::service::analytics::reports::live_cache::SiteLive;
 use crate::service::analytics::reports::reads::{self, LiveArgs, MAX_LIVE};
 use crate::service::analytics::reports::session_extras::Extras;
 use crate::service::context::Context;
-use crate::service::read_cache::ReadCache;
 use crate::service::validate;
 use crate::store::analytics::{self as store, LiveRow, SessionRow};
 
-/// One site's recent visitor rows and their sessions, and their `profile`s.
-pub struct SiteLive {
-    rows: Vec<(LiveRow, SessionRow)>,
-    extras: Extras,
-    profiles: HashMap<(String, String), Value>,
+/// `liveVisitors`: from the cached state when `now` is the server's
+/// (within the TTL), else straight from the database.
+pub async fn live_visitors(cx: &Context, a: LiveArgs, public: bool, max_sites: usize) -> Result<Value> {
+    live_visitors_with(cx, a, public, max_sites, false).await
 }
 
-#[derive(Default)]
-pub struct LiveCache {
-    generations: Mutex<HashMap<String, u64>>,
-    states: ReadCache<SiteLive>,
-}
-
-impl LiveCache {
-    fn generation(&self, site_id: &str) -> u64 {
-        self.generations.lock().unwrap_or_else(|p| p.into_inner()).get(site_id).copied().unwrap_or(0)
+/// [`live_visitors`]; with `profiles` (never for a public
+/// token) each row carries its `profile` (rule OVR-14).
+pub async fn live_visitors_with(
+    cx: &Context,
+    a: LiveArgs,
+    public: bool,
+    max_sites: usize,
+    profiles: bool,
+) -> Result<Value> {
+    let profiles = profiles && !public;
+    validate::site_ids_up_to(&a.site_ids, max_sites)?;
+    validate::time("now", a.now)?;
+    let limit = a.limit.unwrap_or(100);
+    if !(1..=MAX_LIVE).contains(&limit) {
+        return Err(Error::invalid(format!("limit must be 1-{MAX_LIVE}")));
     }
-
-    /// After a commit of this site's tracker events: the next read is fresh (rule STORE-08).
-    pub fn changed(&self, site_id: &str) {
-        let mut g = self.generations.lock().unwrap_or_else(|p| p.into_inner());
-        if g.len() > 100_000 {
-            g.clear();
-        }
-        *g.entry(site_id.to_string()).or_insert(0) += 1;
+    let window = cx.config.live_window.as_millis() as i64;
+    let ttl = cx.config.read_cache_ttl.as_millis() as i64;
+    let server_now = cx.now();
+    if (a.now - server_now).abs() > ttl {
+        return cx
+            .read(move |c| {
+                let mut answer = reads::live_visitors_of(c, a, window, public, max_sites)?;
+                if profiles && let Some(rows) = answer["visitors"].as_array_mut() {
+                    people::attach(c, rows)?;
+                }
+                Ok(answer)
+            })
+            .await;
     }
-
-    /// `liveVisitors`: from the cached state when `now` is the server's
-    /// (within the TTL), else straight from the database.
-    pub async fn live_visitors(&self, cx: &Context, a: LiveArgs, public: bool, max_sites: usize) -> Result<Value> {
-        self.live_visitors_with(cx, a, public, max_sites, false).await
+    let mut entries: Vec<(LiveRow, SessionRow)> = Vec::new();
+    let mut extras = Extras::default();
+    let mut refs: HashMap<(String, String), Value> = HashMap::new();
+    for site in &a.site_ids {
+        let since = server_now - window - ttl;
+        let cache = &cx.analytics.live;
+        let (reader, sid) = (cx.clone(), site.clone());
+        let state = cache
+            .states
+            .get_or(format!("live|{site}"), cache.generation(site), server_now, ttl, async move {
+                let rows = reader
+                    .read(move |c| {
+                        crate::service::sites::require(c, &sid)?;
+                        // An alias's row whose session passed to the identified id is not shown.
+                        let rows: Vec<(LiveRow, SessionRow)> = store::live_since(c, &sid, since)?
+                            .into_iter()
+                            .filter(|(v, s)| v.visitor_id == s.visitor_id)
+                            .collect();
+                        let pairs: Vec<(String, String)> =
+                            rows.iter().map(|(v, _)| (v.site_id.clone(), v.visitor_id.clone())).collect();
+                        let profiles = people::profile_refs(c, &pairs)?;
+                        // Goals and affiliates change only with a commit, which drops this state.
+                        let extras = Extras::load_live(c, rows.iter().map(|(_, s)| s))?;
+                        Ok((rows, extras, profiles))
+                    })
+                    .await?;
+                Ok(SiteLive { rows: rows.0, extras: rows.1, profiles: rows.2 })
+            })
+            .await?;
+        extras.extend(&state.extras);
+        entries.extend(state.rows.iter().filter(|(v, _)| v.last_at >= a.now - window && v.last_at <= a.now).cloned());
+        if profiles {
+            refs.extend(state.profiles.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
     }
-
-    /// [`LiveCache::live_visitors`]; with `profiles` (never for a public
-    /// token) each row carries its `profile` (rule OVR-14).
-    pub async fn live_visitors_with(
-        &self,
-        cx: &Context,
-        a: LiveArgs,
-        public: bool,
-        max_sites: usize,
-        profiles: bool,
-    ) -> Result<Value> {
-        let profiles = profiles && !public;
-        validate::site_ids_up_to(&a.site_ids, max_sites)?;
-        validate::time("now", a.now)?;
-        let limit = a.limit.unwrap_or(100);
-        if !(1..=MAX_LIVE).contains(&limit) {
-            return Err(Error::invalid(format!("limit must be 1-{MAX_LIVE}")));
-        }
-        let window = cx.config.live_window.as_millis() as i64;
-        let ttl = cx.config.read_cache_ttl.as_millis() as i64;
-        let server_now = cx.now();
-        if (a.now - server_now).abs() > ttl {
-            return cx
-                .read(move |c| {
-                    let mut answer = reads::live_visitors_of(c, a, window, public, max_sites)?;
-                    if profiles && let Some(rows) = answer["visitors"].as_array_mut() {
-                        people::attach(c, rows)?;
-                    }
-                    Ok(answer)
-                })
-                .await;
-        }
-        let mut entries: Vec<(LiveRow, SessionRow)> = Vec::new();
-        let mut extras = Extras::default();
-        let mut refs: HashMap<(String, String), Value> = HashMap::new();
-        for site in &a.site_ids {
-            let since = server_now - window - ttl;
-            let (cx, sid) = (cx.clone(), site.clone());
-            let state = self
-                .states
-                .get_or(format!("live|{site}"), self.generation(site), server_now, ttl, async move {
-                    let rows = cx
-                        .read(move |c| {
-                            crate::service::sites::require(c, &sid)?;
-                            // An alias's row whose session passed to the identified id is not shown.
-                            let rows: Vec<(LiveRow, SessionRow)> = store::live_since(c, &sid, since)?
-                                .into_iter()
-                                .filter(|(v, s)| v.visitor_id == s.visitor_id)
-                                .collect();
-                            let pairs: Vec<(String, String)> =
-                                rows.iter().map(|(v, _)| (v.site_id.clone(), v.visitor_id.clone())).collect();
-                            let profiles = people::profile_refs(c, &pairs)?;
-                            // Goals and affiliates change only with a commit, which drops this state.
-                            let extras = Extras::load_live(c, rows.iter().map(|(_, s)| s))?;
-                            Ok((rows, extras, profiles))
-                        })
-                        .await?;
-                    Ok(SiteLive { rows: rows.0, extras: rows.1, profiles: rows.2 })
-                })
-                .await?;
-            extras.extend(&state.extras);
-            entries
-                .extend(state.rows.iter().filter(|(v, _)| v.last_at >= a.now - window && v.last_at <= a.now).cloned());
-            if profiles {
-                refs.extend(state.profiles.iter().map(|(k, v)| (k.clone(), v.clone())));
-            }
-        }
-        entries.sort_by(|(x, _), (y, _)| {
-            y.last_at
-                .cmp(&x.last_at)
-                .then_with(|| x.site_id.as_bytes().cmp(y.site_id.as_bytes()))
-                .then_with(|| x.visitor_id.as_bytes().cmp(y.visitor_id.as_bytes()))
-        });
-        let count = entries.len() as i64;
-        entries.truncate(limit as usize);
-        let mut answer = reads::live_answer(a.now, count, &entries, &extras, public);
-        if profiles && let Some(rows) = answer["visitors"].as_array_mut() {
-            people::attach_from(rows, &refs);
-        }
-        Ok(answer)
+    entries.sort_by(|(x, _), (y, _)| {
+        y.last_at
+            .cmp(&x.last_at)
+            .then_with(|| x.site_id.as_bytes().cmp(y.site_id.as_bytes()))
+            .then_with(|| x.visitor_id.as_bytes().cmp(y.visitor_id.as_bytes()))
+    });
+    let count = entries.len() as i64;
+    entries.truncate(limit as usize);
+    let mut answer = reads::live_answer(a.now, count, &entries, &extras, public);
+    if profiles && let Some(rows) = answer["visitors"].as_array_mut() {
+        people::attach_from(rows, &refs);
     }
+    Ok(answer)
 }

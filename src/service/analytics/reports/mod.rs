@@ -11,6 +11,8 @@ pub mod api;
 pub mod funnels;
 pub mod goals;
 pub mod live;
+pub mod live_cache;
+pub mod numbers;
 pub mod pages;
 pub mod range_parts;
 pub mod reads;

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::{self, Part};
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket, dim};
 use crate::service::sites;
@@ -22,33 +23,6 @@ const TOP: usize = 10;
 
 /// A breakdown's `(key, count)` rows; a `None` key is the unknown value.
 type Rows = Vec<(Option<String>, i64)>;
-
-/// A rate n/d to 4 decimals, half up, in integers (rule ARPT-08); null when d = 0.
-pub fn rate(n: i64, d: i64) -> Value {
-    if d == 0 {
-        return Value::Null;
-    }
-    let q = (20_000 * n + d).div_euclid(2 * d);
-    shortest(q, 10_000)
-}
-
-/// `q / scale` as the shortest JSON number: `1`, not `1.0` (§5.4).
-fn shortest(q: i64, scale: i64) -> Value {
-    if q % scale == 0 { json!(q / scale) } else { json!(q as f64 / scale as f64) }
-}
-
-/// An average in ms, half up; null when n = 0.
-pub fn avg_ms(sum: i64, n: i64) -> Value {
-    if n == 0 { Value::Null } else { json!((2 * sum + n).div_euclid(2 * n)) }
-}
-
-/// `viewsPerSession`: 2 decimals, half up; null with no sessions.
-pub fn per_session(n: i64, d: i64) -> Value {
-    if d == 0 {
-        return Value::Null;
-    }
-    shortest((200 * n + d).div_euclid(2 * d), 100)
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -448,7 +422,7 @@ pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extr
 pub fn summary(s: &SessionRow, extras: &Extras) -> Value {
     json!({
         "siteId": s.site_id, "sessionId": s.id, "visitorId": s.visitor_id, "startedAt": s.started_at,
-        "lastEventAt": s.last_at, "durationMs": crate::service::analytics::ingest::accept::duration(s), "pageviews": s.pageviews,
+        "lastEventAt": s.last_at, "durationMs": crate::service::analytics::ingest::session_figures::duration(s), "pageviews": s.pageviews,
         "events": s.events, "bounce": s.pageviews == 1 && s.events == 0, "entryPath": s.entry_path,
         "exitPath": s.exit_path, "referrer": s.referrer, "source": s.source, "medium": s.medium,
         "campaign": s.campaign, "term": s.term, "content": s.content, "affiliate": extras.affiliate(s),

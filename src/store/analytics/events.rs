@@ -1,0 +1,100 @@
+//! Pageview and custom event rows.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// A pageview or custom event as stored.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct EventRow {
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub name: Option<String>,
+    #[diesel(sql_type = Text)]
+    pub path: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = BigInt)]
+    pub occurred_at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub pageview_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub properties: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub engaged_ms: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub lcp: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub inp: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub cls: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub fcp: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub ttfb: Option<i64>,
+}
+
+pub(crate) const EVENT_COLUMNS: &str = "id, site_id, session_id, visitor_id, kind, name, path, route, occurred_at, pageview_id, \
+    properties, engaged_ms, lcp, inp, cls, fcp, ttfb";
+
+/// Stored pageviews of a site by their `pageviewId`.
+pub fn pageviews(conn: &mut AnyConnection, site_id: &str, pageview_ids: &[String]) -> QueryResult<Vec<EventRow>> {
+    if pageview_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Not prepared: PostgreSQL would keep the generic plan it chose while the
+    // table was empty (a scan), and each lookup would read the whole site.
+    let mut q = RawQuery::new(format!(
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND pageview_id IN {}",
+        placeholders(pageview_ids.len())
+    ));
+    q.text(site_id).texts(pageview_ids);
+    q.load(conn)
+}
+
+/// Many events in one statement.
+pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<usize> {
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    let mut q = RawQuery::prepared(format!("INSERT INTO web_events ({EVENT_COLUMNS}) VALUES "));
+    for (i, e) in rows.iter().enumerate() {
+        q.push(if i == 0 { one } else { ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" });
+        q.text(&e.id)
+            .text(&e.site_id)
+            .text(&e.session_id)
+            .text(&e.visitor_id)
+            .text(&e.kind)
+            .opt_text(e.name.clone())
+            .text(&e.path)
+            .text(&e.route)
+            .int(e.occurred_at)
+            .opt_text(e.pageview_id.clone())
+            .opt_text(e.properties.clone())
+            .opt_int(e.engaged_ms)
+            .opt_int(e.lcp)
+            .opt_int(e.inp)
+            .opt_int(e.cls)
+            .opt_int(e.fcp)
+            .opt_int(e.ttfb);
+    }
+    q.execute(conn)
+}
+
+/// A stored pageview's engagement and vitals after later events.
+pub fn update_pageview_measures(conn: &mut AnyConnection, e: &EventRow) -> QueryResult<usize> {
+    let mut q = RawQuery::prepared(
+        "UPDATE web_events SET engaged_ms = ?, lcp = ?, inp = ?, cls = ?, fcp = ?, ttfb = ? WHERE id = ?",
+    );
+    q.opt_int(e.engaged_ms).opt_int(e.lcp).opt_int(e.inp).opt_int(e.cls).opt_int(e.fcp).opt_int(e.ttfb).text(&e.id);
+    q.execute(conn)
+}

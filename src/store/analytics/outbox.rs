@@ -1,0 +1,116 @@
+//! The rollup outbox: one row per accepted event, applied once.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// One accepted event's effect on the rollups, applied once by a report actor.
+#[derive(Debug, Clone, QueryableByName, PartialEq, Eq)]
+pub struct OutboxRow {
+    #[diesel(sql_type = BigInt)]
+    pub id: i64,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = BigInt)]
+    pub at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub session_start: i64,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub name: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub new_session: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_bounces: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_duration: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_engaged_sum: i64,
+    #[diesel(sql_type = BigInt)]
+    pub d_engaged_count: i64,
+    /// The goals the event completed, space-separated ids (rule ARPT-10).
+    #[diesel(sql_type = Nullable<Text>)]
+    pub goals: Option<String>,
+    /// Those of `goals` its session completed for the first time.
+    #[diesel(sql_type = Nullable<Text>)]
+    pub new_goals: Option<String>,
+    /// Site map (a pageview): the route of the session's previous pageview, and
+    /// this pageview's number in its session (0 on rows from before the map).
+    #[diesel(sql_type = Nullable<Text>)]
+    pub prev_route: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub pageview_no: i64,
+    /// Vitals (kind `vital`, the metric in `name`): the pageview's value before and after.
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub vital_old: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub vital_new: Option<i64>,
+}
+
+pub(super) const OUTBOX_COLUMNS: &str = "site_id, visitor_id, session_id, kind, at, session_start, route, name, new_session, \
+    d_bounces, d_duration, d_engaged_sum, d_engaged_count, goals, new_goals, prev_route, pageview_no, vital_old, vital_new";
+
+pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut q = RawQuery::prepared(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
+    for (i, r) in rows.iter().enumerate() {
+        q.push(if i == 0 { "" } else { ", " });
+        q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        q.text(&r.site_id)
+            .text(&r.visitor_id)
+            .text(&r.session_id)
+            .text(&r.kind)
+            .int(r.at)
+            .int(r.session_start)
+            .text(&r.route)
+            .opt_text(r.name.clone())
+            .int(r.new_session)
+            .int(r.d_bounces)
+            .int(r.d_duration)
+            .int(r.d_engaged_sum)
+            .int(r.d_engaged_count)
+            .opt_text(r.goals.clone())
+            .opt_text(r.new_goals.clone())
+            .opt_text(r.prev_route.clone())
+            .int(r.pageview_no)
+            .opt_int(r.vital_old)
+            .opt_int(r.vital_new);
+    }
+    q.execute(conn)
+}
+
+/// The oldest `limit` outbox rows, locked and skipped by other processes on
+/// PostgreSQL so each row is applied once (rule STORE-04).
+pub fn take_outbox(conn: &mut AnyConnection, limit: usize) -> QueryResult<Vec<OutboxRow>> {
+    let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE SKIP LOCKED" };
+    let mut q = RawQuery::prepared(format!("SELECT id, {OUTBOX_COLUMNS} FROM web_outbox ORDER BY id LIMIT ?{lock}"));
+    q.int(limit as i64);
+    q.load(conn)
+}
+
+pub fn delete_outbox(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<usize> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let mut q = RawQuery::new(format!("DELETE FROM web_outbox WHERE id IN {}", placeholders(ids.len())));
+    q.ints(ids);
+    q.execute(conn)
+}
+
+#[derive(QueryableByName)]
+pub(super) struct CountRow {
+    #[diesel(sql_type = BigInt)]
+    pub(super) n: i64,
+}
+
+pub fn outbox_len(conn: &mut AnyConnection) -> QueryResult<i64> {
+    Ok(RawQuery::new("SELECT COUNT(*) AS n FROM web_outbox").load::<CountRow>(conn)?.first().map_or(0, |r| r.n))
+}

@@ -1,0 +1,127 @@
+//! Reads over the raw rows: live visitors, the hourly overview's hits, session sources.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Text keys sort by byte order on both backends (SQLite's BINARY is already).
+pub fn byte_order(conn: &AnyConnection) -> &'static str {
+    if conn.is_sqlite() { "" } else { " COLLATE \"C\"" }
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct LiveRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub last_at: i64,
+    #[diesel(sql_type = Text)]
+    pub current_path: String,
+    #[diesel(sql_type = Text)]
+    pub current_route: String,
+    #[diesel(sql_type = BigInt)]
+    pub sessions: i64,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+}
+
+/// An alias's row (table alias `t`) whose session passed to the identified
+/// id is not shown (rule SES-19). Only an alias's row can point at a session
+/// of another id (identify hands it over; forget deletes the rows it
+/// rewrites), so the session is looked at only for rows the (small) alias
+/// table names.
+pub(super) fn not_handed_over(t: &str) -> String {
+    format!(
+        "NOT EXISTS (SELECT 1 FROM web_aliases a WHERE a.site_id = {t}.site_id AND a.alias_id = {t}.visitor_id \
+         AND EXISTS (SELECT 1 FROM web_sessions s WHERE s.id = {t}.session_id AND s.visitor_id <> {t}.visitor_id))"
+    )
+}
+
+/// The live (site, visitor) rows: last pageview or custom event in `[from, to]`;
+/// how many, and the `limit` latest (last_at desc, then site and visitor by bytes).
+pub fn live(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    from: i64,
+    to: i64,
+    limit: i64,
+) -> QueryResult<(i64, Vec<LiveRow>)> {
+    let mut count = RawQuery::prepared(format!(
+        "SELECT COUNT(*) AS n FROM web_visitors v WHERE site_id IN {} AND last_at >= ? AND last_at <= ? \
+         AND session_id <> '' AND {}",
+        placeholders(site_ids.len()),
+        not_handed_over("v")
+    ));
+    count.texts(site_ids).int(from).int(to);
+    let n = count.load::<CountRow>(conn)?.first().map_or(0, |r| r.n);
+    // Per site: the `limit`-th latest `last_at` walking its (site, last_at)
+    // index backwards, then the rows at or after it (ties included), sorted
+    // here; never a sort of every live row of every site.
+    let mut rows: Vec<LiveRow> = Vec::new();
+    for site in site_ids {
+        let mut q = RawQuery::prepared(format!(
+            "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id FROM web_visitors v \
+             WHERE site_id = ? AND last_at <= ? AND session_id <> '' AND {} AND last_at >= COALESCE(( \
+               SELECT last_at FROM web_visitors w WHERE w.site_id = ? AND w.last_at >= ? AND w.last_at <= ? \
+               AND w.session_id <> '' AND {} ORDER BY w.last_at DESC LIMIT 1 OFFSET ?), ?)",
+            not_handed_over("v"),
+            not_handed_over("w")
+        ));
+        q.text(site).int(to).text(site).int(from).int(to).int((limit - 1).max(0)).int(from);
+        rows.extend(q.load::<LiveRow>(conn)?);
+    }
+    rows.sort_by(|a, b| {
+        b.last_at
+            .cmp(&a.last_at)
+            .then_with(|| a.site_id.as_bytes().cmp(b.site_id.as_bytes()))
+            .then_with(|| a.visitor_id.as_bytes().cmp(b.visitor_id.as_bytes()))
+    });
+    rows.truncate(usize::try_from(limit).unwrap_or(0));
+    Ok((n, rows))
+}
+
+/// A pageview or custom event as the hourly overview's per-key visitors
+/// count it (rule OVR-09): whose, on which route, in which session.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct VisitorHit {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+}
+
+/// The retained pageviews and custom events of some sites in a range, read
+/// once for both the pages' and the sources' visitors.
+pub fn visitor_hits(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Vec<VisitorHit>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, visitor_id, kind, route, session_id FROM web_events WHERE site_id IN {} \
+         AND occurred_at >= ? AND occurred_at <= ? AND kind IN ('pageview', 'event')",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids).int(from).int(to);
+    q.load(conn)
+}
+
+/// The source of each of these sessions (by key).
+pub fn session_sources(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<(String, String)>> {
+    #[derive(QueryableByName)]
+    struct IdSource {
+        #[diesel(sql_type = Text)]
+        id: String,
+        #[diesel(sql_type = Text)]
+        source: String,
+    }
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!("SELECT id, source FROM web_sessions WHERE id IN {}", placeholders(ids.len())));
+    q.texts(ids);
+    Ok(q.load::<IdSource>(conn)?.into_iter().map(|r| (r.id, r.source)).collect())
+}
