@@ -135,5 +135,6 @@ pub async fn authorize(cx: &Context, fed: &Federation, token: Option<&str>, spec
         public: identity.public,
         sites,
         permissions,
+        max_sites: crate::service::validate::MAX_SITES,
     })
 }

@@ -48,7 +48,7 @@ async fn answers(app: &TestApp) -> (Value, Value) {
         .read(move |c| vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to }))
         .await
         .unwrap();
-    (map, vitals)
+    (serde_json::to_value(map).unwrap(), serde_json::to_value(vitals).unwrap())
 }
 
 fn cells(b_rows: &Value) -> Vec<Vec<String>> {

@@ -1237,6 +1237,7 @@ backend_test!(spend_budgets_only_mark_spend_incomplete_when_really_passed, novem
         public: false,
         sites: vec!["loja".into(), "pet".into()],
         permissions: vec!["analytics:read"],
+        max_sites: 10,
     };
     let args = json!({"siteIds": ["loja", "pet"], "from": ms(from), "to": ms(until) + DAY - 1});
     let function = rastrod::service::api::Function::LeadsReport;

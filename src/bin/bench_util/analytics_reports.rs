@@ -16,7 +16,7 @@ use rastrod::db::Db;
 use rastrod::demo::analytics::Rng;
 use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
 use rastrod::service::analytics::{
-    ingest::import, people::search, reports::affiliates, reports::funnels, reports::goals, reports::reads,
+    ingest::import, people::search, reports::affiliates, reports::funnels, reports::goals, reports::live, reports::overview,
     reports::site_map, reports::vitals,
 };
 use rastrod::service::context::Context;
@@ -415,20 +415,26 @@ async fn time_reads(
                 cx.read(move |c| {
                     let f = |e: serde_json::Error| rastrod::error::Error::invalid(e.to_string());
                     match name.split(' ').next().unwrap_or_default() {
-                        "overview" => reads::overview(c, serde_json::from_value(a).map_err(f)?, false),
-                        "goalsReport" => goals::goals_report(c, serde_json::from_value(a).map_err(f)?),
-                        "funnelsReport" => funnels::funnels_report(c, serde_json::from_value(a).map_err(f)?, cap),
-                        "affiliatesReport" => affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?),
-                        "vitalsReport" => vitals::vitals_report(c, serde_json::from_value(a).map_err(f)?),
-                        "listPeople" => rastrod::service::analytics::people::list_people(
+                        "overview" => json(overview::overview(c, serde_json::from_value(a).map_err(f)?, false)),
+                        "goalsReport" => json(goals::goals_report(c, serde_json::from_value(a).map_err(f)?)),
+                        "funnelsReport" => json(funnels::funnels_report(c, serde_json::from_value(a).map_err(f)?, cap)),
+                        "affiliatesReport" => {
+                            json(affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?))
+                        }
+                        "vitalsReport" => json(vitals::vitals_report(c, serde_json::from_value(a).map_err(f)?)),
+                        "listPeople" => json(rastrod::service::analytics::people::list_people(
                             c,
                             b"bench",
                             serde_json::from_value(a).map_err(f)?,
-                        ),
-                        "liveVisitors," => {
-                            reads::live_visitors(c, serde_json::from_value(a).map_err(f)?, 300_000, false)
-                        }
-                        _ => site_map::site_map(c, serde_json::from_value(a).map_err(f)?),
+                        )),
+                        "liveVisitors," => json(live::live_visitors_of(
+                            c,
+                            serde_json::from_value(a).map_err(f)?,
+                            300_000,
+                            false,
+                            rastrod::service::validate::MAX_SITES,
+                        )),
+                        _ => json(site_map::site_map(c, serde_json::from_value(a).map_err(f)?)),
                     }
                 })
                 .await?;
@@ -439,4 +445,9 @@ async fn time_reads(
         }
         Ok(())
     }
+}
+
+/// A report's answer as the JSON a caller receives (serializing is part of the cost).
+fn json<T: serde::Serialize>(r: rastrod::error::Result<T>) -> rastrod::error::Result<serde_json::Value> {
+    r.and_then(|v| serde_json::to_value(v).map_err(rastrod::error::Error::internal))
 }

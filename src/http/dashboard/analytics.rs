@@ -8,20 +8,30 @@ use serde::Deserialize;
 
 use super::reads::ALL_CLIENTS_MAX;
 use super::session::signed_in;
+use crate::service::operators::Session;
 use crate::error::Result;
-use crate::service::analytics::reports::reads::{self, LiveArgs, OverviewArgs};
-use crate::service::analytics::reports::site_map::{self, SiteMapArgs};
-use crate::service::analytics::reports::vitals::{self, VitalsArgs};
+use crate::service::analytics::reports::api as reports;
+use crate::service::analytics::reports::live::LiveArgs;
+use crate::service::analytics::reports::overview::OverviewArgs;
+use crate::service::analytics::reports::site_map::SiteMapArgs;
+use crate::service::analytics::reports::vitals::VitalsArgs;
+use crate::service::api::Caller;
 use crate::state::AppState;
+
+/// The signed-in operator as a caller of the sites it names (any client).
+fn operator(session: &Session, sites: &[String]) -> Caller {
+    Caller::operator(session.operator.owner_key.clone(), &serde_json::json!({ "siteIds": sites }), ALL_CLIENTS_MAX)
+}
 
 pub async fn overview(
     st: web::Data<AppState>,
     req: HttpRequest,
     body: crate::http::json::Json<OverviewArgs>,
 ) -> Result<HttpResponse> {
-    signed_in(&req)?;
+    let session = signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| reads::overview_of(c, args, false, ALL_CLIENTS_MAX)).await?))
+    let caller = operator(&session, &args.site_ids);
+    Ok(HttpResponse::Ok().json(reports::overview(&st.cx, &caller, args).await?))
 }
 
 #[derive(Debug, Deserialize)]
@@ -37,12 +47,11 @@ pub async fn live(
     req: HttpRequest,
     body: crate::http::json::Json<LiveBody>,
 ) -> Result<HttpResponse> {
-    signed_in(&req)?;
+    let session = signed_in(&req)?;
     let b = body.into_inner();
+    let caller = operator(&session, &b.site_ids);
     let args = LiveArgs { site_ids: b.site_ids, now: st.now(), limit: b.limit };
-    let window = st.cx.config.live_window.as_millis() as i64;
-    Ok(HttpResponse::Ok()
-        .json(st.cx.read(move |c| reads::live_visitors_of(c, args, window, false, ALL_CLIENTS_MAX)).await?))
+    Ok(HttpResponse::Ok().json(reports::live_visitors(&st.cx, &caller, args).await?))
 }
 
 /// The "Site map" screen: `siteMap` over the chosen client and days.
@@ -51,9 +60,10 @@ pub async fn site_map(
     req: HttpRequest,
     body: crate::http::json::Json<SiteMapArgs>,
 ) -> Result<HttpResponse> {
-    signed_in(&req)?;
+    let session = signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| site_map::site_map(c, args)).await?))
+    let caller = operator(&session, &args.site_ids);
+    Ok(HttpResponse::Ok().json(reports::site_map(&st.cx, &caller, args).await?))
 }
 
 /// The "Vitals" screen: `vitalsReport` over the chosen client and days.
@@ -62,7 +72,8 @@ pub async fn vitals(
     req: HttpRequest,
     body: crate::http::json::Json<VitalsArgs>,
 ) -> Result<HttpResponse> {
-    signed_in(&req)?;
+    let session = signed_in(&req)?;
     let args = body.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| vitals::vitals_report(c, args)).await?))
+    let caller = operator(&session, std::slice::from_ref(&args.site_id));
+    Ok(HttpResponse::Ok().json(reports::vitals_report(&st.cx, &caller, args).await?))
 }

@@ -6,14 +6,16 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::service::analytics::ingest::batch;
-use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
+use crate::service::analytics::reports::pages::{self, Call, Page, PaginationOpts};
+use crate::service::analytics::reports::session_extras::AffiliateRef;
 use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
 use crate::service::effects::{Effects, Written};
@@ -229,7 +231,7 @@ fn affiliate_of(
     Ok((None, 0))
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListConversionsArgs {
     pub site_id: String,
@@ -238,26 +240,46 @@ pub struct ListConversionsArgs {
     pub pagination_opts: PaginationOpts,
 }
 
-fn affiliate_ref(conn: &mut AnyConnection, id: Option<&str>) -> Result<Value> {
-    let Some(id) = id else { return Ok(Value::Null) };
-    Ok(match defs_store::affiliate(conn, id).map_err(db)? {
-        Some(a) => json!({"affiliateId": a.id, "slug": a.slug}),
-        None => Value::Null,
-    })
+fn affiliate_ref(conn: &mut AnyConnection, id: &str) -> Result<Option<AffiliateRef>> {
+    Ok(defs_store::affiliate(conn, id).map_err(db)?.map(|a| AffiliateRef { affiliate_id: a.id, slug: a.slug }))
 }
 
 /// A ledger row as readers see it: never its `conversionKey` (rule ARPT-06).
-fn conversion_json(r: &ConversionRow, affiliate: Value) -> Value {
-    let properties = r.properties.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok());
-    json!({
-        "conversionId": r.id, "name": r.name, "occurredAt": r.occurred_at, "valueCents": r.value_cents,
-        "currency": r.currency, "visitorId": r.visitor_id, "sessionId": r.session_id, "affiliate": affiliate,
-        "commissionCents": r.commission_cents, "properties": properties, "createdAt": r.created_at,
-    })
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Conversion {
+    pub conversion_id: String,
+    pub name: String,
+    pub occurred_at: i64,
+    pub value_cents: i64,
+    pub currency: String,
+    pub visitor_id: Option<String>,
+    pub session_id: Option<String>,
+    pub affiliate: Option<AffiliateRef>,
+    pub commission_cents: i64,
+    #[schema(value_type = Option<Object>)]
+    pub properties: Option<Map<String, Value>>,
+    pub created_at: i64,
+}
+
+fn conversion(r: &ConversionRow, affiliate: Option<AffiliateRef>) -> Conversion {
+    Conversion {
+        conversion_id: r.id.clone(),
+        name: r.name.clone(),
+        occurred_at: r.occurred_at,
+        value_cents: r.value_cents,
+        currency: r.currency.clone(),
+        visitor_id: r.visitor_id.clone(),
+        session_id: r.session_id.clone(),
+        affiliate,
+        commission_cents: r.commission_cents,
+        properties: r.properties.as_deref().and_then(|p| serde_json::from_str(p).ok()),
+        created_at: r.created_at,
+    }
 }
 
 /// `listConversions`: `occurredAt` desc, id desc (rule ARPT-06).
-pub fn list(conn: &mut AnyConnection, key: &[u8], a: ListConversionsArgs) -> Result<Value> {
+pub fn list(conn: &mut AnyConnection, key: &[u8], a: ListConversionsArgs) -> Result<Page<Conversion>> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
     let size = a.pagination_opts.check(MAX_LIST_CONVERSIONS)?;
     sites::require(conn, &a.site_id)?;
@@ -271,23 +293,23 @@ pub fn list(conn: &mut AnyConnection, key: &[u8], a: ListConversionsArgs) -> Res
         },
     };
     let rows = store::page(conn, &a.site_id, a.from, a.to, before, size + 1).map_err(db)?;
-    let mut affiliates: HashMap<String, Value> = HashMap::new();
+    let mut affiliates: HashMap<String, Option<AffiliateRef>> = HashMap::new();
     for r in &rows {
         if let Some(id) = &r.affiliate_id
             && !affiliates.contains_key(id)
         {
-            let v = affiliate_ref(conn, Some(id))?;
+            let v = affiliate_ref(conn, id)?;
             affiliates.insert(id.clone(), v);
         }
     }
     let render = |r: &ConversionRow| {
-        let aff = r.affiliate_id.as_ref().and_then(|id| affiliates.get(id)).cloned().unwrap_or(Value::Null);
-        conversion_json(r, aff)
+        let aff = r.affiliate_id.as_ref().and_then(|id| affiliates.get(id)).cloned().flatten();
+        conversion(r, aff)
     };
     Ok(pages::answer(key, &call, from, rows, size, |r| vec![json!(r.occurred_at), json!(r.id)], render))
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RevenueArgs {
     pub site_ids: Vec<String>,
@@ -310,9 +332,32 @@ pub fn money_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64
     Ok(total)
 }
 
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteRevenue {
+    pub site_id: String,
+    pub currency: String,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+    pub commission_cents: i64,
+    pub net_revenue_cents: i64,
+}
+
+/// The `revenueSummary` answer: money totals null across two currencies.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevenueSummary {
+    pub currency: Option<String>,
+    pub conversions: i64,
+    pub revenue_cents: Option<i64>,
+    pub commission_cents: Option<i64>,
+    pub net_revenue_cents: Option<i64>,
+    pub by_site: Vec<SiteRevenue>,
+}
+
 /// `revenueSummary` (rule ARPT-15): per site in request order; across two
 /// currencies the money totals are `null`.
-pub fn revenue_summary(conn: &mut AnyConnection, a: RevenueArgs) -> Result<Value> {
+pub fn revenue_summary(conn: &mut AnyConnection, a: RevenueArgs) -> Result<RevenueSummary> {
     validate::site_ids(&a.site_ids)?;
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
     let rows = sites::require_many(conn, &a.site_ids)?;
@@ -327,19 +372,23 @@ pub fn revenue_summary(conn: &mut AnyConnection, a: RevenueArgs) -> Result<Value
         if !currencies.contains(&currency) {
             currencies.push(currency);
         }
-        by_site.push(json!({
-            "siteId": id, "currency": currency, "conversions": m.conversions, "revenueCents": m.revenue_cents,
-            "commissionCents": m.commission_cents, "netRevenueCents": m.revenue_cents - m.commission_cents,
-        }));
+        by_site.push(SiteRevenue {
+            site_id: id.clone(),
+            currency: currency.to_string(),
+            conversions: m.conversions,
+            revenue_cents: m.revenue_cents,
+            commission_cents: m.commission_cents,
+            net_revenue_cents: m.revenue_cents - m.commission_cents,
+        });
     }
     let single = currencies.len() == 1;
-    let money = |v: i64| if single { json!(v) } else { Value::Null };
-    Ok(json!({
-        "currency": if single { json!(currencies[0]) } else { Value::Null },
-        "conversions": total.conversions,
-        "revenueCents": money(total.revenue_cents),
-        "commissionCents": money(total.commission_cents),
-        "netRevenueCents": money(total.revenue_cents - total.commission_cents),
-        "bySite": by_site,
-    }))
+    let money = |v: i64| single.then_some(v);
+    Ok(RevenueSummary {
+        currency: single.then(|| currencies[0].to_string()),
+        conversions: total.conversions,
+        revenue_cents: money(total.revenue_cents),
+        commission_cents: money(total.commission_cents),
+        net_revenue_cents: money(total.revenue_cents - total.commission_cents),
+        by_site,
+    })
 }

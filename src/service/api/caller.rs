@@ -19,6 +19,9 @@ pub struct Caller {
     pub sites: Vec<String>,
     /// What the caller may do here (token and grant together).
     pub permissions: Vec<&'static str>,
+    /// How many sites one call may name: ten on the federated and host APIs
+    /// (FED-05), every client for the dashboard's "Todos os clientes".
+    pub max_sites: usize,
 }
 
 fn invalid_scope(message: &str) -> Error {
@@ -28,8 +31,8 @@ fn invalid_scope(message: &str) -> Error {
 impl Caller {
     /// FED-05: 1–10 unique, well-formed sites (else INVALID_SCOPE), all inside the grant (else SITE_DENIED).
     pub fn check_sites(&self, ids: &[String]) -> Result<()> {
-        if ids.is_empty() || ids.len() > validate::MAX_SITES {
-            return Err(invalid_scope("siteIds must list 1-10 sites"));
+        if ids.is_empty() || ids.len() > self.max_sites {
+            return Err(invalid_scope(&format!("siteIds must list 1-{} sites", self.max_sites)));
         }
         for (i, id) in ids.iter().enumerate() {
             if validate::site_id(id).is_err() {
@@ -71,7 +74,14 @@ impl Caller {
             public: false,
             sites: named_sites(args),
             permissions: vec![PERM_READ, PERM_CONFIGURE],
+            max_sites: validate::MAX_SITES,
         }
+    }
+
+    /// A signed-in operator on the dashboard: trusted like the host, and
+    /// allowed every client at once (`max_sites`).
+    pub fn operator(owner: String, args: &serde_json::Value, max_sites: usize) -> Caller {
+        Caller { max_sites, ..Caller::trusted("dashboard", owner, args) }
     }
 }
 

@@ -10,7 +10,7 @@ use serde_json::{Number, Value};
 use crate::error::{Error, Result};
 
 /// A function without arguments.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoArgs {}
 
@@ -87,7 +87,7 @@ fn is_our_name(s: &str) -> bool {
 }
 
 /// The arguments of a function about one site.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SiteArgs {
     pub site_id: String,

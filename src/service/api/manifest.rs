@@ -114,7 +114,7 @@ pub fn manifest(cx: &Context) -> Manifest {
             max_route_patterns: 32,
             max_route_pattern_length: 256,
             max_hourly_overview_hours: 24,
-            max_live_visitors: crate::service::analytics::reports::reads::MAX_LIVE,
+            max_live_visitors: crate::service::analytics::reports::live::MAX_LIVE,
             live_window_ms: cx.config.live_window.as_millis() as i64,
             max_sessions_page: crate::service::analytics::reports::sessions::MAX_SESSIONS_PAGE,
             max_journey_page: crate::service::analytics::reports::sessions::MAX_JOURNEY_PAGE,

@@ -8,6 +8,7 @@
 //! Convex's wire format only authenticate, build a [`Caller`] and go through
 //! [`call`]; the function table (`functions`) names every function once.
 
+pub mod answers;
 pub mod caller;
 pub mod capabilities;
 pub mod decode;
@@ -15,6 +16,7 @@ mod dispatch;
 pub mod functions;
 pub mod manifest;
 
+pub use answers::Removed;
 pub use caller::Caller;
 pub use capabilities::Capabilities;
 pub use decode::NoArgs;

@@ -113,10 +113,7 @@ pub struct ConnectionView {
     pub pixels: Vec<ListedPixel>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Removed {
-    pub removed: bool,
-}
+pub use crate::service::api::Removed;
 
 pub fn check_owner_key(owner: &str) -> Result<()> {
     validate::text("ownerKey", owner, 1, 200)

@@ -6,11 +6,12 @@
 pub mod api;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::service::api::Removed;
 use crate::service::sites;
 use crate::service::sites::routes;
 use crate::service::validate;
@@ -29,7 +30,7 @@ pub const MAX_AFFILIATE_WINDOW_DAYS: i64 = 365;
 
 /// What a goal or a funnel step matches (§5.2): a path pattern (§5.8) or an
 /// exact custom-event name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum Matcher {
     Pageview { path: String },
@@ -104,7 +105,7 @@ pub fn slug(s: &str) -> Result<()> {
 
 // ---------------------------------------------------------------- goals
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpsertGoal {
     pub site_id: String,
@@ -117,19 +118,41 @@ pub struct UpsertGoal {
     pub active: Option<bool>,
 }
 
-pub fn goal_json(g: &GoalRow) -> Value {
-    json!({
-        "goalId": g.id, "key": g.key, "name": g.name, "matcher": Matcher::of_goal(g),
-        "valueCents": g.value_cents, "active": g.active, "createdAt": g.created_at, "updatedAt": g.updated_at,
-    })
+/// A goal as `listGoals` answers it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Goal {
+    pub goal_id: String,
+    pub key: String,
+    pub name: String,
+    pub matcher: Matcher,
+    pub value_cents: Option<i64>,
+    pub active: bool,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<&GoalRow> for Goal {
+    fn from(g: &GoalRow) -> Goal {
+        Goal {
+            goal_id: g.id.clone(),
+            key: g.key.clone(),
+            name: g.name.clone(),
+            matcher: Matcher::of_goal(g),
+            value_cents: g.value_cents,
+            active: g.active,
+            created_at: g.created_at,
+            updated_at: g.updated_at,
+        }
+    }
 }
 
 /// `listGoals`: the site's goals by key (rule CFG-04).
-pub fn list_goals(conn: &mut AnyConnection, site_id: &str) -> Result<Value> {
+pub fn list_goals(conn: &mut AnyConnection, site_id: &str) -> Result<Vec<Goal>> {
     sites::require(conn, site_id)?;
     let mut goals = store::goals(conn, site_id, false).map_err(db)?;
     goals.sort_by(|a, b| a.key.cmp(&b.key));
-    Ok(Value::Array(goals.iter().map(goal_json).collect()))
+    Ok(goals.iter().map(Goal::from).collect())
 }
 
 pub fn check_goal(a: &UpsertGoal) -> Result<()> {
@@ -191,22 +214,22 @@ pub fn upsert_goal(conn: &mut AnyConnection, now: i64, a: UpsertGoal) -> Result<
     Ok(row.id)
 }
 
-pub fn remove_goal(conn: &mut AnyConnection, now: i64, site_id: &str, goal_id: &str) -> Result<Value> {
+pub fn remove_goal(conn: &mut AnyConnection, now: i64, site_id: &str, goal_id: &str) -> Result<Removed> {
     sites::require(conn, site_id)?;
     let n = store::remove_goal(conn, site_id, goal_id, now).map_err(db)?;
-    Ok(json!({"removed": n > 0}))
+    Ok(Removed { removed: n > 0 })
 }
 
 // ---------------------------------------------------------------- funnels
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Step {
     pub label: String,
     pub matcher: Matcher,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpsertFunnel {
     pub site_id: String,
@@ -221,19 +244,39 @@ pub fn steps_of(f: &FunnelRow) -> Vec<Step> {
     serde_json::from_str(&f.steps).unwrap_or_default()
 }
 
-pub fn funnel_json(f: &FunnelRow) -> Value {
-    json!({
-        "funnelId": f.id, "key": f.key, "name": f.name, "windowMs": f.window_ms, "steps": steps_of(f),
-        "createdAt": f.created_at, "updatedAt": f.updated_at,
-    })
+/// A funnel as `listFunnels` answers it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Funnel {
+    pub funnel_id: String,
+    pub key: String,
+    pub name: String,
+    pub window_ms: i64,
+    pub steps: Vec<Step>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<&FunnelRow> for Funnel {
+    fn from(f: &FunnelRow) -> Funnel {
+        Funnel {
+            funnel_id: f.id.clone(),
+            key: f.key.clone(),
+            name: f.name.clone(),
+            window_ms: f.window_ms,
+            steps: steps_of(f),
+            created_at: f.created_at,
+            updated_at: f.updated_at,
+        }
+    }
 }
 
 /// `listFunnels`: by key.
-pub fn list_funnels(conn: &mut AnyConnection, site_id: &str) -> Result<Value> {
+pub fn list_funnels(conn: &mut AnyConnection, site_id: &str) -> Result<Vec<Funnel>> {
     sites::require(conn, site_id)?;
     let mut funnels = store::funnels(conn, site_id).map_err(db)?;
     funnels.sort_by(|a, b| a.key.cmp(&b.key));
-    Ok(Value::Array(funnels.iter().map(funnel_json).collect()))
+    Ok(funnels.iter().map(Funnel::from).collect())
 }
 
 /// Rule CFG-08.
@@ -300,19 +343,19 @@ pub fn upsert_funnel(conn: &mut AnyConnection, now: i64, a: UpsertFunnel) -> Res
     Ok(row.id)
 }
 
-pub fn remove_funnel(conn: &mut AnyConnection, site_id: &str, funnel_id: &str) -> Result<Value> {
+pub fn remove_funnel(conn: &mut AnyConnection, site_id: &str, funnel_id: &str) -> Result<Removed> {
     sites::require(conn, site_id)?;
     let n = store::remove_funnel(conn, site_id, funnel_id).map_err(db)?;
     if n > 0 {
         funnel_store::delete_steps(conn, funnel_id).map_err(db)?;
         funnel_store::end_rebuild(conn, funnel_id).map_err(db)?;
     }
-    Ok(json!({"removed": n > 0}))
+    Ok(Removed { removed: n > 0 })
 }
 
 // ---------------------------------------------------------------- affiliates
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpsertAffiliate {
     pub site_id: String,
@@ -323,19 +366,39 @@ pub struct UpsertAffiliate {
     pub window_days: i64,
 }
 
-pub fn affiliate_json(a: &AffiliateRow) -> Value {
-    json!({
-        "affiliateId": a.id, "slug": a.slug, "name": a.name, "commissionBps": a.commission_bps,
-        "windowDays": a.window_days, "createdAt": a.created_at, "updatedAt": a.updated_at,
-    })
+/// An affiliate as `listAffiliates` answers it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Affiliate {
+    pub affiliate_id: String,
+    pub slug: String,
+    pub name: String,
+    pub commission_bps: i64,
+    pub window_days: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<&AffiliateRow> for Affiliate {
+    fn from(a: &AffiliateRow) -> Affiliate {
+        Affiliate {
+            affiliate_id: a.id.clone(),
+            slug: a.slug.clone(),
+            name: a.name.clone(),
+            commission_bps: a.commission_bps,
+            window_days: a.window_days,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+        }
+    }
 }
 
 /// `listAffiliates`: by slug.
-pub fn list_affiliates(conn: &mut AnyConnection, site_id: &str) -> Result<Value> {
+pub fn list_affiliates(conn: &mut AnyConnection, site_id: &str) -> Result<Vec<Affiliate>> {
     sites::require(conn, site_id)?;
     let mut rows = store::affiliates(conn, site_id, false).map_err(db)?;
     rows.sort_by(|a, b| a.slug.cmp(&b.slug));
-    Ok(Value::Array(rows.iter().map(affiliate_json).collect()))
+    Ok(rows.iter().map(Affiliate::from).collect())
 }
 
 /// Rule CFG-09.
@@ -393,15 +456,21 @@ pub fn upsert_affiliate(conn: &mut AnyConnection, now: i64, a: UpsertAffiliate) 
 }
 
 /// `removeAffiliate`: conversions keep their frozen commission (rule CFG-10).
-pub fn remove_affiliate(conn: &mut AnyConnection, now: i64, site_id: &str, affiliate_id: &str) -> Result<Value> {
+pub fn remove_affiliate(
+    conn: &mut AnyConnection,
+    now: i64,
+    site_id: &str,
+    affiliate_id: &str,
+) -> Result<Removed> {
     sites::require(conn, site_id)?;
     let n = store::remove_affiliate(conn, site_id, affiliate_id, now).map_err(db)?;
-    Ok(json!({"removed": n > 0}))
+    Ok(Removed { removed: n > 0 })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn matchers_parse_by_kind_and_refuse_unknown_fields() {

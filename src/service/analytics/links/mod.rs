@@ -230,10 +230,7 @@ pub fn update(conn: &mut AnyConnection, now: i64, a: UpdateArgs) -> Result<Strin
     Ok(row.id)
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
-pub struct Removed {
-    pub removed: bool,
-}
+pub use crate::service::api::Removed;
 
 /// `deleteTrackedLink`: frees the slug and purges the counters (rule TLINK-04).
 pub fn delete(conn: &mut AnyConnection, a: LinkArgs) -> Result<Removed> {

@@ -10,12 +10,13 @@ pub mod search;
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
+use crate::service::analytics::reports::pages::{self, Call, Page, PaginationOpts};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::people::{self as store, ProfileRow, Search};
@@ -29,8 +30,60 @@ const CHUNK: usize = 400;
 /// either way stays near 15 ms at the crossing, and far below away from it).
 const WALK_FROM: usize = 5_000;
 
-fn attributes(p: &ProfileRow) -> Value {
-    serde_json::from_str::<Map<String, Value>>(&p.attributes).map(Value::Object).unwrap_or_else(|_| json!({}))
+fn attributes(p: &ProfileRow) -> Map<String, Value> {
+    serde_json::from_str::<Map<String, Value>>(&p.attributes).unwrap_or_default()
+}
+
+/// The `getVisitorProfile` answer: the person and its sessions' sums.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisitorProfile {
+    pub site_id: String,
+    pub visitor_id: String,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    #[schema(value_type = Object)]
+    pub attributes: Map<String, Value>,
+    pub identified_at: i64,
+    pub first_seen_at: i64,
+    pub last_seen_at: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+}
+
+/// A row of `listPeople`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonRow {
+    pub visitor_id: String,
+    pub name: Option<String>,
+    pub email: Option<String>,
+    #[schema(value_type = Object)]
+    pub attributes: Map<String, Value>,
+    pub identified_at: i64,
+    pub last_seen_at: i64,
+    pub sessions: i64,
+}
+
+/// The person a session or live row is, or is an alias of (rule OVR-14).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProfileRef {
+    pub visitor_id: String,
+    pub name: Option<String>,
+    pub email: Option<String>,
+}
+
+/// Per (site, visitor id): its `profile`, or None (no person, or a cookieless site).
+pub type ProfileRefs = HashMap<(String, String), Option<ProfileRef>>;
+
+/// A row that carries `profile` while `visitorProfiles` is on: the outer
+/// Option says whether the key is there at all, the inner one is its null.
+pub trait Profiled {
+    fn person(&self) -> (String, String);
+    fn set_profile(&mut self, profile: Option<ProfileRef>);
 }
 
 /// Sums of a person's sessions over its ids.
@@ -69,7 +122,7 @@ fn totals_of(conn: &mut AnyConnection, site_id: &str, canonical: &[String]) -> R
     Ok(out)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProfileArgs {
     pub site_id: String,
@@ -78,29 +131,35 @@ pub struct ProfileArgs {
 
 /// `getVisitorProfile`: the profile of an identified id or of its alias, or
 /// null (rules PPL-05, PPL-09).
-pub fn get_visitor_profile(conn: &mut AnyConnection, a: ProfileArgs) -> Result<Value> {
+pub fn get_visitor_profile(conn: &mut AnyConnection, a: ProfileArgs) -> Result<Option<VisitorProfile>> {
     sites::require(conn, &a.site_id)?;
     validate::text("visitorId", &a.visitor_id, 1, 64)?;
-    let Some(canonical) = store::canonical_of(conn, &a.site_id, &a.visitor_id)? else { return Ok(Value::Null) };
-    let Some(p) = store::profile(conn, &a.site_id, &canonical)? else { return Ok(Value::Null) };
+    let Some(canonical) = store::canonical_of(conn, &a.site_id, &a.visitor_id)? else { return Ok(None) };
+    let Some(p) = store::profile(conn, &a.site_id, &canonical)? else { return Ok(None) };
     let t = totals_of(conn, &a.site_id, std::slice::from_ref(&canonical))?.remove(&canonical).unwrap_or_default();
-    Ok(json!({
-        "siteId": p.site_id, "visitorId": p.visitor_id, "name": p.name, "email": p.email,
-        "attributes": attributes(&p), "identifiedAt": p.identified_at,
-        "firstSeenAt": t.first_at.map_or(p.first_seen_at, |f| f.min(p.first_seen_at)),
-        "lastSeenAt": t.last_at.map_or(p.last_seen_at, |l| l.max(p.last_seen_at)),
-        "sessions": t.sessions, "pageviews": t.pageviews, "conversions": t.conversions,
-        "revenueCents": t.revenue_cents,
+    Ok(Some(VisitorProfile {
+        attributes: attributes(&p),
+        first_seen_at: t.first_at.map_or(p.first_seen_at, |f| f.min(p.first_seen_at)),
+        last_seen_at: t.last_at.map_or(p.last_seen_at, |l| l.max(p.last_seen_at)),
+        site_id: p.site_id,
+        visitor_id: p.visitor_id,
+        name: p.name,
+        email: p.email,
+        identified_at: p.identified_at,
+        sessions: t.sessions,
+        pageviews: t.pageviews,
+        conversions: t.conversions,
+        revenue_cents: t.revenue_cents,
     }))
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PeopleFilter {
     pub search: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListPeopleArgs {
     pub site_id: String,
@@ -111,7 +170,7 @@ pub struct ListPeopleArgs {
 
 /// `listPeople`: the site's profiles, `identifiedAt` desc, `visitorId` desc,
 /// optionally searched (rules PPL-10, PPL-11).
-pub fn list_people(conn: &mut AnyConnection, key: &[u8], a: ListPeopleArgs) -> Result<Value> {
+pub fn list_people(conn: &mut AnyConnection, key: &[u8], a: ListPeopleArgs) -> Result<Page<PersonRow>> {
     let size = a.pagination_opts.check(MAX_PEOPLE_PAGE)?;
     let search = a.filter.and_then(|f| f.search);
     if let Some(s) = &search {
@@ -138,12 +197,15 @@ pub fn list_people(conn: &mut AnyConnection, key: &[u8], a: ListPeopleArgs) -> R
     let totals = totals_of(conn, &a.site_id, &ids)?;
     let render = |p: &ProfileRow| {
         let t = totals.get(&p.visitor_id).copied().unwrap_or_default();
-        json!({
-            "visitorId": p.visitor_id, "name": p.name, "email": p.email, "attributes": attributes(p),
-            "identifiedAt": p.identified_at,
-            "lastSeenAt": t.last_at.map_or(p.last_seen_at, |l| l.max(p.last_seen_at)),
-            "sessions": t.sessions,
-        })
+        PersonRow {
+            visitor_id: p.visitor_id.clone(),
+            name: p.name.clone(),
+            email: p.email.clone(),
+            attributes: attributes(p),
+            identified_at: p.identified_at,
+            last_seen_at: t.last_at.map_or(p.last_seen_at, |l| l.max(p.last_seen_at)),
+            sessions: t.sessions,
+        }
     };
     Ok(pages::answer(key, &call, from, rows, size, |p| vec![json!(p.identified_at), json!(p.visitor_id)], render))
 }
@@ -151,7 +213,7 @@ pub fn list_people(conn: &mut AnyConnection, key: &[u8], a: ListPeopleArgs) -> R
 /// Per (site, visitor id): the `profile` a session or live row carries, a
 /// ProfileRef of the person the id is or is an alias of, else null; always
 /// null on a cookieless site (rules OVR-14, PPL-14, SES-01).
-pub fn profile_refs(conn: &mut AnyConnection, pairs: &[(String, String)]) -> Result<HashMap<(String, String), Value>> {
+pub fn profile_refs(conn: &mut AnyConnection, pairs: &[(String, String)]) -> Result<ProfileRefs> {
     let mut by_site: HashMap<&str, BTreeSet<&str>> = HashMap::new();
     for (s, v) in pairs {
         by_site.entry(s).or_default().insert(v);
@@ -164,7 +226,7 @@ pub fn profile_refs(conn: &mut AnyConnection, pairs: &[(String, String)]) -> Res
         let ids: Vec<String> = ids.into_iter().map(str::to_string).collect();
         if cookieless.contains(site) {
             for id in ids {
-                out.insert((site.to_string(), id), Value::Null);
+                out.insert((site.to_string(), id), None);
             }
             continue;
         }
@@ -183,37 +245,32 @@ pub fn profile_refs(conn: &mut AnyConnection, pairs: &[(String, String)]) -> Res
         }
         for id in ids {
             let c = canonical_of.get(&id).unwrap_or(&id);
-            let v = found
-                .get(c)
-                .map_or(Value::Null, |p| json!({"visitorId": p.visitor_id, "name": p.name, "email": p.email}));
+            let v = found.get(c).map(|p| ProfileRef {
+                visitor_id: p.visitor_id.clone(),
+                name: p.name.clone(),
+                email: p.email.clone(),
+            });
             out.insert((site.to_string(), id), v);
         }
     }
     Ok(out)
 }
 
-/// Adds `profile` to rows carrying `siteId` and `visitorId` (session
-/// summaries, live visitors); a `null` row (an unknown session) stays null.
-pub fn attach(conn: &mut AnyConnection, rows: &mut [Value]) -> Result<()> {
-    let pairs: Vec<(String, String)> = rows.iter().filter_map(pair_of).collect();
-    if pairs.is_empty() {
+/// Adds `profile` to session summaries and live visitors.
+pub fn attach<T: Profiled>(conn: &mut AnyConnection, rows: &mut [T]) -> Result<()> {
+    if rows.is_empty() {
         return Ok(());
     }
+    let pairs: Vec<(String, String)> = rows.iter().map(Profiled::person).collect();
     let refs = profile_refs(conn, &pairs)?;
     attach_from(rows, &refs);
     Ok(())
 }
 
-fn pair_of(row: &Value) -> Option<(String, String)> {
-    Some((row.get("siteId")?.as_str()?.to_string(), row.get("visitorId")?.as_str()?.to_string()))
-}
-
 /// Adds `profile` to rows from refs read before (the live cache's).
-pub fn attach_from(rows: &mut [Value], refs: &HashMap<(String, String), Value>) {
+pub fn attach_from<T: Profiled>(rows: &mut [T], refs: &ProfileRefs) {
     for row in rows.iter_mut() {
-        let Some(pair) = pair_of(row) else { continue };
-        if let Some(o) = row.as_object_mut() {
-            o.insert("profile".into(), refs.get(&pair).cloned().unwrap_or(Value::Null));
-        }
+        let profile = refs.get(&row.person()).cloned().flatten();
+        row.set_profile(profile);
     }
 }

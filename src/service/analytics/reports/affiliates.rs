@@ -3,8 +3,8 @@
 //! their attributed conversions in it, from the per-day affiliate counters;
 //! conversions of removed affiliates go to `unlisted`, which `totals` include.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
@@ -20,7 +20,7 @@ fn db(e: diesel::result::Error) -> Error {
     Error::from(e)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AffiliatesArgs {
     pub site_id: String,
@@ -37,48 +37,96 @@ pub fn check_days(from: i64, to: i64, max_days: i64) -> Result<()> {
     Ok(())
 }
 
-pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<Value> {
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AffiliateRow {
+    pub affiliate_id: String,
+    pub slug: String,
+    pub name: String,
+    pub commission_bps: i64,
+    pub window_days: i64,
+    pub sessions: i64,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+    pub commission_cents: i64,
+}
+
+/// Conversions of affiliates removed since.
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Unlisted {
+    pub conversions: i64,
+    pub revenue_cents: i64,
+    pub commission_cents: i64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AffiliateTotals {
+    pub sessions: i64,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+    pub commission_cents: i64,
+}
+
+/// The `affiliatesReport` answer (rule ARPT-16).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AffiliatesReport {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+    pub currency: String,
+    pub affiliates: Vec<AffiliateRow>,
+    pub unlisted: Unlisted,
+    /// Every affiliate's, the unlisted included.
+    pub totals: AffiliateTotals,
+}
+
+pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<AffiliatesReport> {
     check_days(a.from, a.to, REPORT_MAX_DAYS)?;
     let site = sites::get(conn, &a.site_id)?;
     let mut current = defs_store::affiliates(conn, &a.site_id, false).map_err(db)?;
     current.sort_by(|x, y| x.slug.cmp(&y.slug));
     let sums = store::affiliate_sums(conn, &a.site_id, a.from, a.to + 1).map_err(db)?;
-    let mut totals = store::AffiliateSum {
-        affiliate_id: String::new(),
-        sessions: 0,
-        conversions: 0,
-        revenue_cents: 0,
-        commission_cents: 0,
-    };
-    let mut unlisted = (0, 0, 0);
+    let mut totals = AffiliateTotals::default();
+    let mut unlisted = Unlisted::default();
     for s in &sums {
         totals.sessions += s.sessions;
         totals.conversions += s.conversions;
         totals.revenue_cents += s.revenue_cents;
         totals.commission_cents += s.commission_cents;
         if !current.iter().any(|c| c.id == s.affiliate_id) {
-            unlisted.0 += s.conversions;
-            unlisted.1 += s.revenue_cents;
-            unlisted.2 += s.commission_cents;
+            unlisted.conversions += s.conversions;
+            unlisted.revenue_cents += s.revenue_cents;
+            unlisted.commission_cents += s.commission_cents;
         }
     }
-    let rows: Vec<Value> = current
+    let rows = current
         .iter()
         .map(|c| {
             let s = sums.iter().find(|s| s.affiliate_id == c.id);
             let get = |f: fn(&store::AffiliateSum) -> i64| s.map_or(0, f);
-            json!({
-                "affiliateId": c.id, "slug": c.slug, "name": c.name, "commissionBps": c.commission_bps,
-                "windowDays": c.window_days, "sessions": get(|s| s.sessions), "conversions": get(|s| s.conversions),
-                "revenueCents": get(|s| s.revenue_cents), "commissionCents": get(|s| s.commission_cents),
-            })
+            AffiliateRow {
+                affiliate_id: c.id.clone(),
+                slug: c.slug.clone(),
+                name: c.name.clone(),
+                commission_bps: c.commission_bps,
+                window_days: c.window_days,
+                sessions: get(|s| s.sessions),
+                conversions: get(|s| s.conversions),
+                revenue_cents: get(|s| s.revenue_cents),
+                commission_cents: get(|s| s.commission_cents),
+            }
         })
         .collect();
-    Ok(json!({
-        "siteId": a.site_id, "from": a.from, "to": a.to, "currency": site.currency,
-        "affiliates": rows,
-        "unlisted": {"conversions": unlisted.0, "revenueCents": unlisted.1, "commissionCents": unlisted.2},
-        "totals": {"sessions": totals.sessions, "conversions": totals.conversions,
-            "revenueCents": totals.revenue_cents, "commissionCents": totals.commission_cents},
-    }))
+    Ok(AffiliatesReport {
+        site_id: a.site_id,
+        from: a.from,
+        to: a.to,
+        currency: site.currency,
+        affiliates: rows,
+        unlisted,
+        totals,
+    })
 }

@@ -9,14 +9,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::definitions::{Step, steps_of};
+use crate::service::analytics::definitions::{Matcher, Step, steps_of};
 use crate::service::analytics::reports::affiliates::check_days;
-use crate::service::analytics::reports::numbers::rate;
+use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
@@ -76,7 +76,7 @@ pub fn level(rows: &[(i64, i64)], n: usize, window_ms: i64) -> usize {
     best
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FunnelsArgs {
     pub site_id: String,
@@ -186,34 +186,92 @@ fn levels(persons: &[u32], rows: &[StepHit], n: usize, window_ms: i64) -> Vec<us
     out
 }
 
-fn funnel_json(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> Value {
+/// One step of a funnel in the report.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunnelStepRow {
+    pub index: usize,
+    pub label: String,
+    pub matcher: Matcher,
+    pub visitors: i64,
+    pub dropoff: i64,
+    pub conversion_rate: Option<Fixed>,
+    pub step_conversion_rate: Option<Fixed>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunnelRowReport {
+    pub funnel_id: String,
+    pub key: String,
+    pub name: String,
+    pub window_ms: i64,
+    pub entered: i64,
+    pub completed: i64,
+    pub conversion_rate: Option<Fixed>,
+    pub steps: Vec<FunnelStepRow>,
+}
+
+/// The `funnelsReport` answer (§5.4).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunnelsReport {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+    /// A funnel passed the row cap: its figures are lower bounds (ARPT-13).
+    pub incomplete: bool,
+    pub funnels: Vec<FunnelRowReport>,
+}
+
+/// A live row's furthest funnel (rule OVR-13).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveFunnel {
+    pub funnel_id: String,
+    pub key: String,
+    pub step: usize,
+    pub steps: usize,
+}
+
+fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> FunnelRowReport {
     let n = steps.len();
     let reached = |i: usize| levels.iter().filter(|l| **l >= i).count() as i64;
     let entered = reached(1);
     let completed = reached(n);
-    let rows: Vec<Value> = steps
+    let rows = steps
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let index = i + 1;
             let v = reached(index);
             let previous = if index == 1 { entered } else { reached(index - 1) };
-            json!({
-                "index": index, "label": s.label, "matcher": s.matcher, "visitors": v,
-                "dropoff": if index == 1 { 0 } else { previous - v },
-                "conversionRate": rate(v, entered), "stepConversionRate": rate(v, previous),
-            })
+            FunnelStepRow {
+                index,
+                label: s.label.clone(),
+                matcher: s.matcher.clone(),
+                visitors: v,
+                dropoff: if index == 1 { 0 } else { previous - v },
+                conversion_rate: rate(v, entered),
+                step_conversion_rate: rate(v, previous),
+            }
         })
         .collect();
-    json!({
-        "funnelId": f.id, "key": f.key, "name": f.name, "windowMs": f.window_ms, "entered": entered,
-        "completed": completed, "conversionRate": rate(completed, entered), "steps": rows,
-    })
+    FunnelRowReport {
+        funnel_id: f.id.clone(),
+        key: f.key.clone(),
+        name: f.name.clone(),
+        window_ms: f.window_ms,
+        entered,
+        completed,
+        conversion_rate: rate(completed, entered),
+        steps: rows,
+    }
 }
 
 /// `funnelsReport`: complete UTC days, at most 90 (rule ARPT-02); past the
 /// row cap, `incomplete` and lower bounds (ARPT-13).
-pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> Result<Value> {
+pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> Result<FunnelsReport> {
     check_days(a.from, a.to, MAX_FUNNEL_DAYS)?;
     sites::require(conn, &a.site_id)?;
     let mut funnels = defs_store::funnels(conn, &a.site_id).map_err(db)?;
@@ -230,14 +288,18 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
             rows.truncate(cap);
         }
         let of_rows = persons.of_rows(conn, &a.site_id, &rows)?;
-        out.push(funnel_json(f, &steps, &levels(&of_rows, &rows, steps.len(), f.window_ms)));
+        out.push(funnel_report(f, &steps, &levels(&of_rows, &rows, steps.len(), f.window_ms)));
     }
-    Ok(json!({"siteId": a.site_id, "from": a.from, "to": a.to, "incomplete": incomplete, "funnels": out}))
+    Ok(FunnelsReport { site_id: a.site_id, from: a.from, to: a.to, incomplete, funnels: out })
 }
 
 /// The live rows' `funnel` (rule OVR-13): per visitor, the funnel it advanced
 /// furthest over its indexed events, ties by key.
-pub fn live_funnels(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> Result<HashMap<String, Value>> {
+pub fn live_funnels(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    visitor_ids: &[String],
+) -> Result<HashMap<String, LiveFunnel>> {
     let mut out = HashMap::new();
     if visitor_ids.is_empty() {
         return Ok(out);
@@ -269,7 +331,7 @@ pub fn live_funnels(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[Stri
         }
     }
     for (visitor, (l, f, n)) in best {
-        out.insert(visitor.to_string(), json!({"funnelId": f.id, "key": f.key, "step": l, "steps": n}));
+        out.insert(visitor.to_string(), LiveFunnel { funnel_id: f.id.clone(), key: f.key.clone(), step: l, steps: n });
     }
     Ok(out)
 }

@@ -5,13 +5,13 @@
 
 use std::collections::HashMap;
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::definitions::goal_json;
-use crate::service::analytics::reports::numbers::rate;
+use crate::service::analytics::definitions::Matcher;
+use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::sites;
@@ -25,7 +25,47 @@ fn db(e: diesel::result::Error) -> Error {
     Error::from(e)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// A goal's row in `goalsReport`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GoalRow {
+    pub goal_id: String,
+    pub key: String,
+    pub name: String,
+    pub matcher: Matcher,
+    pub value_cents: Option<i64>,
+    pub active: bool,
+    pub completions: i64,
+    pub sessions: i64,
+    pub conversion_rate: Option<Fixed>,
+    pub value_total_cents: Option<i64>,
+}
+
+/// The `goalsReport` answer (rule ARPT-09).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GoalsReport {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+    pub total_sessions: i64,
+    pub goals: Vec<GoalRow>,
+}
+
+/// A row of the overview's `topGoals` (rule OVR-11).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TopGoal {
+    pub goal_id: String,
+    pub key: String,
+    pub name: String,
+    pub completions: i64,
+    pub sessions: i64,
+    /// The goal was removed since; its counts stay.
+    pub removed: bool,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GoalsArgs {
     pub site_id: String,
@@ -70,34 +110,37 @@ fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64)
 }
 
 /// `goalsReport` (rules ARPT-09, ARPT-14): the current goals by key.
-pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<Value> {
+pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsReport> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
     sites::require(conn, &a.site_id)?;
     let mut goals = defs_store::goals(conn, &a.site_id, false).map_err(db)?;
     goals.sort_by(|x, y| x.key.cmp(&y.key));
     let counts = counts_between(conn, &a.site_id, a.from, a.to)?;
     let total_sessions = sessions_between(conn, &a.site_id, a.from, a.to)?;
-    let rows: Vec<Value> = goals
+    let rows = goals
         .iter()
         .map(|g| {
             let (completions, sessions) = counts.get(&g.id).copied().unwrap_or_default();
-            let mut v = goal_json(g);
-            let o = v.as_object_mut().expect("a goal is an object");
-            o.remove("createdAt");
-            o.remove("updatedAt");
-            o.insert("completions".into(), json!(completions));
-            o.insert("sessions".into(), json!(sessions));
-            o.insert("conversionRate".into(), rate(sessions, total_sessions));
-            o.insert("valueTotalCents".into(), json!(g.value_cents.map(|c| c.saturating_mul(sessions))));
-            v
+            GoalRow {
+                goal_id: g.id.clone(),
+                key: g.key.clone(),
+                name: g.name.clone(),
+                matcher: Matcher::of_goal(g),
+                value_cents: g.value_cents,
+                active: g.active,
+                completions,
+                sessions,
+                conversion_rate: rate(sessions, total_sessions),
+                value_total_cents: g.value_cents.map(|c| c.saturating_mul(sessions)),
+            }
         })
         .collect();
-    Ok(json!({"siteId": a.site_id, "from": a.from, "to": a.to, "totalSessions": total_sessions, "goals": rows}))
+    Ok(GoalsReport { site_id: a.site_id, from: a.from, to: a.to, total_sessions, goals: rows })
 }
 
 /// The overview's `topGoals` (rule OVR-11): the range's goal rollups ranked
 /// by completions, goals removed since included with `removed: true`.
-pub fn top_goals(conn: &mut AnyConnection, site_ids: &[String], tier: &str, from: i64, to: i64) -> Result<Vec<Value>> {
+pub fn top_goals(conn: &mut AnyConnection, site_ids: &[String], tier: &str, from: i64, to: i64) -> Result<Vec<TopGoal>> {
     let mut rows: Vec<(i64, i64, String, String, String, bool)> = Vec::new();
     for site in site_ids {
         let mut counts = HashMap::new();
@@ -117,9 +160,13 @@ pub fn top_goals(conn: &mut AnyConnection, site_ids: &[String], tier: &str, from
     rows.truncate(10);
     Ok(rows
         .into_iter()
-        .map(|(completions, sessions, key, id, name, removed)| {
-            json!({"goalId": id, "key": key, "name": name, "completions": completions, "sessions": sessions,
-                "removed": removed})
+        .map(|(completions, sessions, key, goal_id, name, removed)| TopGoal {
+            goal_id,
+            key,
+            name,
+            completions,
+            sessions,
+            removed,
         })
         .collect())
 }

@@ -12,20 +12,190 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
+use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::people;
+use crate::service::analytics::people::{self, ProfileRef, ProfileRefs, Profiled};
+use crate::service::analytics::reports::funnels::LiveFunnel;
 use crate::service::analytics::reports::live_cache::SiteLive;
-use crate::service::analytics::reports::reads::{self, LiveArgs, MAX_LIVE};
-use crate::service::analytics::reports::session_extras::Extras;
+use crate::service::analytics::reports::session_extras::{AffiliateRef, Extras};
 use crate::service::context::Context;
+use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::{self as store, LiveRow, SessionRow};
 
+pub const MAX_LIVE: i64 = 500;
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LiveArgs {
+    pub site_ids: Vec<String>,
+    pub now: i64,
+    pub limit: Option<i64>,
+}
+
+/// A live visitor as a public link sees it (rule PUB-05): no visitor id of
+/// its own, no campaign, money, goals or person.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicLiveVisitor {
+    pub site_id: String,
+    /// The session's id: a public link never learns the visitor's.
+    pub visitor_id: String,
+    pub session_id: String,
+    pub started_at: i64,
+    pub last_seen_at: i64,
+    /// The route, never the raw path.
+    pub current_path: String,
+    pub pageviews: i64,
+    pub events: i64,
+    pub source: String,
+    pub country: Option<String>,
+    pub device: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FullLiveVisitor {
+    pub site_id: String,
+    pub visitor_id: String,
+    pub session_id: String,
+    pub started_at: i64,
+    pub last_seen_at: i64,
+    pub current_path: String,
+    pub entry_path: String,
+    pub pageviews: i64,
+    pub events: i64,
+    pub source: String,
+    pub campaign: Option<String>,
+    pub affiliate: Option<AffiliateRef>,
+    pub returning: bool,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+    pub goals: Vec<String>,
+    pub funnel: Option<LiveFunnel>,
+    pub country: Option<String>,
+    pub device: Option<String>,
+    /// Present only while `visitorProfiles` is on (rule OVR-14).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<ProfileRef>)]
+    pub profile: Option<Option<ProfileRef>>,
+}
+
+/// A row of `liveVisitors`: redacted for a public link.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum LiveVisitor {
+    Full(FullLiveVisitor),
+    Public(PublicLiveVisitor),
+}
+
+impl Profiled for LiveVisitor {
+    fn person(&self) -> (String, String) {
+        match self {
+            LiveVisitor::Full(v) => (v.site_id.clone(), v.visitor_id.clone()),
+            LiveVisitor::Public(v) => (v.site_id.clone(), v.visitor_id.clone()),
+        }
+    }
+
+    /// A public row never carries a person.
+    fn set_profile(&mut self, profile: Option<ProfileRef>) {
+        if let LiveVisitor::Full(v) = self {
+            v.profile = Some(profile);
+        }
+    }
+}
+
+/// The `liveVisitors` answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveVisitors {
+    pub now: i64,
+    /// Visitors in the window, beyond the rows shown when `truncated`.
+    pub count: i64,
+    pub truncated: bool,
+    pub visitors: Vec<LiveVisitor>,
+}
+
+/// `liveVisitors` straight from the database (rule OVR-12; a public
+/// token's rows redacted, PUB-05), for a reader allowed `max_sites` sites.
+pub fn live_visitors_of(
+    conn: &mut AnyConnection,
+    a: LiveArgs,
+    window_ms: i64,
+    public: bool,
+    max_sites: usize,
+) -> Result<LiveVisitors> {
+    validate::site_ids_up_to(&a.site_ids, max_sites)?;
+    validate::time("now", a.now)?;
+    let limit = a.limit.unwrap_or(100);
+    if !(1..=MAX_LIVE).contains(&limit) {
+        return Err(Error::invalid(format!("limit must be 1-{MAX_LIVE}")));
+    }
+    sites::require_many(conn, &a.site_ids)?;
+    let (count, rows) = store::live(conn, &a.site_ids, a.now - window_ms, a.now, limit)?;
+    let ids: Vec<String> = rows.iter().map(|r| r.session_id.clone()).collect();
+    let sessions: HashMap<String, SessionRow> =
+        store::sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
+    let entries: Vec<(LiveRow, SessionRow)> =
+        rows.into_iter().filter_map(|v| sessions.get(&v.session_id).cloned().map(|s| (v, s))).collect();
+    let extras = if public { Extras::default() } else { Extras::load_live(conn, entries.iter().map(|(_, s)| s))? };
+    Ok(live_answer(a.now, count, &entries, &extras, public))
+}
+
+/// The `liveVisitors` answer of ordered rows; a public token's rows redacted (rule PUB-05).
+fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extras: &Extras, public: bool) -> LiveVisitors {
+    let visitors: Vec<LiveVisitor> = entries
+        .iter()
+        .map(|(v, s)| {
+            if public {
+                LiveVisitor::Public(PublicLiveVisitor {
+                    site_id: v.site_id.clone(),
+                    visitor_id: s.id.clone(),
+                    session_id: s.id.clone(),
+                    started_at: s.started_at,
+                    last_seen_at: v.last_at,
+                    current_path: v.current_route.clone(),
+                    pageviews: s.pageviews,
+                    events: s.events,
+                    source: s.source.clone(),
+                    country: s.country.clone(),
+                    device: s.device.clone(),
+                })
+            } else {
+                LiveVisitor::Full(FullLiveVisitor {
+                    site_id: v.site_id.clone(),
+                    visitor_id: v.visitor_id.clone(),
+                    session_id: s.id.clone(),
+                    started_at: s.started_at,
+                    last_seen_at: v.last_at,
+                    current_path: v.current_path.clone(),
+                    entry_path: s.entry_path.clone(),
+                    pageviews: s.pageviews,
+                    events: s.events,
+                    source: s.source.clone(),
+                    campaign: s.campaign.clone(),
+                    affiliate: extras.affiliate(s),
+                    returning: s.is_returning,
+                    conversions: s.conversions,
+                    revenue_cents: s.revenue_cents,
+                    goals: extras.goals(s),
+                    funnel: extras.funnel(s),
+                    country: s.country.clone(),
+                    device: s.device.clone(),
+                    profile: None,
+                })
+            }
+        })
+        .collect();
+    LiveVisitors { now, count, truncated: count > visitors.len() as i64, visitors }
+}
+
 /// `liveVisitors`: from the cached state when `now` is the server's
 /// (within the TTL), else straight from the database.
-pub async fn live_visitors(cx: &Context, a: LiveArgs, public: bool, max_sites: usize) -> Result<Value> {
+pub async fn live_visitors(cx: &Context, a: LiveArgs, public: bool, max_sites: usize) -> Result<LiveVisitors> {
     live_visitors_with(cx, a, public, max_sites, false).await
 }
 
@@ -37,7 +207,7 @@ pub async fn live_visitors_with(
     public: bool,
     max_sites: usize,
     profiles: bool,
-) -> Result<Value> {
+) -> Result<LiveVisitors> {
     let profiles = profiles && !public;
     validate::site_ids_up_to(&a.site_ids, max_sites)?;
     validate::time("now", a.now)?;
@@ -51,9 +221,9 @@ pub async fn live_visitors_with(
     if (a.now - server_now).abs() > ttl {
         return cx
             .read(move |c| {
-                let mut answer = reads::live_visitors_of(c, a, window, public, max_sites)?;
-                if profiles && let Some(rows) = answer["visitors"].as_array_mut() {
-                    people::attach(c, rows)?;
+                let mut answer = live_visitors_of(c, a, window, public, max_sites)?;
+                if profiles {
+                    people::attach(c, &mut answer.visitors)?;
                 }
                 Ok(answer)
             })
@@ -61,7 +231,7 @@ pub async fn live_visitors_with(
     }
     let mut entries: Vec<(LiveRow, SessionRow)> = Vec::new();
     let mut extras = Extras::default();
-    let mut refs: HashMap<(String, String), Value> = HashMap::new();
+    let mut refs: ProfileRefs = HashMap::new();
     for site in &a.site_ids {
         let since = server_now - window - ttl;
         let cache = &cx.analytics.live;
@@ -102,9 +272,9 @@ pub async fn live_visitors_with(
     });
     let count = entries.len() as i64;
     entries.truncate(limit as usize);
-    let mut answer = reads::live_answer(a.now, count, &entries, &extras, public);
-    if profiles && let Some(rows) = answer["visitors"].as_array_mut() {
-        people::attach_from(rows, &refs);
+    let mut answer = live_answer(a.now, count, &entries, &extras, public);
+    if profiles {
+        people::attach_from(&mut answer.visitors, &refs);
     }
     Ok(answer)
 }

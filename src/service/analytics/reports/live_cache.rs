@@ -7,8 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use serde_json::Value;
-
+use crate::service::analytics::people::ProfileRefs;
 use crate::service::analytics::reports::session_extras::Extras;
 use crate::service::read_cache::ReadCache;
 use crate::store::analytics::{LiveRow, SessionRow};
@@ -17,7 +16,7 @@ use crate::store::analytics::{LiveRow, SessionRow};
 pub struct SiteLive {
     pub(crate) rows: Vec<(LiveRow, SessionRow)>,
     pub(crate) extras: Extras,
-    pub(crate) profiles: HashMap<(String, String), Value>,
+    pub(crate) profiles: ProfileRefs,
 }
 
 #[derive(Default)]

@@ -1,5 +1,5 @@
-//! The reads over the rollups and the session rows: `overview`, a session
-//! (`reads`), `liveVisitors` through the read cache (`live`), session lists
+//! The reads over the rollups and the session rows: `overview`,
+//! `liveVisitors` through the read cache (`live`), sessions, their lists
 //! and journeys paginated by signed cursors (`sessions`, `pages`), `siteMap`,
 //! `vitalsReport`, the definition reports (`goals`, `funnels` with the funnel
 //! step index, `affiliates`), and how a range is read from the tiers exactly
@@ -13,9 +13,9 @@ pub mod goals;
 pub mod live;
 pub mod live_cache;
 pub mod numbers;
+pub mod overview;
 pub mod pages;
 pub mod range_parts;
-pub mod reads;
 pub mod session_extras;
 pub mod sessions;
 pub mod site_map;

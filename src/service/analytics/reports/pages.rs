@@ -7,9 +7,10 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, KeyInit, Mac};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::Sha256;
+use utoipa::ToSchema;
 
 use crate::error::{Error, Result};
 
@@ -18,7 +19,7 @@ const TAG_BYTES: usize = 16;
 
 /// `paginationOpts` (rules PAGE-01 to PAGE-03): `id` and the read budgets
 /// are accepted and ignored; `endCursor` only null.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PaginationOpts {
     pub num_items: i64,
@@ -93,24 +94,29 @@ pub fn decode(key: &[u8], call: &Call, cursor: Option<&str>) -> Result<Position>
     }
 }
 
+/// One page of a paginated function, exactly Convex's shape (rule PAGE-04).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Page<T> {
+    pub page: Vec<T>,
+    pub is_done: bool,
+    pub continue_cursor: String,
+}
+
 /// `{page, isDone, continueCursor}` from `size + 1` fetched rows (rules PAGE-04 to PAGE-06).
-pub fn answer<T>(
+pub fn answer<T, R>(
     key: &[u8],
     call: &Call,
     from: Position,
     mut rows: Vec<T>,
     size: usize,
     keys_of: impl Fn(&T) -> Vec<Value>,
-    render: impl Fn(&T) -> Value,
-) -> Value {
+    render: impl Fn(&T) -> R,
+) -> Page<R> {
     let is_done = rows.len() <= size;
     rows.truncate(size);
     let position = rows.last().map(|r| Some(keys_of(r))).unwrap_or(from);
-    json!({
-        "page": rows.iter().map(render).collect::<Vec<_>>(),
-        "isDone": is_done,
-        "continueCursor": encode(key, call, &position),
-    })
+    Page { page: rows.iter().map(render).collect(), is_done, continue_cursor: encode(key, call, &position) }
 }
 
 #[cfg(test)]

@@ -4,19 +4,29 @@
 
 use std::collections::HashMap;
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::funnels::LiveFunnel;
 use crate::store::analytics::SessionRow;
 use crate::store::analytics::definitions as defs_store;
+
+/// The affiliate a session came through (its tag, even once removed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AffiliateRef {
+    pub affiliate_id: String,
+    pub slug: String,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Extras {
     goals: HashMap<String, Vec<String>>,
-    affiliates: HashMap<String, Value>,
+    affiliates: HashMap<String, Option<AffiliateRef>>,
     /// Per (site, visitor): the live row's funnel (rule OVR-13); live rows only.
-    funnels: HashMap<(String, String), Value>,
+    funnels: HashMap<(String, String), LiveFunnel>,
 }
 
 impl Extras {
@@ -31,7 +41,7 @@ impl Extras {
             {
                 // A removed affiliate still names the session's tag.
                 let row = defs_store::affiliate(conn, a).map_err(Error::from)?;
-                affiliates.insert(a.clone(), row.map_or(Value::Null, |r| json!({"affiliateId": r.id, "slug": r.slug})));
+                affiliates.insert(a.clone(), row.map(|r| AffiliateRef { affiliate_id: r.id, slug: r.slug }));
             }
         }
         Ok(Extras { goals, affiliates, funnels: HashMap::new() })
@@ -58,8 +68,8 @@ impl Extras {
         Ok(extras)
     }
 
-    pub fn funnel(&self, s: &SessionRow) -> Value {
-        self.funnels.get(&(s.site_id.clone(), s.visitor_id.clone())).cloned().unwrap_or(Value::Null)
+    pub fn funnel(&self, s: &SessionRow) -> Option<LiveFunnel> {
+        self.funnels.get(&(s.site_id.clone(), s.visitor_id.clone())).cloned()
     }
 
     pub fn extend(&mut self, other: &Extras) {
@@ -69,11 +79,11 @@ impl Extras {
     }
 
     /// The keys of the goals the session completed, by key.
-    pub fn goals(&self, s: &SessionRow) -> Value {
-        json!(self.goals.get(&s.id).cloned().unwrap_or_default())
+    pub fn goals(&self, s: &SessionRow) -> Vec<String> {
+        self.goals.get(&s.id).cloned().unwrap_or_default()
     }
 
-    pub fn affiliate(&self, s: &SessionRow) -> Value {
-        s.affiliate_id.as_ref().and_then(|a| self.affiliates.get(a)).cloned().unwrap_or(Value::Null)
+    pub fn affiliate(&self, s: &SessionRow) -> Option<AffiliateRef> {
+        s.affiliate_id.as_ref().and_then(|a| self.affiliates.get(a)).cloned().flatten()
     }
 }

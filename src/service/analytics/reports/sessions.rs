@@ -1,18 +1,19 @@
 //! Session and journey reads (ARPT-03 to ARPT-07), from the rows acceptance
-//! wrote (so they see an accepted event at once): `listSessions`,
-//! `sessionJourney` (both paginated, §5.1) and `visitorJourney`.
+//! wrote (so they see an accepted event at once): `getSession`,
+//! `listSessions`, `sessionJourney` (both paginated, §5.1) and `visitorJourney`.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::reports::pages::{self, Call, PaginationOpts};
-use crate::service::analytics::reports::reads::summary;
-use crate::service::analytics::reports::session_extras::Extras;
+use crate::service::analytics::people::{ProfileRef, Profiled};
+use crate::service::analytics::reports::pages::{self, Call, Page, PaginationOpts};
+use crate::service::analytics::reports::session_extras::{AffiliateRef, Extras};
 use crate::service::sites;
 use crate::service::validate;
-use crate::store::analytics::{self as store, EventRow, people};
+use crate::store::analytics::{self as store, EventRow, SessionRow, people};
 
 pub const MAX_SESSIONS_PAGE: i64 = 100;
 pub const MAX_JOURNEY_PAGE: i64 = 200;
@@ -20,12 +21,135 @@ pub const MAX_JOURNEY_EVENTS: i64 = 500;
 const REPORT_MAX_DAYS: i64 = 366;
 
 /// A journey row (§5.2 JourneyEvent): raw path, route, bounded properties.
-pub fn journey_event(e: &EventRow) -> Value {
-    let properties = e.properties.as_deref().and_then(|p| serde_json::from_str::<Value>(p).ok());
-    json!({
-        "eventId": e.id, "siteId": e.site_id, "sessionId": e.session_id, "type": e.kind,
-        "name": e.name, "path": e.path, "route": e.route, "occurredAt": e.occurred_at,
-        "engagedMs": e.engaged_ms, "properties": properties,
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JourneyEvent {
+    pub event_id: String,
+    pub site_id: String,
+    pub session_id: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub name: Option<String>,
+    pub path: String,
+    pub route: String,
+    pub occurred_at: i64,
+    pub engaged_ms: Option<i64>,
+    #[schema(value_type = Option<Object>)]
+    pub properties: Option<Map<String, Value>>,
+}
+
+pub fn journey_event(e: &EventRow) -> JourneyEvent {
+    JourneyEvent {
+        event_id: e.id.clone(),
+        site_id: e.site_id.clone(),
+        session_id: e.session_id.clone(),
+        kind: e.kind.clone(),
+        name: e.name.clone(),
+        path: e.path.clone(),
+        route: e.route.clone(),
+        occurred_at: e.occurred_at,
+        engaged_ms: e.engaged_ms,
+        properties: e.properties.as_deref().and_then(|p| serde_json::from_str(p).ok()),
+    }
+}
+
+/// A session as `getSession`, `listSessions` and the live rows describe it
+/// (§5.2 SessionSummary).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    pub site_id: String,
+    pub session_id: String,
+    pub visitor_id: String,
+    pub started_at: i64,
+    pub last_event_at: i64,
+    pub duration_ms: i64,
+    pub pageviews: i64,
+    pub events: i64,
+    pub bounce: bool,
+    pub entry_path: String,
+    pub exit_path: String,
+    pub referrer: Option<String>,
+    pub source: String,
+    pub medium: String,
+    pub campaign: Option<String>,
+    pub term: Option<String>,
+    pub content: Option<String>,
+    pub affiliate: Option<AffiliateRef>,
+    pub country: Option<String>,
+    pub region: Option<String>,
+    pub device: Option<String>,
+    pub browser: Option<String>,
+    pub os: Option<String>,
+    pub language: Option<String>,
+    pub returning: bool,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+    pub goals: Vec<String>,
+    /// Present only while `visitorProfiles` is on (rule OVR-14).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<ProfileRef>)]
+    pub profile: Option<Option<ProfileRef>>,
+}
+
+impl Profiled for SessionSummary {
+    fn person(&self) -> (String, String) {
+        (self.site_id.clone(), self.visitor_id.clone())
+    }
+
+    fn set_profile(&mut self, profile: Option<ProfileRef>) {
+        self.profile = Some(profile);
+    }
+}
+
+/// A session row as its summary.
+pub fn summary(s: &SessionRow, extras: &Extras) -> SessionSummary {
+    SessionSummary {
+        site_id: s.site_id.clone(),
+        session_id: s.id.clone(),
+        visitor_id: s.visitor_id.clone(),
+        started_at: s.started_at,
+        last_event_at: s.last_at,
+        duration_ms: crate::service::analytics::ingest::session_figures::duration(s),
+        pageviews: s.pageviews,
+        events: s.events,
+        bounce: s.pageviews == 1 && s.events == 0,
+        entry_path: s.entry_path.clone(),
+        exit_path: s.exit_path.clone(),
+        referrer: s.referrer.clone(),
+        source: s.source.clone(),
+        medium: s.medium.clone(),
+        campaign: s.campaign.clone(),
+        term: s.term.clone(),
+        content: s.content.clone(),
+        affiliate: extras.affiliate(s),
+        country: s.country.clone(),
+        region: s.region.clone(),
+        device: s.device.clone(),
+        browser: s.browser.clone(),
+        os: s.os.clone(),
+        language: s.language.clone(),
+        returning: s.is_returning,
+        conversions: s.conversions,
+        revenue_cents: s.revenue_cents,
+        goals: extras.goals(s),
+        profile: None,
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionArgs {
+    pub site_id: String,
+    pub session_id: String,
+}
+
+/// `getSession`: the summary, or null when unknown or of another site (rule ARPT-03).
+pub fn get_session(conn: &mut AnyConnection, a: SessionArgs) -> Result<Option<SessionSummary>> {
+    sites::require(conn, &a.site_id)?;
+    Ok(match store::session(conn, &a.session_id)? {
+        Some(s) if s.site_id == a.site_id => Some(summary(&s, &Extras::load(conn, [&s])?)),
+        _ => None,
     })
 }
 
@@ -38,7 +162,7 @@ fn time_and_id(position: pages::Position) -> Result<Option<(i64, String)>> {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListSessionsArgs {
     pub site_id: String,
@@ -48,7 +172,7 @@ pub struct ListSessionsArgs {
 }
 
 /// `listSessions`: sessions started in the range, `startedAt` desc, id desc (rule ARPT-04).
-pub fn list_sessions(conn: &mut AnyConnection, key: &[u8], a: ListSessionsArgs) -> Result<Value> {
+pub fn list_sessions(conn: &mut AnyConnection, key: &[u8], a: ListSessionsArgs) -> Result<Page<SessionSummary>> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
     let size = a.pagination_opts.check(MAX_SESSIONS_PAGE)?;
     sites::require(conn, &a.site_id)?;
@@ -60,7 +184,7 @@ pub fn list_sessions(conn: &mut AnyConnection, key: &[u8], a: ListSessionsArgs) 
     Ok(pages::answer(key, &call, from, rows, size, |s| vec![json!(s.started_at), json!(s.id)], render))
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct JourneyArgs {
     pub site_id: String,
@@ -72,7 +196,7 @@ pub struct JourneyArgs {
 
 /// `sessionJourney`: the session's pageviews and custom events in the range,
 /// `(occurredAt, eventId)` asc (rule ARPT-05); another site's session has none.
-pub fn session_journey(conn: &mut AnyConnection, key: &[u8], a: JourneyArgs) -> Result<Value> {
+pub fn session_journey(conn: &mut AnyConnection, key: &[u8], a: JourneyArgs) -> Result<Page<JourneyEvent>> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
     let size = a.pagination_opts.check(MAX_JOURNEY_PAGE)?;
     sites::require(conn, &a.site_id)?;
@@ -87,7 +211,7 @@ pub fn session_journey(conn: &mut AnyConnection, key: &[u8], a: JourneyArgs) -> 
     Ok(pages::answer(key, &call, from, rows, size, |e| vec![json!(e.occurred_at), json!(e.id)], journey_event))
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VisitorJourneyArgs {
     pub site_ids: Vec<String>,
@@ -97,9 +221,19 @@ pub struct VisitorJourneyArgs {
     pub limit: Option<i64>,
 }
 
+/// The `visitorJourney` answer: the events oldest first.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VisitorJourney {
+    pub visitor_id: String,
+    pub events: Vec<JourneyEvent>,
+    /// More events than `limit` fell in the range.
+    pub truncated: bool,
+}
+
 /// `visitorJourney`: one pseudonymous visitor's newest `limit` events on the
 /// named sites, oldest first; an identified person's with its aliases' (rule ARPT-07).
-pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Result<Value> {
+pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Result<VisitorJourney> {
     validate::site_ids(&a.site_ids)?;
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
     validate::text("visitorId", &a.visitor_id, 1, 64)?;
@@ -126,7 +260,5 @@ pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Resul
     let truncated = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     rows.reverse();
-    Ok(
-        json!({"visitorId": visitor, "events": rows.iter().map(journey_event).collect::<Vec<_>>(), "truncated": truncated}),
-    )
+    Ok(VisitorJourney { visitor_id: visitor, events: rows.iter().map(journey_event).collect(), truncated })
 }

@@ -2,10 +2,10 @@
 //! site-map rollups over complete UTC days, with `coverageFrom`. Rollups only:
 //! no raw event is read.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
@@ -20,7 +20,7 @@ pub const MAX_DAYS: i64 = 90;
 pub const MAX_ROUTES: usize = 500;
 pub const MAX_TRANSITIONS: usize = 2000;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SiteMapArgs {
     pub site_ids: Vec<String>,
@@ -38,7 +38,7 @@ pub fn complete_days(from: i64, to: i64, max_days: i64) -> Result<()> {
 }
 
 /// One route's line: views, entries, exits and bounces (rule ARPT-19).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct RouteLine {
     pub route: String,
     pub views: i64,
@@ -86,35 +86,67 @@ pub fn lines(routes: Vec<store::RouteRow>, mut transitions: Vec<store::Transitio
     SiteLines { routes: lines, transitions, truncated }
 }
 
+/// A move from one route to the next, `count` times.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Transition {
+    pub from: String,
+    pub to: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteMapSite {
+    pub site_id: String,
+    /// The first day the map has complete data for (rule ARPT-21).
+    pub coverage_from: i64,
+    /// A route-pattern change is regrouping past days.
+    pub regrouping: bool,
+    pub routes: Vec<RouteLine>,
+    pub transitions: Vec<Transition>,
+    pub truncated: bool,
+}
+
+/// The `siteMap` answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteMap {
+    pub from: i64,
+    pub to: i64,
+    /// Per site, its route patterns.
+    pub route_patterns: BTreeMap<String, Vec<String>>,
+    pub sites: Vec<SiteMapSite>,
+}
+
 /// `siteMap` for sites already checked against the caller's scope.
-pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<Value> {
+pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<SiteMap> {
     validate::site_ids(&a.site_ids)?;
     complete_days(a.from, a.to, MAX_DAYS)?;
     let rows = sites::require_many(conn, &a.site_ids)?;
-    let mut patterns = serde_json::Map::new();
+    let mut patterns = BTreeMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for site in rows {
         let p: Vec<String> = serde_json::from_str(&site.route_patterns).unwrap_or_default();
-        patterns.insert(site.id.clone(), json!(p));
+        patterns.insert(site.id.clone(), p);
         let coverage_from = site_map::coverage_from(conn, &site.id, site.created_at)?;
         let routes = store::routes(conn, &site.id, a.from, a.to)?;
         let transitions = store::transitions(conn, &site.id, a.from, a.to)?;
         let l = lines(routes, transitions);
         let regrouping = crate::service::analytics::rollup::regroup::regrouping(conn, &site.id)?;
-        out.push(json!({
-            "siteId": site.id,
-            "coverageFrom": coverage_from,
-            "regrouping": regrouping,
-            "routes": l.routes.iter().map(|r| json!({
-                "route": r.route, "views": r.views, "entries": r.entries, "exits": r.exits, "bounces": r.bounces,
-            })).collect::<Vec<_>>(),
-            "transitions": l.transitions.iter().map(|t| json!({
-                "from": t.from_route, "to": t.to_route, "count": t.count,
-            })).collect::<Vec<_>>(),
-            "truncated": l.truncated,
-        }));
+        out.push(SiteMapSite {
+            site_id: site.id,
+            coverage_from,
+            regrouping,
+            transitions: l
+                .transitions
+                .into_iter()
+                .map(|t| Transition { from: t.from_route, to: t.to_route, count: t.count })
+                .collect(),
+            routes: l.routes,
+            truncated: l.truncated,
+        });
     }
-    Ok(json!({"from": a.from, "to": a.to, "routePatterns": patterns, "sites": out}))
+    Ok(SiteMap { from: a.from, to: a.to, route_patterns: patterns, sites: out })
 }
 
 #[cfg(test)]

@@ -3,13 +3,14 @@
 //! its device classes, from the vitals digests over complete UTC days (no raw
 //! event is read).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::reports::numbers::Fixed;
 use crate::service::analytics::reports::site_map::complete_days;
 use crate::service::analytics::rollup::vitals::METRICS;
 use crate::service::sites;
@@ -24,7 +25,7 @@ const CLS_SCALE: i64 = 10_000;
 /// Per metric (in `METRICS` order) the web-vitals thresholds, as stored (CLS × 10⁴).
 pub const THRESHOLDS: [(i64, i64); 5] = [(2500, 4000), (200, 500), (1000, 2500), (1800, 3000), (800, 1800)];
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VitalsArgs {
     pub site_id: String,
@@ -82,64 +83,116 @@ pub fn p75(map: &[(i64, i64)]) -> Option<i64> {
     None
 }
 
-fn rating(value: i64, (good, poor): (i64, i64)) -> &'static str {
+/// Where a value falls against a metric's thresholds (inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rating {
+    Good,
+    NeedsImprovement,
+    Poor,
+}
+
+fn rating(value: i64, (good, poor): (i64, i64)) -> Rating {
     if value <= good {
-        "good"
+        Rating::Good
     } else if value <= poor {
-        "needs-improvement"
+        Rating::NeedsImprovement
     } else {
-        "poor"
+        Rating::Poor
     }
 }
 
 /// A stored value as answered: ms as is, CLS back to a decimal.
-fn answered(metric: usize, v: i64) -> Value {
-    if METRICS[metric] != "cls" {
-        return json!(v);
-    }
-    if v % CLS_SCALE == 0 { json!(v / CLS_SCALE) } else { json!(v as f64 / CLS_SCALE as f64) }
+fn answered(metric: usize, v: i64) -> Fixed {
+    Fixed::of(v, if METRICS[metric] == "cls" { CLS_SCALE } else { 1 })
+}
+
+/// One metric's figures (§5.4 VitalRow).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VitalRow {
+    pub metric: String,
+    pub samples: i64,
+    pub p75: Option<Fixed>,
+    pub rating: Option<Rating>,
+    pub good: i64,
+    pub needs_improvement: i64,
+    pub poor: i64,
 }
 
 /// The five VitalRows of a finished digest (rule ARPT-17).
-pub fn rows(d: &Digest) -> Vec<Value> {
+pub fn rows(d: &Digest) -> Vec<VitalRow> {
     (0..METRICS.len())
         .map(|i| {
             let map = &d.maps[i];
             let (mut good, mut needs, mut poor) = (0, 0, 0);
             for (v, c) in map {
                 match rating(*v, THRESHOLDS[i]) {
-                    "good" => good += c,
-                    "needs-improvement" => needs += c,
-                    _ => poor += c,
+                    Rating::Good => good += c,
+                    Rating::NeedsImprovement => needs += c,
+                    Rating::Poor => poor += c,
                 }
             }
             let p = p75(map);
-            json!({
-                "metric": METRICS[i],
-                "samples": good + needs + poor,
-                "p75": p.map(|v| answered(i, v)),
-                "rating": p.map(|v| rating(v, THRESHOLDS[i])),
-                "good": good,
-                "needsImprovement": needs,
-                "poor": poor,
-            })
+            VitalRow {
+                metric: METRICS[i].to_string(),
+                samples: good + needs + poor,
+                p75: p.map(|v| answered(i, v)),
+                rating: p.map(|v| rating(v, THRESHOLDS[i])),
+                good,
+                needs_improvement: needs,
+                poor,
+            }
         })
         .collect()
 }
 
-fn thresholds() -> Value {
-    let mut m = serde_json::Map::new();
-    for (i, metric) in METRICS.iter().enumerate() {
-        let (a, b) = THRESHOLDS[i];
-        m.insert((*metric).to_string(), json!([answered(i, a), answered(i, b)]));
-    }
-    Value::Object(m)
+/// Per metric, its `[good, poor]` bounds as answered.
+fn thresholds() -> BTreeMap<String, [Fixed; 2]> {
+    METRICS
+        .iter()
+        .enumerate()
+        .map(|(i, metric)| {
+            let (a, b) = THRESHOLDS[i];
+            ((*metric).to_string(), [answered(i, a), answered(i, b)])
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageVitals {
+    pub route: String,
+    pub samples: i64,
+    pub metrics: Vec<VitalRow>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceVitals {
+    /// `mobile`, `tablet`, `desktop`, or null for an unknown class.
+    pub device: Option<String>,
+    pub metrics: Vec<VitalRow>,
+}
+
+/// The `vitalsReport` answer (ARPT-17, ARPT-18).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VitalsReport {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+    #[schema(value_type = BTreeMap<String, Vec<f64>>)]
+    pub thresholds: BTreeMap<String, [Fixed; 2]>,
+    pub metrics: Vec<VitalRow>,
+    pub by_page: Vec<PageVitals>,
+    pub by_device: Vec<DeviceVitals>,
 }
 
 pub const DEVICES: [Option<&str>; 4] = [Some("mobile"), Some("tablet"), Some("desktop"), None];
 
 /// `vitalsReport` for a site already checked against the caller's scope.
-pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<Value> {
+pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsReport> {
     complete_days(a.from, a.to, MAX_DAYS)?;
     sites::require(conn, &a.site_id)?;
     let mut all = Digest::default();
@@ -168,19 +221,24 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<Value> {
     pages.sort_by(|(ra, da), (rb, db)| db.samples().cmp(&da.samples()).then_with(|| ra.as_bytes().cmp(rb.as_bytes())));
     pages.truncate(TOP_PAGES);
     let empty = Digest::default();
-    Ok(json!({
-        "siteId": a.site_id,
-        "from": a.from,
-        "to": a.to,
-        "thresholds": thresholds(),
-        "metrics": rows(&all),
-        "byPage": pages.iter().map(|(route, d)| json!({"route": route, "samples": d.samples(), "metrics": rows(d)}))
-            .collect::<Vec<_>>(),
-        "byDevice": DEVICES.iter().map(|device| {
-            let d = by_device.get(device.unwrap_or("")).unwrap_or(&empty);
-            json!({"device": device, "metrics": rows(d)})
-        }).collect::<Vec<_>>(),
-    }))
+    Ok(VitalsReport {
+        site_id: a.site_id,
+        from: a.from,
+        to: a.to,
+        thresholds: thresholds(),
+        metrics: rows(&all),
+        by_page: pages
+            .iter()
+            .map(|(route, d)| PageVitals { route: route.clone(), samples: d.samples(), metrics: rows(d) })
+            .collect(),
+        by_device: DEVICES
+            .iter()
+            .map(|device| DeviceVitals {
+                device: device.map(str::to_string),
+                metrics: rows(by_device.get(device.unwrap_or("")).unwrap_or(&empty)),
+            })
+            .collect(),
+    })
 }
 
 #[cfg(test)]
@@ -194,10 +252,10 @@ mod tests {
         assert_eq!(p75(&[(100, 1), (200, 1), (300, 1), (400, 1), (500, 1)]), Some(400), "ceil(0.75 * 5) = 4th");
         assert_eq!(p75(&[]), None);
         assert_eq!(p75(&[(7, 1)]), Some(7));
-        assert_eq!(rating(2500, THRESHOLDS[0]), "good");
-        assert_eq!(rating(2501, THRESHOLDS[0]), "needs-improvement");
-        assert_eq!(rating(4000, THRESHOLDS[0]), "needs-improvement");
-        assert_eq!(rating(4001, THRESHOLDS[0]), "poor");
+        assert_eq!(rating(2500, THRESHOLDS[0]), Rating::Good);
+        assert_eq!(rating(2501, THRESHOLDS[0]), Rating::NeedsImprovement);
+        assert_eq!(rating(4000, THRESHOLDS[0]), Rating::NeedsImprovement);
+        assert_eq!(rating(4001, THRESHOLDS[0]), Rating::Poor);
         // Days merge: the same value added on two days is one entry.
         let mut d = Digest::default();
         d.add(2, 1235, 1);
@@ -205,14 +263,14 @@ mod tests {
         d.add(2, 1000, 1);
         d.finish();
         assert_eq!(d.maps[2], vec![(1000, 2), (1235, 1)]);
-        let r = rows(&d);
-        assert_eq!(r[0]["p75"], Value::Null);
-        assert_eq!(r[0]["rating"], Value::Null);
+        let r = serde_json::to_value(rows(&d)).unwrap();
+        assert_eq!(r[0]["p75"], serde_json::Value::Null);
+        assert_eq!(r[0]["rating"], serde_json::Value::Null);
         assert_eq!(
             r[2],
-            json!({"metric": "cls", "samples": 3, "p75": 0.1235, "rating": "needs-improvement",
+            serde_json::json!({"metric": "cls", "samples": 3, "p75": 0.1235, "rating": "needs-improvement",
             "good": 2, "needsImprovement": 1, "poor": 0})
         );
-        assert_eq!(thresholds()["cls"], json!([0.1, 0.25]));
+        assert_eq!(serde_json::to_value(thresholds()).unwrap()["cls"], serde_json::json!([0.1, 0.25]));
     }
 }

@@ -1,30 +1,29 @@
-//! The core reads (OVR-01 to OVR-14): `overview` from the rollups the report
-//! actors keep, `liveVisitors` and `getSession` from the rows acceptance wrote.
+//! `overview` (OVR-01 to OVR-11), from the rollups the report actors keep:
+//! totals, a series, the top ten of each dimension and the per-site rows.
 
-use crate::service::analytics::reports::session_extras::Extras;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use roaring::RoaringBitmap;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
+use crate::service::analytics::reports::goals::TopGoal;
+use crate::service::analytics::reports::numbers::{Fixed, avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::{self, Part};
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket, dim};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
-use crate::store::analytics::{self as store, LiveRow, SessionRow};
+use crate::store::analytics as store;
 
-pub const MAX_LIVE: i64 = 500;
 const TOP: usize = 10;
 
 /// A breakdown's `(key, count)` rows; a `None` key is the unknown value.
 type Rows = Vec<(Option<String>, i64)>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, Default, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Interval {
     Hour,
@@ -32,7 +31,7 @@ pub enum Interval {
     Day,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OverviewArgs {
     pub site_ids: Vec<String>,
@@ -179,14 +178,155 @@ fn hour_visitors_by_key(
     Ok((count(pages), count(sources)))
 }
 
+
+/// Money in a report: `0` for a public token, null when the sites mix currencies.
+type Money = Option<i64>;
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverviewTotals {
+    pub visitors: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    pub bounces: i64,
+    pub bounce_rate: Option<Fixed>,
+    pub avg_duration_ms: Option<i64>,
+    pub views_per_session: Option<Fixed>,
+    pub avg_engaged_ms: Option<i64>,
+    pub conversions: i64,
+    pub revenue_cents: Money,
+}
+
+/// One bucket of the series (an hour or a UTC day).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SeriesPoint {
+    pub bucket_start: i64,
+    pub visitors: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    pub bounces: i64,
+    pub conversions: i64,
+    pub revenue_cents: Money,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageRow {
+    pub route: Option<String>,
+    pub pageviews: i64,
+    pub visitors: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryPageRow {
+    pub route: Option<String>,
+    pub sessions: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceRow {
+    pub source: Option<String>,
+    pub sessions: i64,
+    pub visitors: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReferrerRow {
+    pub referrer: Option<String>,
+    pub sessions: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MediumRow {
+    pub medium: Option<String>,
+    pub sessions: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CampaignRow {
+    pub campaign: Option<String>,
+    pub sessions: i64,
+    pub conversions: i64,
+    pub revenue_cents: Money,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CountryRow {
+    pub country: Option<String>,
+    pub sessions: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceRow {
+    pub device: Option<String>,
+    pub sessions: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserRow {
+    pub browser: Option<String>,
+    pub sessions: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventCountRow {
+    pub name: Option<String>,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteOverviewRow {
+    pub site_id: String,
+    pub currency: Option<String>,
+    pub visitors: i64,
+    pub sessions: i64,
+    pub pageviews: i64,
+    pub conversions: i64,
+    pub revenue_cents: i64,
+}
+
+/// The `overview` answer (§5.3).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Overview {
+    /// The sites' currency; null when they mix currencies.
+    pub currency: Option<String>,
+    pub interval: Interval,
+    pub totals: OverviewTotals,
+    pub series: Vec<SeriesPoint>,
+    pub pages: Vec<PageRow>,
+    pub entry_pages: Vec<EntryPageRow>,
+    pub sources: Vec<SourceRow>,
+    pub referrers: Vec<ReferrerRow>,
+    pub mediums: Vec<MediumRow>,
+    pub campaigns: Vec<CampaignRow>,
+    pub countries: Vec<CountryRow>,
+    pub devices: Vec<DeviceRow>,
+    pub browsers: Vec<BrowserRow>,
+    pub events: Vec<EventCountRow>,
+    pub top_goals: Vec<TopGoal>,
+    pub by_site: Vec<SiteOverviewRow>,
+}
+
 /// `overview` (§5.3). `public` zeroes money and conversions and empties the
 /// campaigns, mediums, events and goals panels (rule PUB-04).
-pub fn overview(conn: &mut AnyConnection, a: OverviewArgs, public: bool) -> Result<Value> {
+pub fn overview(conn: &mut AnyConnection, a: OverviewArgs, public: bool) -> Result<Overview> {
     overview_of(conn, a, public, validate::MAX_SITES)
 }
 
 /// `overview` for a reader allowed `max_sites` sites at once (the dashboard).
-pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_sites: usize) -> Result<Value> {
+pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_sites: usize) -> Result<Overview> {
     validate::site_ids_up_to(&a.site_ids, max_sites)?;
     check_overview(&a)?;
     let site_rows = sites::require_many(conn, &a.site_ids)?;
@@ -253,22 +393,26 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let site_visitors: HashMap<String, i64> = site_sets.iter().map(|(k, v)| (k.clone(), v.len() as i64)).collect();
     let total_visitors: i64 = site_visitors.values().sum();
 
-    let money = |cents: i64| -> Value {
+    let money = |cents: i64| -> Money {
         if public {
-            json!(0)
+            Some(0)
         } else if mixed {
-            Value::Null
+            None
         } else {
-            json!(cents)
+            Some(cents)
         }
     };
     let conversions = |n: i64| if public { 0 } else { n };
-    let series_json: Vec<Value> = series
+    let series: Vec<SeriesPoint> = series
         .iter()
-        .map(|(b, c)| {
-            json!({"bucketStart": b, "visitors": bucket_visitors.get(b).copied().unwrap_or(0), "sessions": c.sessions,
-                "pageviews": c.pageviews, "bounces": c.bounces, "conversions": conversions(c.conversions),
-                "revenueCents": money(c.revenue_cents)})
+        .map(|(b, c)| SeriesPoint {
+            bucket_start: *b,
+            visitors: bucket_visitors.get(b).copied().unwrap_or(0),
+            sessions: c.sessions,
+            pageviews: c.pageviews,
+            bounces: c.bounces,
+            conversions: conversions(c.conversions),
+            revenue_cents: money(c.revenue_cents),
         })
         .collect();
 
@@ -285,10 +429,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         ),
         Interval::Hour => hour_visitors_by_key(conn, ids, &a, &page_keys, &source_keys)?,
     };
-    let keyed = |rows: Vec<(Option<String>, i64)>, key: &str, count: &str| -> Vec<Value> {
-        rows.into_iter().map(|(k, n)| json!({key: k, count: n})).collect()
-    };
-    let empty_if_public = |v: Vec<Value>| if public { Vec::new() } else { v };
+    let hidden_if_public = |rows: Rows| if public { Vec::new() } else { rows };
     // Conversions and revenue by their session's campaign, from the ledger's breakdowns.
     let by_campaign = |d: &str| -> HashMap<String, i64> {
         bd.get(d).into_iter().flatten().filter_map(|(k, n)| k.clone().map(|k| (k, *n))).collect()
@@ -297,12 +438,16 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         by_campaign(crate::service::analytics::conversions::CAMPAIGN_CONVERSIONS),
         by_campaign(crate::service::analytics::conversions::CAMPAIGN_REVENUE),
     );
-    let campaigns: Vec<Value> = rows(dim::CAMPAIGN)
+    let campaigns = hidden_if_public(rows(dim::CAMPAIGN))
         .into_iter()
         .map(|(k, n)| {
             let of = |m: &HashMap<String, i64>| k.as_ref().and_then(|k| m.get(k)).copied().unwrap_or(0);
-            json!({"campaign": k, "sessions": n, "conversions": conversions(of(&campaign_conversions)),
-                "revenueCents": money(of(&campaign_revenue))})
+            CampaignRow {
+                sessions: n,
+                conversions: conversions(of(&campaign_conversions)),
+                revenue_cents: money(of(&campaign_revenue)),
+                campaign: k,
+            }
         })
         .collect();
     let top_goals = if public {
@@ -310,165 +455,65 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     } else {
         crate::service::analytics::reports::goals::top_goals(conn, ids, tier, a.from, a.to)?
     };
-
-    let by_site_json: Vec<Value> = ids
+    let by_site = ids
         .iter()
         .map(|id| {
             let c = by_site.get(id).copied().unwrap_or_default();
-            json!({"siteId": id, "currency": currency_of.get(id), "visitors": site_visitors.get(id).copied().unwrap_or(0),
-                "sessions": c.sessions, "pageviews": c.pageviews, "conversions": conversions(c.conversions),
-                "revenueCents": if public { 0 } else { c.revenue_cents }})
-        })
-        .collect();
-
-    Ok(json!({
-        "currency": currency,
-        "interval": match a.interval { Interval::Hour => "hour", Interval::Day => "day" },
-        "totals": {
-            "visitors": total_visitors,
-            "sessions": totals.sessions,
-            "pageviews": totals.pageviews,
-            "bounces": totals.bounces,
-            "bounceRate": rate(totals.bounces, totals.sessions),
-            "avgDurationMs": avg_ms(totals.duration_sum, totals.sessions),
-            "viewsPerSession": per_session(totals.pageviews, totals.sessions),
-            "avgEngagedMs": avg_ms(totals.engaged_sum, totals.engaged_count),
-            "conversions": conversions(totals.conversions),
-            "revenueCents": money(totals.revenue_cents),
-        },
-        "series": series_json,
-        "pages": pages.into_iter().map(|(k, n)| {
-            let v = k.as_ref().and_then(|k| page_visitors.get(k)).copied().unwrap_or(0);
-            json!({"route": k, "pageviews": n, "visitors": v})
-        }).collect::<Vec<_>>(),
-        "entryPages": keyed(rows(dim::ENTRY), "route", "sessions"),
-        "sources": sources.into_iter().map(|(k, n)| {
-            let v = k.as_ref().and_then(|k| source_visitors.get(k)).copied().unwrap_or(0);
-            json!({"source": k, "sessions": n, "visitors": v})
-        }).collect::<Vec<_>>(),
-        "referrers": keyed(rows(dim::REFERRER), "referrer", "sessions"),
-        "mediums": empty_if_public(keyed(rows(dim::MEDIUM), "medium", "sessions")),
-        "campaigns": empty_if_public(campaigns),
-        "countries": keyed(rows(dim::COUNTRY), "country", "sessions"),
-        "devices": keyed(rows(dim::DEVICE), "device", "sessions"),
-        "browsers": keyed(rows(dim::BROWSER), "browser", "sessions"),
-        "events": empty_if_public(keyed(rows(dim::EVENT), "name", "count")),
-        "topGoals": top_goals,
-        "bySite": by_site_json,
-    }))
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LiveArgs {
-    pub site_ids: Vec<String>,
-    pub now: i64,
-    pub limit: Option<i64>,
-}
-
-/// `liveVisitors` (rule OVR-12; a public token's rows redacted, PUB-05).
-pub fn live_visitors(conn: &mut AnyConnection, a: LiveArgs, window_ms: i64, public: bool) -> Result<Value> {
-    live_visitors_of(conn, a, window_ms, public, validate::MAX_SITES)
-}
-
-/// `liveVisitors` for a reader allowed `max_sites` sites at once (the dashboard).
-pub fn live_visitors_of(
-    conn: &mut AnyConnection,
-    a: LiveArgs,
-    window_ms: i64,
-    public: bool,
-    max_sites: usize,
-) -> Result<Value> {
-    validate::site_ids_up_to(&a.site_ids, max_sites)?;
-    validate::time("now", a.now)?;
-    let limit = a.limit.unwrap_or(100);
-    if !(1..=MAX_LIVE).contains(&limit) {
-        return Err(Error::invalid(format!("limit must be 1-{MAX_LIVE}")));
-    }
-    sites::require_many(conn, &a.site_ids)?;
-    let (count, rows) = store::live(conn, &a.site_ids, a.now - window_ms, a.now, limit)?;
-    let ids: Vec<String> = rows.iter().map(|r| r.session_id.clone()).collect();
-    let sessions: HashMap<String, SessionRow> =
-        store::sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
-    let entries: Vec<(LiveRow, SessionRow)> =
-        rows.into_iter().filter_map(|v| sessions.get(&v.session_id).cloned().map(|s| (v, s))).collect();
-    let extras = if public { Extras::default() } else { Extras::load_live(conn, entries.iter().map(|(_, s)| s))? };
-    Ok(live_answer(a.now, count, &entries, &extras, public))
-}
-
-/// The `liveVisitors` answer of ordered rows; a public token's rows redacted (rule PUB-05).
-pub fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extras: &Extras, public: bool) -> Value {
-    let visitors: Vec<Value> = entries
-        .iter()
-        .map(|(v, s)| {
-            if public {
-                json!({"siteId": v.site_id, "visitorId": s.id, "sessionId": s.id, "startedAt": s.started_at,
-                    "lastSeenAt": v.last_at, "currentPath": v.current_route, "pageviews": s.pageviews, "events": s.events,
-                    "source": s.source, "country": s.country, "device": s.device})
-            } else {
-                json!({"siteId": v.site_id, "visitorId": v.visitor_id, "sessionId": s.id, "startedAt": s.started_at,
-                    "lastSeenAt": v.last_at, "currentPath": v.current_path, "entryPath": s.entry_path,
-                    "pageviews": s.pageviews, "events": s.events, "source": s.source, "campaign": s.campaign,
-                    "affiliate": extras.affiliate(s), "returning": s.is_returning, "conversions": s.conversions,
-                    "revenueCents": s.revenue_cents, "goals": extras.goals(s), "funnel": extras.funnel(s), "country": s.country,
-                    "device": s.device})
+            SiteOverviewRow {
+                site_id: id.clone(),
+                currency: currency_of.get(id).cloned(),
+                visitors: site_visitors.get(id).copied().unwrap_or(0),
+                sessions: c.sessions,
+                pageviews: c.pageviews,
+                conversions: conversions(c.conversions),
+                revenue_cents: if public { 0 } else { c.revenue_cents },
             }
         })
         .collect();
-    json!({"now": now, "count": count, "truncated": count > visitors.len() as i64, "visitors": visitors})
-}
-
-/// A session as `getSession` answers it (§5.2 SessionSummary).
-pub fn summary(s: &SessionRow, extras: &Extras) -> Value {
-    json!({
-        "siteId": s.site_id, "sessionId": s.id, "visitorId": s.visitor_id, "startedAt": s.started_at,
-        "lastEventAt": s.last_at, "durationMs": crate::service::analytics::ingest::session_figures::duration(s), "pageviews": s.pageviews,
-        "events": s.events, "bounce": s.pageviews == 1 && s.events == 0, "entryPath": s.entry_path,
-        "exitPath": s.exit_path, "referrer": s.referrer, "source": s.source, "medium": s.medium,
-        "campaign": s.campaign, "term": s.term, "content": s.content, "affiliate": extras.affiliate(s),
-        "country": s.country, "region": s.region, "device": s.device, "browser": s.browser, "os": s.os,
-        "language": s.language, "returning": s.is_returning, "conversions": s.conversions,
-        "revenueCents": s.revenue_cents, "goals": extras.goals(s),
-    })
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SessionArgs {
-    pub site_id: String,
-    pub session_id: String,
-}
-
-/// `getSession`: the summary, or null when unknown or of another site (rule ARPT-03).
-pub fn get_session(conn: &mut AnyConnection, a: SessionArgs) -> Result<Value> {
-    sites::require(conn, &a.site_id)?;
-    Ok(match store::session(conn, &a.session_id)? {
-        Some(s) if s.site_id == a.site_id => summary(&s, &Extras::load(conn, [&s])?),
-        _ => Value::Null,
+    let visitors_of = |m: &HashMap<String, i64>, k: &Option<String>| k.as_ref().and_then(|k| m.get(k)).copied().unwrap_or(0);
+    Ok(Overview {
+        currency,
+        interval: a.interval,
+        totals: OverviewTotals {
+            visitors: total_visitors,
+            sessions: totals.sessions,
+            pageviews: totals.pageviews,
+            bounces: totals.bounces,
+            bounce_rate: rate(totals.bounces, totals.sessions),
+            avg_duration_ms: avg_ms(totals.duration_sum, totals.sessions),
+            views_per_session: per_session(totals.pageviews, totals.sessions),
+            avg_engaged_ms: avg_ms(totals.engaged_sum, totals.engaged_count),
+            conversions: conversions(totals.conversions),
+            revenue_cents: money(totals.revenue_cents),
+        },
+        series,
+        pages: pages
+            .into_iter()
+            .map(|(k, n)| PageRow { visitors: visitors_of(&page_visitors, &k), route: k, pageviews: n })
+            .collect(),
+        entry_pages: rows(dim::ENTRY).into_iter().map(|(route, sessions)| EntryPageRow { route, sessions }).collect(),
+        sources: sources
+            .into_iter()
+            .map(|(k, n)| SourceRow { visitors: visitors_of(&source_visitors, &k), source: k, sessions: n })
+            .collect(),
+        referrers: rows(dim::REFERRER).into_iter().map(|(referrer, sessions)| ReferrerRow { referrer, sessions }).collect(),
+        mediums: hidden_if_public(rows(dim::MEDIUM))
+            .into_iter()
+            .map(|(medium, sessions)| MediumRow { medium, sessions })
+            .collect(),
+        campaigns,
+        countries: rows(dim::COUNTRY).into_iter().map(|(country, sessions)| CountryRow { country, sessions }).collect(),
+        devices: rows(dim::DEVICE).into_iter().map(|(device, sessions)| DeviceRow { device, sessions }).collect(),
+        browsers: rows(dim::BROWSER).into_iter().map(|(browser, sessions)| BrowserRow { browser, sessions }).collect(),
+        events: hidden_if_public(rows(dim::EVENT)).into_iter().map(|(name, count)| EventCountRow { name, count }).collect(),
+        top_goals,
+        by_site,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    // rule: ARPT-08
-    #[test]
-    fn rounding_is_half_up_in_integers() {
-        assert_eq!(rate(1, 3), json!(0.3333));
-        assert_eq!(rate(2, 3), json!(0.6667));
-        assert_eq!(rate(1, 8), json!(0.125));
-        assert_eq!(rate(1, 0), Value::Null);
-        assert_eq!(avg_ms(5, 2), json!(3));
-        assert_eq!(avg_ms(4, 3), json!(1));
-        assert_eq!(avg_ms(1, 0), Value::Null);
-        assert_eq!(per_session(5, 3), json!(1.67));
-        assert_eq!(per_session(1, 0), Value::Null);
-        // The shortest JSON number: 1, not 1.0.
-        assert_eq!(rate(3, 3).to_string(), "1");
-        assert_eq!(per_session(4, 2).to_string(), "2");
-        assert_eq!(rate(0, 3).to_string(), "0");
-    }
 
     // rule: OVR-08
     #[test]
