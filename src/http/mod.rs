@@ -20,6 +20,7 @@ pub mod links;
 pub mod metrics;
 pub mod openapi;
 pub mod openapi_contract;
+pub mod openapi_functions;
 pub mod ops;
 pub mod routes;
 pub mod tracker;

@@ -5,8 +5,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    federation, host, host_analytics, host_conversions, host_federation, host_functions, host_ledger, host_meta,
-    host_people, links, ops, tracker,
+    federation, host, host_analytics, host_conversions, host_federation, host_ledger, host_meta, host_people, links,
+    ops, tracker,
 };
 
 #[derive(OpenApi)]
@@ -47,7 +47,6 @@ use super::{
         host_analytics::import_events,
         host_analytics::export_events,
         host_ledger::record_conversion,
-        host_functions::call,
         host_people::identify_visitor,
         host_people::forget_person,
         tracker::health,

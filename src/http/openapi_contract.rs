@@ -38,8 +38,10 @@ pub fn document() -> &'static [u8] {
     static DOC: OnceLock<Vec<u8>> = OnceLock::new();
     DOC.get_or_init(|| {
         let mut doc = serde_json::to_value(super::openapi::ApiDoc::openapi()).unwrap_or_default();
+        let analytics = super::openapi_functions::add(&mut doc);
         add_error_responses(&mut doc);
         constrain(&mut doc);
+        constrain_shared(&mut doc, &analytics.arguments);
         state_pairs(&mut doc);
         serde_json::to_vec(&doc).unwrap_or_default()
     })
@@ -293,6 +295,25 @@ fn constrain(doc: &mut Value) {
                 if let (Some(r), Some(schema)) = (rule(path, &name), p.get_mut("schema")) {
                     apply(schema, r);
                 }
+            }
+        }
+    }
+}
+
+/// The web-analytics functions' arguments: the limits every function shares
+/// (sites, times); each function's own are its checks, answered with 400.
+fn constrain_shared(doc: &mut Value, names: &[String]) {
+    let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(Value::as_object_mut) else { return };
+    for name in names {
+        let Some(props) = schemas.get_mut(name).and_then(|s| s.get_mut("properties")).and_then(Value::as_object_mut)
+        else {
+            continue;
+        };
+        for (arg, prop) in props.iter_mut() {
+            if super::openapi_functions::SHARED_ARGUMENTS.contains(&arg.as_str())
+                && let Some(r) = rule(name, arg)
+            {
+                apply(prop, r);
             }
         }
     }

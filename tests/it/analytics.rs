@@ -1169,17 +1169,20 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     site(app, "loja", false).await;
     track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
     let cx = &app.state.cx;
-    let args = || rastrod::service::analytics::reports::live::LiveArgs {
-        site_ids: vec!["loja".into()],
-        now: T0,
-        limit: None,
-    };
-    let first = serde_json::to_value(rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap()).unwrap();
+    let args =
+        || rastrod::service::analytics::reports::live::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let first = serde_json::to_value(
+        rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap(),
+    )
+    .unwrap();
     assert_eq!(first["count"], 1);
     let before = cx.storage_stats().queries;
     for _ in 0..20 {
         assert_eq!(
-            serde_json::to_value(rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap()).unwrap(),
+            serde_json::to_value(
+                rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap()
+            )
+            .unwrap(),
             first
         );
     }
@@ -1187,13 +1190,19 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     // A tracker commit of the site: the next read is fresh.
     track(app, "loja", "v_visitor0002", vec![pageview("2", "/")]).await;
     assert_eq!(
-        serde_json::to_value(rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap()).unwrap()["count"],
+        serde_json::to_value(
+            rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap()
+        )
+        .unwrap()["count"],
         2
     );
     // Past the TTL a read is fresh too, and a reader's far `now` reads the database.
     let far = rastrod::service::analytics::reports::live::LiveArgs { now: T0 - DAY, ..args() };
     assert_eq!(
-        serde_json::to_value(rastrod::service::analytics::reports::live::live_visitors(cx, far, false, 10).await.unwrap()).unwrap()["count"],
+        serde_json::to_value(
+            rastrod::service::analytics::reports::live::live_visitors(cx, far, false, 10).await.unwrap()
+        )
+        .unwrap()["count"],
         0
     );
     let unknown = rastrod::service::analytics::reports::live::LiveArgs { site_ids: vec!["nope".into()], ..args() };

@@ -514,25 +514,31 @@ backend_test!(live_profiles_come_from_the_cache_until_an_identify, analytics_bui
     site(app, "loja", false).await;
     track(app, "loja", ANON, vec![pageview("1", "/")]).await;
     let cx = &app.state.cx;
-    let args = || rastrod::service::analytics::reports::live::LiveArgs {
-        site_ids: vec!["loja".into()],
-        now: T0,
-        limit: None,
-    };
-    let first =
-        serde_json::to_value(rastrod::service::analytics::reports::live::live_visitors_with(cx, args(), false, 10, true).await.unwrap()).unwrap();
+    let args =
+        || rastrod::service::analytics::reports::live::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let first = serde_json::to_value(
+        rastrod::service::analytics::reports::live::live_visitors_with(cx, args(), false, 10, true).await.unwrap(),
+    )
+    .unwrap();
     assert_eq!(first["visitors"][0]["profile"], Value::Null);
     let before = cx.storage_stats().queries;
     for _ in 0..10 {
         assert_eq!(
-            serde_json::to_value(rastrod::service::analytics::reports::live::live_visitors_with(cx, args(), false, 10, true).await.unwrap()).unwrap(),
+            serde_json::to_value(
+                rastrod::service::analytics::reports::live::live_visitors_with(cx, args(), false, 10, true)
+                    .await
+                    .unwrap()
+            )
+            .unwrap(),
             first
         );
     }
     assert_eq!(cx.storage_stats().queries, before, "ten polls, no database read");
     identify(app, "loja", json!({"externalId": "ana", "visitorId": ANON, "name": "Ana"})).await.ok();
-    let after =
-        serde_json::to_value(rastrod::service::analytics::reports::live::live_visitors_with(cx, args(), false, 10, true).await.unwrap()).unwrap();
+    let after = serde_json::to_value(
+        rastrod::service::analytics::reports::live::live_visitors_with(cx, args(), false, 10, true).await.unwrap(),
+    )
+    .unwrap();
     assert_eq!((after["count"].as_i64(), after["visitors"][0]["profile"]["name"].as_str()), (Some(1), Some("Ana")));
 });
 

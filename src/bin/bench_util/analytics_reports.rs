@@ -16,8 +16,8 @@ use rastrod::db::Db;
 use rastrod::demo::analytics::Rng;
 use rastrod::service::analytics::definitions::{self, Matcher, Step, UpsertFunnel, UpsertGoal};
 use rastrod::service::analytics::{
-    ingest::import, people::search, reports::affiliates, reports::funnels, reports::goals, reports::live, reports::overview,
-    reports::site_map, reports::vitals,
+    ingest::import, people::search, reports::affiliates, reports::funnels, reports::goals, reports::live,
+    reports::overview, reports::site_map, reports::vitals,
 };
 use rastrod::service::context::Context;
 use rastrod::service::sites::{self, CreateSite, UpdateSite};

@@ -8,7 +8,6 @@ use serde::Deserialize;
 
 use super::reads::ALL_CLIENTS_MAX;
 use super::session::signed_in;
-use crate::service::operators::Session;
 use crate::error::Result;
 use crate::service::analytics::reports::api as reports;
 use crate::service::analytics::reports::live::LiveArgs;
@@ -16,6 +15,7 @@ use crate::service::analytics::reports::overview::OverviewArgs;
 use crate::service::analytics::reports::site_map::SiteMapArgs;
 use crate::service::analytics::reports::vitals::VitalsArgs;
 use crate::service::api::Caller;
+use crate::service::operators::Session;
 use crate::state::AppState;
 
 /// The signed-in operator as a caller of the sites it names (any client).

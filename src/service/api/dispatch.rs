@@ -1,5 +1,7 @@
 //! From a function and its JSON arguments to its use case: decode, call,
-//! serialize. No rule lives here; each arm names the use case that holds it.
+//! serialize. No rule lives here; each row of the table names the use case
+//! that holds it, with its argument and answer types, so the same row gives
+//! the OpenAPI document its schemas (`schemas`) and cannot drift from what runs.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -7,13 +9,18 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::Schema;
 
+use super::answers::Removed;
 use super::caller::Caller;
-use super::decode::{NoArgs, args};
+use super::decode::{NoArgs, SiteArgs, args};
 use super::functions::Function;
 use super::manifest;
 use crate::error::{Error, Result};
-use crate::service::analytics::{definitions, links, people, reports, retention};
+use crate::service::analytics::reports::pages::Page;
+use crate::service::analytics::{conversions, definitions, links, people, reports, retention, settings};
 use crate::service::context::Context;
 use crate::service::read_cache::CachedJson;
 use crate::service::{leads, meta, sites};
@@ -61,67 +68,107 @@ where
     serde_json::to_value(answer).map(Reply::Owned).map_err(Error::internal)
 }
 
-/// Runs `function` for `caller` (None only for `manifest`, which needs no caller).
-pub async fn call(cx: &Context, caller: Option<&Caller>, function: Function, raw: Value) -> Result<Reply> {
-    use Function as F;
-    let Some(c) = caller else {
-        return run(raw, |_: NoArgs| async { Ok(manifest::manifest(cx)) }).await;
+/// A function's argument and answer schemas, inline, and the named schemas
+/// they refer to.
+pub struct Schemas {
+    /// The argument type's name among `named`.
+    pub args_name: String,
+    pub answer: RefOr<Schema>,
+    pub named: Vec<(String, RefOr<Schema>)>,
+}
+
+fn schemas_of<A: ToSchema, R: ToSchema>() -> Schemas {
+    let mut named = Vec::new();
+    A::schemas(&mut named);
+    R::schemas(&mut named);
+    // The arguments by name, so the document's argument rules apply to them.
+    let args_name = A::name().into_owned();
+    named.push((args_name.clone(), A::schema()));
+    Schemas { args_name, answer: R::schema(), named }
+}
+
+/// The table: each function, its use case, its argument type and its answer type.
+macro_rules! use_cases {
+    ($($function:ident => $use_case:path, $args:ty => $answer:ty;)*) => {
+        /// Runs `function` for `caller` (None only for `manifest`, which needs no caller).
+        pub async fn call(cx: &Context, caller: Option<&Caller>, function: Function, raw: Value) -> Result<Reply> {
+            let Some(c) = caller else {
+                return run(raw, |_: NoArgs| async { Ok(manifest::manifest(cx)) }).await;
+            };
+            match function {
+                Function::Manifest => run(raw, |_: NoArgs| async { Ok(manifest::manifest(cx)) }).await,
+                // Served as the JSON text it was serialized to once (the read cache).
+                Function::MetaStatus => meta::api::meta_status(cx, c, args(raw)?).await.map(Reply::Cached),
+                $(Function::$function => run(raw, |a: $args| async move {
+                    let answer: $answer = $use_case(cx, c, a).await?;
+                    Ok(answer)
+                }).await,)*
+            }
+        }
+
+        /// The schemas of `function`'s arguments and answer.
+        pub fn schemas(function: Function) -> Schemas {
+            match function {
+                Function::Manifest => schemas_of::<NoArgs, manifest::Manifest>(),
+                Function::MetaStatus => schemas_of::<meta::api::MetaStatusArgs, Vec<meta::status::SiteStatus>>(),
+                $(Function::$function => schemas_of::<$args, $answer>(),)*
+            }
+        }
     };
-    match function {
-        F::Manifest => run(raw, |_: NoArgs| async { Ok(manifest::manifest(cx)) }).await,
-        F::ConnectionStatus => run(raw, |a| manifest::connection_status(cx, c, a)).await,
-        F::ListSites => run(raw, |a| sites::api::list_sites(cx, c, a)).await,
-        F::SiteSettings => run(raw, |a| crate::service::analytics::settings::site_settings(cx, c, a)).await,
-        F::UpdateSite => run(raw, |a| crate::service::analytics::settings::update_site(cx, c, a)).await,
-        F::LeadsReport => run(raw, |a| leads::api::leads_report(cx, c, a)).await,
-        F::ListLeads => run(raw, |a| leads::api::list_leads(cx, c, a)).await,
-        F::LeadJourney => run(raw, |a| leads::api::lead_journey(cx, c, a)).await,
-        F::LeadsDaily => run(raw, |a| leads::api::leads_daily(cx, c, a)).await,
-        F::MetaStatus => meta::api::meta_status(cx, c, args(raw)?).await.map(Reply::Cached),
-        F::MetaConversions => run(raw, |a| meta::api::meta_conversions(cx, c, a)).await,
-        F::MetaConnection => run(raw, |a| meta::api::meta_connection(cx, c, a)).await,
-        F::MetaEventMap => run(raw, |a| meta::api::meta_event_map(cx, c, a)).await,
-        F::MetaUnlinkPreview => run(raw, |a| meta::api::meta_unlink_preview(cx, c, a)).await,
-        F::ConnectMeta => run(raw, |a| meta::api::connect_meta(cx, c, a)).await,
-        F::RefreshMetaAccounts => run(raw, |a| meta::api::refresh_meta_accounts(cx, c, a)).await,
-        F::SetMetaPixel => run(raw, |a| meta::api::set_meta_pixel(cx, c, a)).await,
-        F::DisconnectMeta => run(raw, |a| meta::api::disconnect_meta(cx, c, a)).await,
-        F::LinkMetaAdAccount => run(raw, |a| meta::api::link_meta_ad_account(cx, c, a)).await,
-        F::UnlinkMetaAdAccount => run(raw, |a| meta::api::unlink_meta_ad_account(cx, c, a)).await,
-        F::RemoveMetaPixel => run(raw, |a| meta::api::remove_meta_pixel(cx, c, a)).await,
-        F::SetMetaEventMap => run(raw, |a| meta::api::set_meta_event_map(cx, c, a)).await,
-        F::SyncMetaNow => run(raw, |a| meta::api::sync_meta_now(cx, c, a)).await,
-        F::Overview => run(raw, |a| reports::api::overview(cx, c, a)).await,
-        F::LiveVisitors => run(raw, |a| reports::api::live_visitors(cx, c, a)).await,
-        F::GetSession => run(raw, |a| reports::api::get_session(cx, c, a)).await,
-        F::ListSessions => run(raw, |a| reports::api::list_sessions(cx, c, a)).await,
-        F::SessionJourney => run(raw, |a| reports::api::session_journey(cx, c, a)).await,
-        F::VisitorJourney => run(raw, |a| reports::api::visitor_journey(cx, c, a)).await,
-        F::DataCoverage => run(raw, |a| retention::api::data_coverage(cx, c, a)).await,
-        F::ListConversions => run(raw, |a| reports::api::list_conversions(cx, c, a)).await,
-        F::RevenueSummary => run(raw, |a| reports::api::revenue_summary(cx, c, a)).await,
-        F::GoalsReport => run(raw, |a| reports::api::goals_report(cx, c, a)).await,
-        F::FunnelsReport => run(raw, |a| reports::api::funnels_report(cx, c, a)).await,
-        F::AffiliatesReport => run(raw, |a| reports::api::affiliates_report(cx, c, a)).await,
-        F::ListGoals => run(raw, |a| definitions::api::list_goals(cx, c, a)).await,
-        F::UpsertGoal => run(raw, |a| definitions::api::upsert_goal(cx, c, a)).await,
-        F::RemoveGoal => run(raw, |a| definitions::api::remove_goal(cx, c, a)).await,
-        F::ListFunnels => run(raw, |a| definitions::api::list_funnels(cx, c, a)).await,
-        F::UpsertFunnel => run(raw, |a| definitions::api::upsert_funnel(cx, c, a)).await,
-        F::RemoveFunnel => run(raw, |a| definitions::api::remove_funnel(cx, c, a)).await,
-        F::ListAffiliates => run(raw, |a| definitions::api::list_affiliates(cx, c, a)).await,
-        F::UpsertAffiliate => run(raw, |a| definitions::api::upsert_affiliate(cx, c, a)).await,
-        F::RemoveAffiliate => run(raw, |a| definitions::api::remove_affiliate(cx, c, a)).await,
-        F::RetentionStatus => run(raw, |a| retention::api::retention_status(cx, c, a)).await,
-        F::SetRetentionPolicy => run(raw, |a| retention::api::set_retention_policy(cx, c, a)).await,
-        F::DisableRetentionPolicy => run(raw, |a| retention::api::disable_retention_policy(cx, c, a)).await,
-        F::VitalsReport => run(raw, |a| reports::api::vitals_report(cx, c, a)).await,
-        F::SiteMap => run(raw, |a| reports::api::site_map(cx, c, a)).await,
-        F::GetVisitorProfile => run(raw, |a| people::api::get_visitor_profile(cx, c, a)).await,
-        F::ListPeople => run(raw, |a| people::api::list_people(cx, c, a)).await,
-        F::ListTrackedLinks => run(raw, |a| links::api::list_tracked_links(cx, c, a)).await,
-        F::CreateTrackedLink => run(raw, |a| links::api::create_tracked_link(cx, c, a)).await,
-        F::UpdateTrackedLink => run(raw, |a| links::api::update_tracked_link(cx, c, a)).await,
-        F::DeleteTrackedLink => run(raw, |a| links::api::delete_tracked_link(cx, c, a)).await,
-    }
+}
+
+use_cases! {
+    ConnectionStatus => manifest::connection_status, NoArgs => manifest::ConnectionStatus;
+    ListSites => sites::api::list_sites, NoArgs => Vec<sites::api::SiteSummary>;
+    SiteSettings => settings::site_settings, SiteArgs => settings::SiteSettings;
+    UpdateSite => settings::update_site, settings::UpdateSiteArgs => settings::SiteSettings;
+    LeadsReport => leads::api::leads_report, leads::reports::LeadsReportArgs => leads::reports::LeadsReport;
+    ListLeads => leads::api::list_leads, leads::api::ListLeadsArgs => Vec<leads::Lead>;
+    LeadJourney => leads::api::lead_journey, leads::api::LeadJourneyArgs => leads::reads::LeadJourney;
+    LeadsDaily => leads::api::leads_daily, leads::reports::LeadsDailyArgs => Vec<leads::reports::DailyRow>;
+    MetaConversions => meta::api::meta_conversions, meta::api::MetaConversionsArgs => Vec<meta::conversions::ConversionRow>;
+    MetaConnection => meta::api::meta_connection, NoArgs => Option<meta::connection::ConnectionView>;
+    MetaEventMap => meta::api::meta_event_map, meta::api::EventMapArgs => leads::board::EventMap;
+    MetaUnlinkPreview => meta::api::meta_unlink_preview, meta::api::AccountArgs => meta::sync::UnlinkPreview;
+    ConnectMeta => meta::api::connect_meta, meta::api::ConnectArgs => meta::connection::Listing;
+    RefreshMetaAccounts => meta::api::refresh_meta_accounts, NoArgs => meta::connection::Listing;
+    SetMetaPixel => meta::api::set_meta_pixel, meta::api::SetPixelArgs => meta::links::Pixel;
+    DisconnectMeta => meta::api::disconnect_meta, NoArgs => Removed;
+    LinkMetaAdAccount => meta::api::link_meta_ad_account, meta::api::AccountArgs => meta::links::Link;
+    UnlinkMetaAdAccount => meta::api::unlink_meta_ad_account, meta::api::AccountArgs => Removed;
+    RemoveMetaPixel => meta::api::remove_meta_pixel, SiteArgs => Removed;
+    SetMetaEventMap => meta::api::set_meta_event_map, meta::api::SetEventMapArgs => leads::board::EventMap;
+    SyncMetaNow => meta::api::sync_meta_now, SiteArgs => meta::sync::SyncNowAnswer;
+    Overview => reports::api::overview, reports::overview::OverviewArgs => reports::overview::Overview;
+    LiveVisitors => reports::api::live_visitors, reports::live::LiveArgs => reports::live::LiveVisitors;
+    GetSession => reports::api::get_session, reports::sessions::SessionArgs => Option<reports::sessions::SessionSummary>;
+    ListSessions => reports::api::list_sessions, reports::sessions::ListSessionsArgs => Page<reports::sessions::SessionSummary>;
+    SessionJourney => reports::api::session_journey, reports::sessions::JourneyArgs => Page<reports::sessions::JourneyEvent>;
+    VisitorJourney => reports::api::visitor_journey, reports::sessions::VisitorJourneyArgs => reports::sessions::VisitorJourney;
+    DataCoverage => retention::api::data_coverage, retention::coverage::CoverageArgs => retention::coverage::DataCoverage;
+    ListConversions => reports::api::list_conversions, conversions::ListConversionsArgs => Page<conversions::Conversion>;
+    RevenueSummary => reports::api::revenue_summary, conversions::RevenueArgs => conversions::RevenueSummary;
+    GoalsReport => reports::api::goals_report, reports::goals::GoalsArgs => reports::goals::GoalsReport;
+    FunnelsReport => reports::api::funnels_report, reports::funnels::FunnelsArgs => reports::funnels::FunnelsReport;
+    AffiliatesReport => reports::api::affiliates_report, reports::affiliates::AffiliatesArgs => reports::affiliates::AffiliatesReport;
+    ListGoals => definitions::api::list_goals, SiteArgs => Vec<definitions::Goal>;
+    UpsertGoal => definitions::api::upsert_goal, definitions::UpsertGoal => String;
+    RemoveGoal => definitions::api::remove_goal, definitions::api::GoalIdArgs => Removed;
+    ListFunnels => definitions::api::list_funnels, SiteArgs => Vec<definitions::Funnel>;
+    UpsertFunnel => definitions::api::upsert_funnel, definitions::UpsertFunnel => String;
+    RemoveFunnel => definitions::api::remove_funnel, definitions::api::FunnelIdArgs => Removed;
+    ListAffiliates => definitions::api::list_affiliates, SiteArgs => Vec<definitions::Affiliate>;
+    UpsertAffiliate => definitions::api::upsert_affiliate, definitions::UpsertAffiliate => String;
+    RemoveAffiliate => definitions::api::remove_affiliate, definitions::api::AffiliateIdArgs => Removed;
+    RetentionStatus => retention::api::retention_status, retention::StatusArgs => retention::RetentionStatus;
+    SetRetentionPolicy => retention::api::set_retention_policy, retention::SetPolicy => retention::Policy;
+    DisableRetentionPolicy => retention::api::disable_retention_policy, SiteArgs => retention::Disabled;
+    VitalsReport => reports::api::vitals_report, reports::vitals::VitalsArgs => reports::vitals::VitalsReport;
+    SiteMap => reports::api::site_map, reports::site_map::SiteMapArgs => reports::site_map::SiteMap;
+    GetVisitorProfile => people::api::get_visitor_profile, people::ProfileArgs => Option<people::VisitorProfile>;
+    ListPeople => people::api::list_people, people::ListPeopleArgs => Page<people::PersonRow>;
+    ListTrackedLinks => links::api::list_tracked_links, links::ListArgs => Vec<links::TrackedLink>;
+    CreateTrackedLink => links::api::create_tracked_link, links::CreateArgs => String;
+    UpdateTrackedLink => links::api::update_tracked_link, links::UpdateArgs => String;
+    DeleteTrackedLink => links::api::delete_tracked_link, links::LinkArgs => Removed;
 }

@@ -20,5 +20,5 @@ pub use answers::Removed;
 pub use caller::Caller;
 pub use capabilities::Capabilities;
 pub use decode::NoArgs;
-pub use dispatch::{Reply, call};
+pub use dispatch::{Reply, Schemas, call, schemas};
 pub use functions::{Capability, Function, Kind, Need, Spec};

@@ -23,7 +23,7 @@ use crate::service::context::Context;
 use crate::service::leads::board::{self, EventMap, SetEventMap};
 use crate::store::meta as meta_store;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MetaStatusArgs {
     pub site_ids: Vec<String>,
@@ -38,7 +38,7 @@ pub async fn meta_status(cx: &Context, caller: &Caller, a: MetaStatusArgs) -> Re
     status::status_cached(cx, input).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MetaConversionsArgs {
     pub site_id: String,
@@ -61,7 +61,7 @@ pub async fn meta_connection(cx: &Context, caller: &Caller, _: NoArgs) -> Result
     }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EventMapArgs {
     pub site_id: String,
@@ -73,7 +73,7 @@ pub async fn meta_event_map(cx: &Context, caller: &Caller, a: EventMapArgs) -> R
     cx.read(move |c| board::event_map(c, &a.site_id, a.now)).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AccountArgs {
     pub site_id: String,
@@ -85,7 +85,7 @@ pub async fn meta_unlink_preview(cx: &Context, caller: &Caller, a: AccountArgs) 
     cx.read(move |c| sync::unlink_preview(c, &a.site_id, &a.ad_account_id)).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConnectArgs {
     pub code: Option<SecretString>,
@@ -113,7 +113,7 @@ pub async fn refresh_meta_accounts(cx: &Context, caller: &Caller, _: NoArgs) -> 
     Ok(scoped_listing(listing, &caller.sites))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetPixelArgs {
     pub site_id: String,
@@ -168,7 +168,7 @@ pub async fn remove_meta_pixel(cx: &Context, caller: &Caller, a: SiteArgs) -> Re
     cx.write_plain(move |c| links::remove_pixel(c, &a.site_id, Some(&owner))).await
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetEventMapArgs {
     pub site_id: String,

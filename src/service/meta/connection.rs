@@ -57,6 +57,18 @@ impl From<String> for SecretString {
     }
 }
 
+/// In the document a secret is a plain string that is only ever sent.
+impl utoipa::PartialSchema for SecretString {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .write_only(Some(true))
+            .into()
+    }
+}
+
+impl ToSchema for SecretString {}
+
 impl std::fmt::Debug for SecretString {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("<redacted>")

@@ -6,8 +6,8 @@ use utoipa::ToSchema;
 
 use super::{Affiliate, Funnel, Goal, UpsertAffiliate, UpsertFunnel, UpsertGoal};
 use crate::error::Result;
-use crate::service::api::{Caller, Removed};
 use crate::service::api::decode::SiteArgs;
+use crate::service::api::{Caller, Removed};
 use crate::service::context::Context;
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -456,12 +456,7 @@ pub fn upsert_affiliate(conn: &mut AnyConnection, now: i64, a: UpsertAffiliate) 
 }
 
 /// `removeAffiliate`: conversions keep their frozen commission (rule CFG-10).
-pub fn remove_affiliate(
-    conn: &mut AnyConnection,
-    now: i64,
-    site_id: &str,
-    affiliate_id: &str,
-) -> Result<Removed> {
+pub fn remove_affiliate(conn: &mut AnyConnection, now: i64, site_id: &str, affiliate_id: &str) -> Result<Removed> {
     sites::require(conn, site_id)?;
     let n = store::remove_affiliate(conn, site_id, affiliate_id, now).map_err(db)?;
     Ok(Removed { removed: n > 0 })

@@ -23,14 +23,14 @@ pub const MAX_LINKS: i64 = 500;
 /// Longest destination, in bytes.
 pub const MAX_DESTINATION_BYTES: usize = 2000;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListArgs {
     pub site_id: String,
     pub now: i64,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateArgs {
     pub site_id: String,
@@ -48,7 +48,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Option
 }
 
 /// `slug` is not a field: a link keeps its slug (rule TLINK-03).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateArgs {
     pub site_id: String,
@@ -61,14 +61,14 @@ pub struct UpdateArgs {
     pub disabled: Option<bool>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LinkArgs {
     pub site_id: String,
     pub link_id: String,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Counts {
     pub total: i64,
@@ -76,7 +76,7 @@ pub struct Counts {
 }
 
 /// One row of `listTrackedLinks`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TrackedLink {
     pub link_id: String,

@@ -6,7 +6,11 @@ use crate::service::analytics::reports::pages::Page;
 use crate::service::api::Caller;
 use crate::service::context::Context;
 
-pub async fn get_visitor_profile(cx: &Context, caller: &Caller, a: super::ProfileArgs) -> Result<Option<VisitorProfile>> {
+pub async fn get_visitor_profile(
+    cx: &Context,
+    caller: &Caller,
+    a: super::ProfileArgs,
+) -> Result<Option<VisitorProfile>> {
     caller.check_site(&a.site_id)?;
     cx.read(move |c| super::get_visitor_profile(c, a)).await
 }

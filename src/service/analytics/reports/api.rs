@@ -34,11 +34,7 @@ pub async fn live_visitors(cx: &Context, caller: &Caller, a: LiveArgs) -> Result
     super::live::live_visitors_with(cx, a, caller.public, caller.max_sites, profiles).await
 }
 
-pub async fn get_session(
-    cx: &Context,
-    caller: &Caller,
-    a: sessions::SessionArgs,
-) -> Result<Option<SessionSummary>> {
+pub async fn get_session(cx: &Context, caller: &Caller, a: sessions::SessionArgs) -> Result<Option<SessionSummary>> {
     caller.check_site(&a.site_id)?;
     let profiles = caller.sees_profiles(cx.capabilities());
     cx.read(move |c| {
@@ -75,11 +71,7 @@ pub async fn session_journey(cx: &Context, caller: &Caller, a: sessions::Journey
     cx.read(move |c| sessions::session_journey(c, &key, a)).await
 }
 
-pub async fn visitor_journey(
-    cx: &Context,
-    caller: &Caller,
-    a: sessions::VisitorJourneyArgs,
-) -> Result<VisitorJourney> {
+pub async fn visitor_journey(cx: &Context, caller: &Caller, a: sessions::VisitorJourneyArgs) -> Result<VisitorJourney> {
     caller.check_sites(&a.site_ids)?;
     cx.read(move |c| sessions::visitor_journey(c, a)).await
 }

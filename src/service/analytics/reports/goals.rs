@@ -140,7 +140,13 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
 
 /// The overview's `topGoals` (rule OVR-11): the range's goal rollups ranked
 /// by completions, goals removed since included with `removed: true`.
-pub fn top_goals(conn: &mut AnyConnection, site_ids: &[String], tier: &str, from: i64, to: i64) -> Result<Vec<TopGoal>> {
+pub fn top_goals(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    tier: &str,
+    from: i64,
+    to: i64,
+) -> Result<Vec<TopGoal>> {
     let mut rows: Vec<(i64, i64, String, String, String, bool)> = Vec::new();
     for site in site_ids {
         let mut counts = HashMap::new();

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{PartialSchema, ToSchema};
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
@@ -85,11 +85,33 @@ pub struct FullLiveVisitor {
 }
 
 /// A row of `liveVisitors`: redacted for a public link.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(untagged)]
 pub enum LiveVisitor {
-    Full(FullLiveVisitor),
+    Full(Box<FullLiveVisitor>),
     Public(PublicLiveVisitor),
+}
+
+/// `anyOf`, not the derived `oneOf`: a full row also holds every field a
+/// redacted one has, so it would match both.
+impl utoipa::PartialSchema for LiveVisitor {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::Ref;
+        use utoipa::openapi::schema::AnyOfBuilder;
+        AnyOfBuilder::new()
+            .item(Ref::from_schema_name(FullLiveVisitor::name()))
+            .item(Ref::from_schema_name(PublicLiveVisitor::name()))
+            .into()
+    }
+}
+
+impl ToSchema for LiveVisitor {
+    fn schemas(out: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        out.push((FullLiveVisitor::name().into_owned(), FullLiveVisitor::schema()));
+        out.push((PublicLiveVisitor::name().into_owned(), PublicLiveVisitor::schema()));
+        FullLiveVisitor::schemas(out);
+        PublicLiveVisitor::schemas(out);
+    }
 }
 
 impl Profiled for LiveVisitor {
@@ -165,7 +187,7 @@ fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extras: 
                     device: s.device.clone(),
                 })
             } else {
-                LiveVisitor::Full(FullLiveVisitor {
+                LiveVisitor::Full(Box::new(FullLiveVisitor {
                     site_id: v.site_id.clone(),
                     visitor_id: v.visitor_id.clone(),
                     session_id: s.id.clone(),
@@ -186,7 +208,7 @@ fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extras: 
                     country: s.country.clone(),
                     device: s.device.clone(),
                     profile: None,
-                })
+                }))
             }
         })
         .collect();

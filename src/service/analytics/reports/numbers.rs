@@ -4,8 +4,8 @@
 //! where the denominator is zero.
 
 use serde::{Serialize, Serializer};
-use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
 /// A figure kept as an integer count of `1/scale`: exact, and written as the
 /// shortest JSON number (`0.3333`, `1`), never `1.0`.

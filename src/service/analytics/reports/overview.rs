@@ -15,8 +15,8 @@ use crate::service::analytics::reports::range_parts::{self, Part};
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket, dim};
 use crate::service::sites;
 use crate::service::validate;
-use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
 use crate::store::analytics as store;
+use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
 
 const TOP: usize = 10;
 
@@ -178,7 +178,6 @@ fn hour_visitors_by_key(
     Ok((count(pages), count(sources)))
 }
 
-
 /// Money in a report: `0` for a public token, null when the sites mix currencies.
 type Money = Option<i64>;
 
@@ -194,7 +193,7 @@ pub struct OverviewTotals {
     pub views_per_session: Option<Fixed>,
     pub avg_engaged_ms: Option<i64>,
     pub conversions: i64,
-    pub revenue_cents: Money,
+    pub revenue_cents: Option<i64>,
 }
 
 /// One bucket of the series (an hour or a UTC day).
@@ -207,7 +206,7 @@ pub struct SeriesPoint {
     pub pageviews: i64,
     pub bounces: i64,
     pub conversions: i64,
-    pub revenue_cents: Money,
+    pub revenue_cents: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -249,11 +248,11 @@ pub struct MediumRow {
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct CampaignRow {
+pub struct OverviewCampaign {
     pub campaign: Option<String>,
     pub sessions: i64,
     pub conversions: i64,
-    pub revenue_cents: Money,
+    pub revenue_cents: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -310,7 +309,7 @@ pub struct Overview {
     pub sources: Vec<SourceRow>,
     pub referrers: Vec<ReferrerRow>,
     pub mediums: Vec<MediumRow>,
-    pub campaigns: Vec<CampaignRow>,
+    pub campaigns: Vec<OverviewCampaign>,
     pub countries: Vec<CountryRow>,
     pub devices: Vec<DeviceRow>,
     pub browsers: Vec<BrowserRow>,
@@ -442,7 +441,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         .into_iter()
         .map(|(k, n)| {
             let of = |m: &HashMap<String, i64>| k.as_ref().and_then(|k| m.get(k)).copied().unwrap_or(0);
-            CampaignRow {
+            OverviewCampaign {
                 sessions: n,
                 conversions: conversions(of(&campaign_conversions)),
                 revenue_cents: money(of(&campaign_revenue)),
@@ -470,7 +469,8 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             }
         })
         .collect();
-    let visitors_of = |m: &HashMap<String, i64>, k: &Option<String>| k.as_ref().and_then(|k| m.get(k)).copied().unwrap_or(0);
+    let visitors_of =
+        |m: &HashMap<String, i64>, k: &Option<String>| k.as_ref().and_then(|k| m.get(k)).copied().unwrap_or(0);
     Ok(Overview {
         currency,
         interval: a.interval,
@@ -496,7 +496,10 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             .into_iter()
             .map(|(k, n)| SourceRow { visitors: visitors_of(&source_visitors, &k), source: k, sessions: n })
             .collect(),
-        referrers: rows(dim::REFERRER).into_iter().map(|(referrer, sessions)| ReferrerRow { referrer, sessions }).collect(),
+        referrers: rows(dim::REFERRER)
+            .into_iter()
+            .map(|(referrer, sessions)| ReferrerRow { referrer, sessions })
+            .collect(),
         mediums: hidden_if_public(rows(dim::MEDIUM))
             .into_iter()
             .map(|(medium, sessions)| MediumRow { medium, sessions })
@@ -505,7 +508,10 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         countries: rows(dim::COUNTRY).into_iter().map(|(country, sessions)| CountryRow { country, sessions }).collect(),
         devices: rows(dim::DEVICE).into_iter().map(|(device, sessions)| DeviceRow { device, sessions }).collect(),
         browsers: rows(dim::BROWSER).into_iter().map(|(browser, sessions)| BrowserRow { browser, sessions }).collect(),
-        events: hidden_if_public(rows(dim::EVENT)).into_iter().map(|(name, count)| EventCountRow { name, count }).collect(),
+        events: hidden_if_public(rows(dim::EVENT))
+            .into_iter()
+            .map(|(name, count)| EventCountRow { name, count })
+            .collect(),
         top_goals,
         by_site,
     })

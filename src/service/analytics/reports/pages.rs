@@ -95,12 +95,45 @@ pub fn decode(key: &[u8], call: &Call, cursor: Option<&str>) -> Result<Position>
 }
 
 /// One page of a paginated function, exactly Convex's shape (rule PAGE-04).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Page<T> {
     pub page: Vec<T>,
     pub is_done: bool,
     pub continue_cursor: String,
+}
+
+/// Written out because the derived schema of a generic type does not carry
+/// its row type's schema along.
+impl<T: ToSchema> utoipa::PartialSchema for Page<T> {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::Ref;
+        use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .property("page", ArrayBuilder::new().items(Ref::from_schema_name(T::name())))
+            .required("page")
+            .property("isDone", ObjectBuilder::new().schema_type(Type::Boolean))
+            .required("isDone")
+            .property(
+                "continueCursor",
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .description(Some("The cursor of the next page (of this call only)")),
+            )
+            .required("continueCursor")
+            .into()
+    }
+}
+
+impl<T: ToSchema> ToSchema for Page<T> {
+    fn name() -> std::borrow::Cow<'static, str> {
+        format!("PageOf{}", T::name()).into()
+    }
+
+    fn schemas(out: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        out.push((T::name().into_owned(), T::schema()));
+        T::schemas(out);
+    }
 }
 
 /// `{page, isDone, continueCursor}` from `size + 1` fetched rows (rules PAGE-04 to PAGE-06).

@@ -6,8 +6,8 @@
 //! run (`siteMap` follows `aggregates`); the site map's class is collected
 //! from its `coverageFrom`.
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
@@ -15,7 +15,7 @@ use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics as store;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CoverageArgs {
     pub site_id: String,
@@ -24,24 +24,73 @@ pub struct CoverageArgs {
     pub now: Option<i64>,
 }
 
+/// Whether a class's rows cover a range (rules ARPT-22 to ARPT-25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Coverage {
+    Complete,
+    Partial,
+    /// The rows were purged, the aggregates still count them.
+    Retained,
+    Unavailable,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClassCoverage {
+    pub status: Coverage,
+    pub covered_from: Option<i64>,
+    pub covered_to: Option<i64>,
+}
+
+impl ClassCoverage {
+    const UNAVAILABLE: ClassCoverage =
+        ClassCoverage { status: Coverage::Unavailable, covered_from: None, covered_to: None };
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CoverageClasses {
+    pub aggregates: ClassCoverage,
+    pub sessions: ClassCoverage,
+    pub events: ClassCoverage,
+    pub conversions: ClassCoverage,
+    pub site_map: ClassCoverage,
+}
+
+/// The `dataCoverage` answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DataCoverage {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+    pub now: i64,
+    pub tracking_since: Option<i64>,
+    pub classes: CoverageClasses,
+}
+
 /// One class's status over `[from, to]` as of `now` (rules ARPT-22 to ARPT-25).
-pub fn class(from: i64, to: i64, now: i64, collected_from: Option<i64>, purged_before: Option<i64>) -> Value {
-    let unavailable = json!({"status": "unavailable", "coveredFrom": null, "coveredTo": null});
-    let Some(collected) = collected_from else { return unavailable };
+pub fn class(from: i64, to: i64, now: i64, collected_from: Option<i64>, purged_before: Option<i64>) -> ClassCoverage {
+    let Some(collected) = collected_from else { return ClassCoverage::UNAVAILABLE };
     let (start, end) = (from.max(collected), to.min(now));
     if start > end {
-        return unavailable;
+        return ClassCoverage::UNAVAILABLE;
     }
     if purged_before.is_some_and(|p| end < p) {
         // Rows purged over the whole overlap; the aggregates' own answer is set by the caller.
-        return json!({"status": "retained", "coveredFrom": null, "coveredTo": null});
+        return ClassCoverage { status: Coverage::Retained, covered_from: None, covered_to: None };
     }
     let kept_from = purged_before.map_or(start, |p| start.max(p));
     let whole = start == from && end == to && purged_before.is_none_or(|p| from >= p);
-    json!({"status": if whole { "complete" } else { "partial" }, "coveredFrom": kept_from, "coveredTo": end})
+    ClassCoverage {
+        status: if whole { Coverage::Complete } else { Coverage::Partial },
+        covered_from: Some(kept_from),
+        covered_to: Some(end),
+    }
 }
 
-pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64) -> Result<Value> {
+pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64) -> Result<DataCoverage> {
     validate::range(a.from, a.to, 366)?;
     let now = a.now.unwrap_or(server_now);
     validate::time("now", now)?;
@@ -55,30 +104,39 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
         let mut v = class(a.from, a.to, now, since, purged_of(name));
         // Retained only while the aggregates still cover the whole overlap (rule ARPT-23).
         let overlap_start = since.map_or(a.from, |s| a.from.max(s));
-        if v["status"] == "retained" && aggregates_from.is_some_and(|p| overlap_start < p) {
-            v["status"] = json!("unavailable");
+        if v.status == Coverage::Retained && aggregates_from.is_some_and(|p| overlap_start < p) {
+            v.status = Coverage::Unavailable;
         }
         v
     };
     let mut aggregates = class(a.from, a.to, now, since, aggregates_from);
-    if aggregates["status"] == "retained" {
-        aggregates["status"] = json!("unavailable");
+    if aggregates.status == Coverage::Retained {
+        aggregates.status = Coverage::Unavailable;
     }
-    Ok(json!({
-        "siteId": a.site_id, "from": a.from, "to": a.to, "now": now, "trackingSince": since,
-        "classes": {
-            "aggregates": aggregates,
-            "sessions": detail("sessions"),
-            "events": detail("events"),
-            "conversions": detail("conversions"),
-            "siteMap": class(a.from, a.to, now, Some(map_from), aggregates_from),
+    Ok(DataCoverage {
+        site_id: a.site_id.clone(),
+        from: a.from,
+        to: a.to,
+        now,
+        tracking_since: since,
+        classes: CoverageClasses {
+            aggregates,
+            sessions: detail("sessions"),
+            events: detail("events"),
+            conversions: detail("conversions"),
+            site_map: class(a.from, a.to, now, Some(map_from), aggregates_from),
         },
-    }))
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use serde_json::json;
+
+    /// The class's answer as JSON, as callers read it.
+    fn class(from: i64, to: i64, now: i64, collected: Option<i64>, purged: Option<i64>) -> serde_json::Value {
+        serde_json::to_value(super::class(from, to, now, collected, purged)).unwrap()
+    }
 
     // rule: ARPT-22
     // rule: ARPT-24

@@ -8,8 +8,10 @@
 pub mod api;
 pub mod coverage;
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
@@ -121,14 +123,14 @@ pub fn backlog(conn: &mut AnyConnection, site_id: &str, class: &str, cutoff: i64
     Ok(n)
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StatusArgs {
     pub site_id: String,
     pub now: Option<i64>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SetPolicy {
     pub site_id: String,
@@ -139,12 +141,60 @@ pub struct SetPolicy {
     pub aggregates_days: i64,
 }
 
-fn policy_json(p: &PolicyRow) -> Value {
-    json!({
-        "eventsDays": p.events_days, "sessionsDays": p.sessions_days, "conversionsDays": p.conversions_days,
-        "profilesDays": p.profiles_days, "aggregatesDays": p.aggregates_days, "enabledAt": p.enabled_at,
-        "updatedAt": p.updated_at,
-    })
+/// A site's retention policy, in days per data class.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Policy {
+    pub events_days: i64,
+    pub sessions_days: i64,
+    pub conversions_days: i64,
+    pub profiles_days: i64,
+    pub aggregates_days: i64,
+    pub enabled_at: i64,
+    pub updated_at: i64,
+}
+
+impl From<&PolicyRow> for Policy {
+    fn from(p: &PolicyRow) -> Policy {
+        Policy {
+            events_days: p.events_days,
+            sessions_days: p.sessions_days,
+            conversions_days: p.conversions_days,
+            profiles_days: p.profiles_days,
+            aggregates_days: p.aggregates_days,
+            enabled_at: p.enabled_at,
+            updated_at: p.updated_at,
+        }
+    }
+}
+
+/// One class's cleanup job as `retentionStatus` shows it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobStatus {
+    pub data_class: String,
+    pub cutoff: i64,
+    pub last_run_at: Option<i64>,
+    pub next_run_at: i64,
+    pub last_deleted: i64,
+    pub last_error: Option<String>,
+}
+
+/// The `retentionStatus` answer: no policy, no jobs and no backlog when off.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionStatus {
+    pub site_id: String,
+    pub policy: Option<Policy>,
+    pub jobs: Vec<JobStatus>,
+    /// Per class, the rows past their cutoff still to delete.
+    pub backlog: Option<BTreeMap<String, i64>>,
+}
+
+/// The `disableRetentionPolicy` answer.
+#[derive(Debug, Clone, Copy, Serialize, ToSchema)]
+pub struct Disabled {
+    pub disabled: bool,
 }
 
 /// Rule RET-02.
@@ -170,7 +220,7 @@ pub fn check(a: &SetPolicy) -> Result<()> {
 }
 
 /// `setRetentionPolicy`: answers the policy; `enabledAt` stays while it stays on.
-pub fn set_policy(conn: &mut AnyConnection, now: i64, a: SetPolicy) -> Result<Value> {
+pub fn set_policy(conn: &mut AnyConnection, now: i64, a: SetPolicy) -> Result<Policy> {
     check(&a)?;
     sites::require(conn, &a.site_id)?;
     let enabled_at = store::policy(conn, &a.site_id).map_err(db)?.map_or(now, |p| p.enabled_at);
@@ -185,40 +235,41 @@ pub fn set_policy(conn: &mut AnyConnection, now: i64, a: SetPolicy) -> Result<Va
         updated_at: now,
     };
     store::put_policy(conn, &p).map_err(db)?;
-    Ok(policy_json(&p))
+    Ok(Policy::from(&p))
 }
 
 /// `disableRetentionPolicy` (rule RET-06): stops every cleanup, restores nothing.
-pub fn disable(conn: &mut AnyConnection, site_id: &str) -> Result<Value> {
+pub fn disable(conn: &mut AnyConnection, site_id: &str) -> Result<Disabled> {
     sites::require(conn, site_id)?;
     let n = store::delete_policy(conn, site_id).map_err(db)?;
-    Ok(json!({"disabled": n > 0}))
+    Ok(Disabled { disabled: n > 0 })
 }
 
 /// `retentionStatus` (rules RET-01, RET-05, RET-10).
-pub fn status(conn: &mut AnyConnection, a: StatusArgs, server_now: i64, interval_ms: i64) -> Result<Value> {
+pub fn status(conn: &mut AnyConnection, a: StatusArgs, server_now: i64, interval_ms: i64) -> Result<RetentionStatus> {
     let now = a.now.unwrap_or(server_now);
     validate::time("now", now)?;
     sites::require(conn, &a.site_id)?;
     let Some(p) = store::policy(conn, &a.site_id).map_err(db)? else {
-        return Ok(json!({"siteId": a.site_id, "policy": null, "jobs": [], "backlog": null}));
+        return Ok(RetentionStatus { site_id: a.site_id, policy: None, jobs: Vec::new(), backlog: None });
     };
     let jobs: Vec<JobRow> = store::jobs(conn, &a.site_id).map_err(db)?;
     let mut rows = Vec::new();
-    let mut backlogs = serde_json::Map::new();
+    let mut backlogs = BTreeMap::new();
     for class in CLASSES {
         let job = jobs.iter().find(|j| j.data_class == class);
         let c = cutoff(&p, class, now);
-        rows.push(json!({
-            "dataClass": class, "cutoff": c,
-            "lastRunAt": job.and_then(|j| j.last_run_at),
-            "nextRunAt": job.and_then(|j| j.next_run_at).unwrap_or(p.updated_at + interval_ms),
-            "lastDeleted": job.map_or(0, |j| j.last_deleted),
-            "lastError": job.and_then(|j| j.last_error.clone()),
-        }));
-        backlogs.insert(class.to_string(), json!(backlog(conn, &a.site_id, class, c)?));
+        rows.push(JobStatus {
+            data_class: class.to_string(),
+            cutoff: c,
+            last_run_at: job.and_then(|j| j.last_run_at),
+            next_run_at: job.and_then(|j| j.next_run_at).unwrap_or(p.updated_at + interval_ms),
+            last_deleted: job.map_or(0, |j| j.last_deleted),
+            last_error: job.and_then(|j| j.last_error.clone()),
+        });
+        backlogs.insert(class.to_string(), backlog(conn, &a.site_id, class, c)?);
     }
-    Ok(json!({"siteId": a.site_id, "policy": policy_json(&p), "jobs": rows, "backlog": backlogs}))
+    Ok(RetentionStatus { site_id: a.site_id, policy: Some(Policy::from(&p)), jobs: rows, backlog: Some(backlogs) })
 }
 
 /// Per class, the cutoff below which its rows are gone (`null`: none purged).
