@@ -101,16 +101,38 @@ pub fn last_30_days() -> (i64, i64) {
 backend_test!(the_page_and_its_files_are_served_from_the_binary, |app| {
     let page = app.with_key(None).get("/").await;
     assert_eq!(page.status, 200);
-    assert!(page.text.contains("/dashboard/assets/app.js"), "{}", page.text);
+    assert!(page.text.contains(r#"<script type="module" src="/dashboard/assets/app.js">"#), "{}", page.text);
     let res = reqwest::get(format!("{}/", app.base)).await.unwrap();
     let csp = res.headers()["content-security-policy"].to_str().unwrap().to_string();
     assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
-    for name in ["app.js", "app.css", "strings.pt-BR.js", "retorno.js"] {
-        assert_eq!(app.with_key(None).get(&format!("/dashboard/assets/{name}")).await.status, 200, "{name}");
+    // The script is native ES modules: every file of assets/dashboard is served,
+    // each script as JavaScript (a module of any other type is refused), and
+    // every import names a served file by its relative path.
+    let served = |name: &str| rastrod::http::dashboard::assets::FILES.iter().any(|(n, _, _)| *n == name);
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/dashboard");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".html") {
+            continue;
+        }
+        let res = reqwest::get(format!("{}/dashboard/assets/{name}", app.base)).await.unwrap();
+        assert_eq!(res.status(), 200, "{name}");
+        let kind = res.headers()["content-type"].to_str().unwrap().to_string();
+        let body = res.text().await.unwrap();
+        if name.ends_with(".js") {
+            assert!(kind.starts_with("text/javascript"), "{name}: {kind}");
+            for import in body.lines().filter(|l| l.starts_with("import ")) {
+                let target = import.split('"').nth(1).and_then(|t| t.strip_prefix("./"));
+                assert!(target.is_some_and(served), "{name}: {import}");
+            }
+        }
     }
     app.with_key(None).get("/dashboard/assets/../Cargo.toml").await.err(404, "NOT_FOUND");
     let callback = app.with_key(None).get("/meta/retorno?code=abc&state=x").await;
-    assert!(callback.status == 200 && callback.text.contains("retorno.js"));
+    assert!(
+        callback.status == 200
+            && callback.text.contains(r#"<script type="module" src="/dashboard/assets/retorno.js">"#)
+    );
     // The first screen's whole weight, uncompressed, is far under the 200 KB budget.
     assert!(rastrod::http::dashboard::assets::total_bytes() < 200 * 1024);
 });
