@@ -4,9 +4,9 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::AppState;
-use super::errors::ErrorBody;
 use crate::error::Result;
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
 use crate::service::federation::grants::{self, Grant, ProvisionGrant, RevokedGrant};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

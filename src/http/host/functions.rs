@@ -8,9 +8,9 @@
 use actix_web::{HttpResponse, web};
 use serde_json::Value;
 
-use super::AppState;
-use super::errors::ErrorBody;
 use crate::error::{Error, Result};
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
 use crate::service::api::{self, Caller, Function};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

@@ -3,9 +3,9 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use super::AppState;
-use super::errors::ErrorBody;
 use crate::error::Result;
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
 use crate::service::meta::conversions::{self, ConversionRow};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

@@ -3,9 +3,9 @@
 
 use actix_web::{HttpResponse, web};
 
-use super::AppState;
-use super::errors::ErrorBody;
 use crate::error::Result;
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
 use crate::service::analytics::conversions::{self, RecordConversion, Recorded};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

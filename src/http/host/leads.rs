@@ -1,27 +1,21 @@
-//! The host API (`/v1/...`): authenticated by the host key (see `auth`),
-//! decoded here, handled by `service`. Writes go through the group-commit
-//! writer; reads run on the pool.
+//! The host API's lead routes: recordLead, setLeadStage, removeLead, the
+//! journey and the list, the board (pipeline and event map) and the lead
+//! reports.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use super::AppState;
-use super::errors::ErrorBody;
 use crate::error::Result;
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
 use crate::service::leads::board::{self as pipeline, EventMap, SetEventMap, SetPipeline};
 use crate::service::leads::reads::{self as lead_reads, LeadJourney, ListLeads};
 use crate::service::leads::reports::{self, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
 use crate::service::leads::{self, RecordLead, RecordLeadAnswer, RemoveLeadAnswer, SetLeadStage, SetLeadStageAnswer};
-use crate::service::sites::{self, CreateSite, Site, UpdateSite};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/ping", web::get().to(ping))
-        .route("/sites", web::post().to(create_site))
-        .route("/sites", web::get().to(list_sites))
-        .route("/sites/{siteId}", web::get().to(get_site))
-        .route("/sites/{siteId}", web::patch().to(update_site))
-        .route("/sites/{siteId}/leads", web::post().to(record_lead))
+    cfg.route("/sites/{siteId}/leads", web::post().to(record_lead))
         .route("/sites/{siteId}/leads/{leadKey}/stage", web::post().to(set_lead_stage))
         .route("/sites/{siteId}/leads/{leadKey}", web::delete().to(remove_lead))
         .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(lead_journey))
@@ -31,57 +25,6 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/sites/{siteId}/event-map", web::get().to(event_map))
         .route("/reports/leads", web::post().to(leads_report))
         .route("/reports/leads-daily", web::post().to(leads_daily));
-}
-
-#[derive(serde::Serialize, utoipa::ToSchema)]
-pub struct Pong {
-    ok: bool,
-}
-
-/// An authenticated no-op: checks the host key and answers (load tests, probes).
-#[utoipa::path(get, path = "/v1/ping", tag = "host", security(("hostKey" = [])),
-    responses((status = 200, body = Pong), (status = 401, body = ErrorBody)))]
-pub async fn ping() -> HttpResponse {
-    HttpResponse::Ok().json(Pong { ok: true })
-}
-
-#[utoipa::path(post, path = "/v1/sites", tag = "host", security(("hostKey" = [])), request_body = CreateSite,
-    responses((status = 201, body = Site), (status = 400, body = ErrorBody), (status = 409, body = ErrorBody)))]
-pub async fn create_site(st: web::Data<AppState>, body: crate::http::json::Json<CreateSite>) -> Result<HttpResponse> {
-    let input = body.into_inner();
-    sites::check_create(&input)?;
-    let now = st.now();
-    let site = st.cx.write_plain(move |c| sites::create(c, now, input)).await?;
-    Ok(HttpResponse::Created().json(site))
-}
-
-#[utoipa::path(get, path = "/v1/sites", tag = "host", security(("hostKey" = [])),
-    responses((status = 200, body = Vec<Site>)))]
-pub async fn list_sites(st: web::Data<AppState>) -> Result<HttpResponse> {
-    Ok(HttpResponse::Ok().json(st.cx.read(sites::list).await?))
-}
-
-#[utoipa::path(get, path = "/v1/sites/{siteId}", tag = "host", security(("hostKey" = [])),
-    params(("siteId" = String, Path)),
-    responses((status = 200, body = Site), (status = 404, body = ErrorBody)))]
-pub async fn get_site(st: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse> {
-    let id = path.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| sites::get(c, &id)).await?))
-}
-
-#[utoipa::path(patch, path = "/v1/sites/{siteId}", tag = "host", security(("hostKey" = [])),
-    params(("siteId" = String, Path)), request_body = UpdateSite,
-    responses((status = 200, body = Site), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn update_site(
-    st: web::Data<AppState>,
-    path: web::Path<String>,
-    body: crate::http::json::Json<UpdateSite>,
-) -> Result<HttpResponse> {
-    let (id, input) = (path.into_inner(), body.into_inner());
-    sites::check_update(&input)?;
-    let now = st.now();
-    Ok(HttpResponse::Ok()
-        .json(st.cx.write_plain(move |c| crate::service::analytics::settings::update(c, now, &id, input)).await?))
 }
 
 /// recordLead: creates the lead once per (site, leadKey); a repeat answers the same leadId.

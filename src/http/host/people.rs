@@ -5,10 +5,10 @@
 use actix_web::{HttpResponse, web};
 use serde::Serialize;
 
-use super::AppState;
-use super::errors::ErrorBody;
-use super::json::Json;
 use crate::error::Result;
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
+use crate::http::json::Json;
 use crate::service::analytics::people::identify::{self, Identify, IdentifyAnswer};
 
 pub fn routes(cfg: &mut web::ServiceConfig) {

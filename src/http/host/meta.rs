@@ -4,9 +4,9 @@
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
 
-use super::AppState;
-use super::errors::ErrorBody;
 use crate::error::Result;
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
 use crate::service::meta::connection::{
     self as connection, ConnectWithCode, ConnectionView, Listing, Removed, SetMetaConnection,
 };

@@ -10,9 +10,9 @@ use actix_web::{HttpRequest, HttpResponse, mime, web};
 use futures_core::Stream;
 use serde::Deserialize;
 
-use super::AppState;
-use super::errors::ErrorBody;
 use crate::error::{Error, Result};
+use crate::http::AppState;
+use crate::http::errors::ErrorBody;
 use crate::service::analytics::{ingest::export, ingest::import};
 use crate::service::sites;
 use crate::service::validate;
@@ -48,7 +48,7 @@ pub async fn import_events(
     let mime = req.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<mime::Mime>().ok());
     let ndjson = match &mime {
         Some(m) if m.type_() == mime::APPLICATION && m.subtype() == "x-ndjson" => true,
-        Some(m) if super::body::json_mime(m) => false,
+        Some(m) if crate::http::body::json_mime(m) => false,
         _ => {
             return Err(Error::new(
                 crate::error::Code::UnsupportedMediaType,
@@ -60,7 +60,7 @@ pub async fn import_events(
     // The site first: an unknown one is 404 whatever the body.
     let site = path.clone();
     st.cx.read(move |c| sites::require(c, &site).map(|_| ())).await?;
-    let bytes = super::body::read(body, st.cx.config.import_body_limit_bytes).await?;
+    let bytes = crate::http::body::read(body, st.cx.config.import_body_limit_bytes).await?;
     let site_id = path.into_inner();
     let answer = import::import(&st.cx, &site_id, &q.import_id, &bytes, ndjson).await?;
     Ok(if answer.created { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
