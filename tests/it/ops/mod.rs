@@ -1,5 +1,14 @@
+//! Operations: the host key, the open routes, metrics and the secret canaries
+//! here; `hardening` (hostile clients on raw sockets), `shutdown` (SIGTERM of
+//! the real binary) and `scale_out` (two processes on one PostgreSQL) beside
+//! them.
+//!
 //! Authentication of the host API, the open operational routes, the OpenAPI
 //! document, metrics labels, and a canary hunt for secrets in every answer.
+
+mod hardening;
+mod scale_out;
+mod shutdown;
 
 use std::collections::{BTreeMap, BTreeSet};
 

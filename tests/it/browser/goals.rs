@@ -7,9 +7,9 @@
 use serde_json::{Value, json};
 
 use crate::backend_test;
+use crate::browser::webdriver::Browser;
 use crate::common::{DAY, T0, TestApp, fake_meta_builder};
 use crate::dashboard::{Dash, PASSWORD, demo, operator};
-use crate::webdriver::Browser;
 use rastrod::demo::DEMO_OWNER;
 
 const ROWS: &str = "return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map(function (tr) { \

@@ -1,5 +1,11 @@
+//! The leads context: the lead writes and reads here; `board` (columns and
+//! the event map) and `reports` (leadsReport, leadsDaily) beside them.
+//!
 //! Leads from the host's server: recordLead, setLeadStage, removeLead,
 //! listLeads and leadJourney, all through HTTP.
+
+mod board;
+mod reports;
 
 use serde_json::{Value, json};
 

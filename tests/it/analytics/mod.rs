@@ -1,7 +1,25 @@
+//! The web-analytics context: the tracker's routes, ingestion and the first
+//! reads here (with the helpers the other analytics tests share); beside them
+//! `crash` (kill -9 of the real binary), `definitions`, `funnels`, `ledger`,
+//! `people`, `retention`, `month_tier`, `regroup`, `site_map`,
+//! `tracked_links`, and `mmdb`, the tests' own MaxMind DB writer.
+//!
 //! Web analytics, part 1, over HTTP: the tracker's routes, ingestion's checks
 //! in their order, visitors and sessions, the report actors' rollups, and the
 //! federated reads (overview, liveVisitors, getSession) with public links.
-//! The tracker itself runs in Chromium in `browser.rs`.
+//! The tracker itself runs in Chromium in `browser::tracker`.
+
+mod crash;
+mod definitions;
+mod funnels;
+mod ledger;
+mod mmdb;
+mod month_tier;
+mod people;
+mod regroup;
+mod retention;
+mod site_map;
+mod tracked_links;
 
 use serde_json::{Value, json};
 
@@ -1211,7 +1229,7 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
 /// (with a city, which must never be stored), 198.51.100.0/24 in the US with
 /// no region.
 fn geo_db() -> (crate::common::TempDir, String) {
-    use crate::mmdb::{V, ipv4_db, s};
+    use crate::analytics::mmdb::{V, ipv4_db, s};
     let br = V::Map(vec![
         ("city", V::Map(vec![("names", V::Map(vec![("en", s("São Paulo"))]))])),
         ("country", V::Map(vec![("iso_code", s("BR"))])),

@@ -11,8 +11,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::analytics::{UA, analytics_builder};
 use crate::backend_test;
+use crate::browser::webdriver::Browser;
 use crate::common::TestApp;
-use crate::webdriver::Browser;
 
 /// Serves the test's pages: `/…` embeds the tracker for site `loja`
 /// (`/cookieless/…` with `data-cookieless`). Answers its port.

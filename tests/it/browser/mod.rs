@@ -1,3 +1,8 @@
+//! The slow tier's browser tests, through chromium and chromedriver: the
+//! dashboard's main screens here; `goals`, `site_map` (with vitals) and the
+//! `tracker` in a real page beside them, and `webdriver`, the client they
+//! share.
+//!
 //! The dashboard in a real browser (Debian's chromium through chromedriver),
 //! on the demo: sign in, the numbers on screen against the host API's, the
 //! login popup through the fake, link and unlink, an events-sheet save, the
@@ -7,12 +12,17 @@
 //! `RASTRO_SCREENSHOTS=docs/screenshots` (SQLite run) saves the README's
 //! screenshots of the main screens.
 
+mod goals;
+mod site_map;
+pub mod tracker;
+pub mod webdriver;
+
 use serde_json::{Value, json};
 
 use crate::backend_test;
+use crate::browser::webdriver::Browser;
 use crate::common::{TestApp, fake_meta_builder};
 use crate::dashboard::{PASSWORD, demo, last_30_days, operator};
-use crate::webdriver::Browser;
 use rastrod::demo::DEMO_OWNER;
 use rastrod::service::leads::metrics::{format_money, format_return};
 

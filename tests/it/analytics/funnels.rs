@@ -6,10 +6,10 @@
 
 use serde_json::{Value, json};
 
+use crate::analytics::definitions::{configurer, event, path, write};
 use crate::analytics::{analytics_builder, custom, drain, pageview, reader, site, track};
 use crate::backend_test;
 use crate::common::{DAY, T0, TestApp};
-use crate::definitions::{configurer, event, path, write};
 use crate::federation::{CONFIGURE, Fed, FedBuilder, READ};
 
 const MINUTE: i64 = 60_000;

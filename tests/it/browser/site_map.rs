@@ -8,9 +8,9 @@
 use serde_json::{Value, json};
 
 use crate::backend_test;
+use crate::browser::webdriver::Browser;
 use crate::common::{DAY, T0, TestApp, fake_meta_builder};
 use crate::dashboard::{PASSWORD, demo, operator};
-use crate::webdriver::Browser;
 use rastrod::demo::DEMO_OWNER;
 use rastrod::service::analytics::reports::site_map::{self, SiteMapArgs};
 use rastrod::service::analytics::reports::vitals::{self, VitalsArgs};

@@ -1,6 +1,11 @@
+//! The dashboard over HTTP here; `signin_limits` (the sign-in limit cannot be
+//! turned against the operators) beside it.
+//!
 //! The dashboard over HTTP: operators, sign-in, the session cookie, CSRF, the
 //! read-only operator, the rate limit, and the routes' answers against the
-//! host API's. (The browser tests are in `browser.rs`.)
+//! host API's. (The browser tests are in `browser`.)
+
+mod signin_limits;
 
 use serde_json::{Value, json};
 

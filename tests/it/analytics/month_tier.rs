@@ -227,8 +227,8 @@ backend_test!(an_older_site_gets_its_months_built_from_its_days, analytics_build
     // Retention takes a month's rows with its first day; the days left answer for it.
     let purge = json!({"siteId": "loja", "eventsDays": 60, "sessionsDays": 60, "conversionsDays": 60,
         "profilesDays": 60, "aggregatesDays": 110});
-    let cfg = crate::definitions::configurer(&fed);
-    crate::definitions::write(&fed, &cfg, "setRetentionPolicy", purge, true).await;
+    let cfg = crate::analytics::definitions::configurer(&fed);
+    crate::analytics::definitions::write(&fed, &cfg, "setRetentionPolicy", purge, true).await;
     rastrod::actors::retention::drain(&app.state.cx).await.unwrap();
     let after_purge = overviews(&fed, &t).await;
     let (months, days) = month_rows_and_days(app).await;

@@ -497,7 +497,7 @@ backend_test!(tracked_links_on_are_advertised, links_builder, |fed| {
 // configure creates, disables, enables and deletes; a read-only one only reads.
 backend_test!(slow: the_links_screen_in_a_real_browser, crate::common::fake_meta_builder, |app| {
     use crate::dashboard::{Dash, PASSWORD, operator};
-    let Some(b) = crate::webdriver::Browser::start().await else { return };
+    let Some(b) = crate::browser::webdriver::Browser::start().await else { return };
     site(&app, "loja", false).await;
     operator(&app, "dono", true, "o1").await;
     operator(&app, "leitor", false, "o1").await;

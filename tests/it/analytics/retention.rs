@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
+use crate::analytics::definitions::{configurer, write};
 use crate::analytics::{analytics_builder, drain, import, reader, site};
 use crate::backend_test;
 use crate::common::{DAY, T0, TestApp};
-use crate::definitions::{configurer, write};
 use crate::federation::{CONFIGURE, Fed, FedBuilder, READ};
 
 fn pageview(at: i64, visitor: &str, id: &str) -> Value {

@@ -735,11 +735,11 @@ backend_test!(slow: a_login_in_a_real_browser_keeps_the_session, analytics_build
     let app = &fed.app;
     let ua_switch = format!("--user-agent={}", crate::analytics::UA);
     let Some(b) =
-        crate::webdriver::Browser::start_with(&["--disable-blink-features=AutomationControlled", &ua_switch]).await
+        crate::browser::webdriver::Browser::start_with(&["--disable-blink-features=AutomationControlled", &ua_switch]).await
     else {
         return fed.finish().await;
     };
-    let port = crate::tracker_browser::pages(app.base.clone()).await;
+    let port = crate::browser::tracker::pages(app.base.clone()).await;
     app.post(
         "/v1/sites",
         json!({"siteId": "loja", "name": "Loja", "currency": "BRL", "timezone": "America/Sao_Paulo", "ownerId": "o1",

@@ -2,9 +2,12 @@
 //! function on both transports (REST and Convex's wire format), the site
 //! scope, the configure scope, public links and the Meta functions acting as
 //! `rastro:connection:<connectionId>` against the fake Graph API. The JWT
-//! attacks are in `federation_jwt.rs`, the real Convex client in
-//! `federation_convex.rs`. Tokens are signed with keys the tests generate and
+//! attacks are in `jwt`, the real Convex client in `convex` (both beside
+//! this file). Tokens are signed with keys the tests generate and
 //! the JWKS is served by a local actix server.
+
+mod convex;
+mod jwt;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
