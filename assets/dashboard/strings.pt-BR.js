@@ -1,6 +1,7 @@
 // Every word the dashboard shows, in Brazilian Portuguese. Another language is
-// another file with the same keys. `{name}` marks a value filled in at run time.
-window.RASTRO_STRINGS = {
+// another file with the same keys (a module exporting them, imported by dom.js
+// alone). `{name}` marks a value filled in at run time.
+export default {
   locale: "pt-BR",
   unknown: "—",
   loading: "Carregando…",

@@ -8,13 +8,6 @@ pub mod dashboard;
 pub mod errors;
 pub mod federation;
 pub mod host;
-pub mod host_analytics;
-pub mod host_conversions;
-pub mod host_federation;
-pub mod host_functions;
-pub mod host_ledger;
-pub mod host_meta;
-pub mod host_people;
 pub mod json;
 pub mod links;
 pub mod metrics;
@@ -63,18 +56,7 @@ pub fn build_app(
         .route("/metrics", web::get().to(metrics::metrics_route))
         .route("/openapi.json", web::get().to(openapi_contract::serve))
         .route("/media/thumbnails/{name}", web::get().to(ops::thumbnail))
-        .service(
-            web::scope("/v1")
-                .wrap(from_fn(auth::require_host_key))
-                .configure(host::routes)
-                .configure(host_analytics::routes)
-                .configure(host_ledger::routes)
-                .configure(host_functions::routes)
-                .configure(host_people::routes)
-                .configure(host_meta::routes)
-                .configure(host_conversions::routes)
-                .configure(host_federation::routes),
-        )
+        .service(web::scope("/v1").wrap(from_fn(auth::require_host_key)).configure(host::routes))
         .configure(tracker::routes)
         .configure(links::routes)
         .configure(federation::routes)

@@ -1,6 +1,6 @@
 // Drives rastrod's federated API through Convex's own HTTP client, exactly as
 // a dashboard built on `convex` would: `ConvexHttpClient`, `setAuth(<JWT>)`,
-// `rastroFederation:<name>` references. tests/it/federation_convex.rs runs it
+// `rastroFederation:<name>` references. tests/it/federation/convex.rs runs it
 // against a live rastrod and checks what it prints (one JSON object).
 //
 // usage: node client.mjs <url> <configure JWT> <read-only JWT> <siteId> <outsideSiteId> <from> <to>

@@ -6,19 +6,43 @@ use actix_web::{HttpResponse, web};
 
 use crate::error::{Error, Result};
 
-/// (name, content type, body). Names are the only paths served.
-const FILES: &[(&str, &str, &str)] = &[
-    ("app.js", "text/javascript; charset=utf-8", include_str!("../../../assets/dashboard/app.js")),
-    ("strings.pt-BR.js", "text/javascript; charset=utf-8", include_str!("../../../assets/dashboard/strings.pt-BR.js")),
+/// A JavaScript module, served as the browser requires of `<script type="module">`
+/// and its `import`s (a JavaScript content type; `nosniff` holds it to that).
+macro_rules! module {
+    ($name:literal) => {
+        ($name, "text/javascript; charset=utf-8", include_str!(concat!("../../../assets/dashboard/", $name)))
+    };
+}
+
+/// (name, content type, body). Names are the only paths served. The page's
+/// script is native ES modules, with no build step: `app.js` is the entry
+/// (`index.html` loads it as `type="module"`), which imports the rest by
+/// relative path, all from this table.
+pub const FILES: &[(&str, &str, &str)] = &[
+    module!("app.js"),
+    module!("state.js"),
+    module!("dom.js"),
+    module!("api.js"),
+    module!("strings.pt-BR.js"),
+    module!("signin.js"),
+    module!("leads.js"),
+    module!("visits.js"),
+    module!("people.js"),
+    module!("sitemap.js"),
+    module!("vitals.js"),
+    module!("goals.js"),
+    module!("links.js"),
+    module!("integrations.js"),
+    module!("retorno.js"),
     ("app.css", "text/css; charset=utf-8", include_str!("../../../assets/dashboard/app.css")),
-    ("retorno.js", "text/javascript; charset=utf-8", include_str!("../../../assets/dashboard/retorno.js")),
 ];
 
 const INDEX: &str = include_str!("../../../assets/dashboard/index.html");
 const CALLBACK: &str = include_str!("../../../assets/dashboard/retorno.html");
 
-/// Scripts and styles from this origin only, no inline code, no framing; the
-/// login popup is the only other window the page talks to (postMessage).
+/// Scripts (the page's ES modules and every module they import) and styles
+/// from this origin only, no inline code, no framing; the login popup is the
+/// only other window the page talks to (postMessage).
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                    connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 

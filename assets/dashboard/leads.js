@@ -1,0 +1,141 @@
+// ---- leads and spend -----------------------------------------------------
+import { DAY, state, site, range, siteIds, render } from "./state.js";
+import { S, t, h, add, num, date, say, fill, s, dialog, pickers } from "./dom.js";
+import { api, explain } from "./api.js";
+
+function band(fmt) {
+  return fmt.band ? h("span", { class: "band band-" + fmt.band }, t("band_" + fmt.band)) : null;
+}
+
+export function leadsScreen(main) {
+  var body = h("div", { id: "leads-body" }, h("p", {}, t("loading")));
+  add(main, h("h2", {}, t("navLeads")), pickers(function () { render(); }), body);
+  if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noLeads"))); return; }
+  var r = range(), ids = siteIds();
+  Promise.all([
+    api("POST", "/dashboard/api/reports/leads", { siteIds: ids, from: r.from, to: r.to }),
+    api("POST", "/dashboard/api/reports/leads-daily", { siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to }),
+  ]).then(function (res) {
+    var report = res[0], daily = res[1];
+    fill(body, summary(report), chart(daily, report), campaigns(report), leadList(ids, r));
+  }).catch(function (e) { say(body, explain(e)); });
+}
+
+function summary(report) {
+  // Costs and the return come from the paid origin (METRIC-03); the rest from the totals.
+  var paid = (report.origins || []).find(function (o) { return o.origin === "ctwa_ad"; });
+  var pf = paid ? paid.fmt : { costPerLead: S.unknown, costPerSale: S.unknown, returnOnSpend: S.unknown };
+  var tt = report.totals;
+  function card(key, label, value, extra) {
+    return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value, extra || null));
+  }
+  return h("section", { "aria-labelledby": "summary-h" },
+    h("h3", { id: "summary-h" }, t("summaryTitle")),
+    report.currencyMismatch ? h("p", { class: "alert" }, t("currencyMismatch")) : null,
+    report.spendIncomplete ? h("p", { class: "alert" }, t("spendIncomplete")) : null,
+    h("div", { class: "cards" },
+      card("leads", t("leads"), num(tt.leads)),
+      card("qualified", t("qualified"), num(tt.qualified)),
+      card("won", t("sales"), num(tt.won)),
+      card("revenue", t("revenue"), tt.fmt.revenue),
+      card("spend", t("spend"), tt.fmt.spend),
+      card("costPerLead", t("costPerLead"), pf.costPerLead),
+      card("costPerSale", t("costPerSale"), pf.costPerSale),
+      card("returnOnSpend", t("returnOnSpend"), pf.returnOnSpend, band(pf))),
+    h("p", { class: "muted" }, t("summaryNote")));
+}
+
+// Bars for leads, a line for spend, each on its own scale.
+function chart(daily, report) {
+  var W = 720, H = 220, P = 28, n = daily.length || 1, bw = (W - 2 * P) / n;
+  var maxL = Math.max(1, Math.max.apply(null, daily.map(function (d) { return d.leads; })));
+  var spends = daily.map(function (d) { return d.spendCents; });
+  var maxS = Math.max(1, Math.max.apply(null, spends.map(function (x) { return x || 0; })));
+  var svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-labelledby": "chart-h chart-d" });
+  svg.appendChild(s("desc", { id: "chart-d" }, t("chartLabel", { leads: num(report.totals.leads), spend: report.totals.fmt.spend })));
+  svg.appendChild(s("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#8c959f" }));
+  daily.forEach(function (d, i) {
+    var bh = (H - 2 * P) * d.leads / maxL;
+    svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" }, s("title", {}, date(d.dayStart, false, "UTC") + ": " + num(d.leads) + " " + t("leads").toLowerCase())));
+  });
+  var pts = [];
+  daily.forEach(function (d, i) { if (d.spendCents != null) pts.push((P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * d.spendCents / maxS).toFixed(1)); });
+  if (pts.length) svg.appendChild(s("polyline", { points: pts.join(" "), fill: "none", stroke: "#bc4c00", "stroke-width": 2 }));
+  if (daily.length) {
+    svg.appendChild(s("text", { x: P, y: H - 8, "font-size": 11, fill: "#57606a" }, date(daily[0].dayStart, false, "UTC")));
+    svg.appendChild(s("text", { x: W - P, y: H - 8, "font-size": 11, fill: "#57606a", "text-anchor": "end" }, date(daily[daily.length - 1].dayStart, false, "UTC")));
+  }
+  return h("section", {}, h("h3", { id: "chart-h" }, t("chartTitle")), svg,
+    h("div", { class: "legend" }, h("span", {}, h("span", { class: "sw", "data-c": "leads" }), t("leads")), h("span", {}, h("span", { class: "sw", "data-c": "spend" }), t("spend"))));
+}
+
+function figures(row) {
+  var f = row.fmt;
+  return [
+    h("td", { class: "n", "data-col": "leads" }, num(row.leads)),
+    h("td", { class: "n", "data-col": "qualified" }, num(row.qualified)),
+    h("td", { class: "n", "data-col": "won" }, num(row.won)),
+    h("td", { class: "n", "data-col": "revenue" }, f.revenue),
+    h("td", { class: "n", "data-col": "spend" }, f.spend),
+    h("td", { class: "n", "data-col": "costPerLead" }, f.costPerLead),
+    h("td", { class: "n", "data-col": "costPerQualified" }, f.costPerQualified),
+    h("td", { class: "n", "data-col": "costPerSale" }, f.costPerSale),
+    h("td", { class: "n", "data-col": "returnOnSpend" }, f.returnOnSpend, band(f)),
+  ];
+}
+function campaigns(report) {
+  var rows = [];
+  (report.campaigns || []).forEach(function (c) {
+    rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, h("th", { scope: "row" }, c.name || c.campaignId || t("noCampaign")), figures(c)));
+    (c.adsets || []).forEach(function (a) {
+      rows.push(h("tr", { class: "lvl1", "data-adset": a.adsetId || "" }, h("td", {}, a.name || a.adsetId || t("noName")), figures(a)));
+      (a.ads || []).forEach(function (ad) {
+        var img = ad.thumbnailUrl ? h("img", { class: "thumb", src: ad.thumbnailUrl, alt: "", loading: "lazy" }) : null;
+        rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, h("td", {}, img, ad.name || ad.adId), figures(ad)));
+      });
+    });
+  });
+  var head = h("tr", {}, h("th", { scope: "col" }, t("campaignCol")),
+    ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
+  return h("section", {}, h("h3", {}, t("campaignsTitle")),
+    rows.length ? h("table", { id: "campaigns" }, h("thead", {}, head), h("tbody", {}, rows)) : h("p", {}, t("noAds")));
+}
+
+function leadList(ids, r) {
+  var box = h("section", { id: "lead-list" }, h("h3", {}, t("leadsTitle")));
+  var tbody = h("tbody", {});
+  var more = h("button", { id: "more-leads" }, t("moreLeads"));
+  var last = null;
+  function load() {
+    var q = "siteIds=" + encodeURIComponent(ids.join(",")) + "&from=" + r.from + "&to=" + r.to + "&limit=25";
+    if (last) q += "&before=" + last.firstAt + "&beforeLeadId=" + encodeURIComponent(last.leadId);
+    api("GET", "/dashboard/api/leads?" + q).then(function (leads) {
+      leads.forEach(function (l) {
+        tbody.appendChild(h("tr", { "data-lead": l.leadId },
+          h("td", {}, l.label || S.unknown), h("td", {}, l.origin), h("td", {}, l.adName || l.adId || S.unknown),
+          h("td", {}, date(l.firstAt, true, (site(l.siteId) || {}).timezone)), h("td", {}, t("stage_" + l.stage)),
+          h("td", {}, h("button", { onclick: function () { journey(l); } }, t("seeJourney")))));
+      });
+      if (leads.length) last = leads[leads.length - 1];
+      more.hidden = leads.length < 25;
+      if (!tbody.children.length) tbody.appendChild(h("tr", {}, h("td", { colspan: 6 }, t("noLeads"))));
+    }).catch(function (e) { say(box, explain(e)); });
+  }
+  more.addEventListener("click", load);
+  add(box, h("table", {}, h("thead", {}, h("tr", {}, [t("leadLabel"), t("origin"), t("ad"), t("arrivedAt"), t("stage"), t("journey")].map(function (x) { return h("th", { scope: "col" }, x); }))), tbody), more);
+  load();
+  return box;
+}
+
+function journey(l) {
+  var tz0 = (site(l.siteId) || {}).timezone;
+  api("GET", "/dashboard/api/sites/" + encodeURIComponent(l.siteId) + "/leads/" + encodeURIComponent(l.leadId) + "/journey").then(function (j) {
+    var ad = j.ad ? h("p", {}, [j.ad.campaignName, j.ad.adsetName, j.ad.adName].filter(Boolean).join(" → ")) : null;
+    var rows = j.history.map(function (e) {
+      return h("tr", {}, h("td", {}, date(e.occurredAt, true, tz0)), h("td", {}, e.stage ? t("stage_" + e.stage) : S.unknown),
+        h("td", {}, e.column || S.unknown), h("td", { class: "n" }, e.revenue));
+    });
+    dialog(t("journeyTitle", { lead: l.label || l.leadId }), h("div", { id: "journey" }, ad,
+      h("table", {}, h("thead", {}, h("tr", {}, [t("when"), t("stage"), t("column"), t("value")].map(function (x) { return h("th", { scope: "col" }, x); }))), h("tbody", {}, rows))));
+  });
+}

@@ -1,0 +1,179 @@
+//! `funnelsReport` and the live rows' `funnel` over HTTP (ARPT-11 to
+//! ARPT-13, OVR-13): visitors reaching ordered steps within the window, across sessions,
+//! from the step index written at acceptance or, while a new funnel's index is
+//! rebuilt, from the events themselves. Expected figures are worked out by
+//! hand from the events each test sends.
+
+use serde_json::{Value, json};
+
+use crate::analytics::definitions::{configurer, event, path, write};
+use crate::analytics::{analytics_builder, custom, drain, pageview, reader, site, track};
+use crate::backend_test;
+use crate::common::{DAY, T0, TestApp};
+use crate::federation::{CONFIGURE, Fed, FedBuilder, READ};
+
+const MINUTE: i64 = 60_000;
+
+fn checkout(key: &str) -> Value {
+    json!({"siteId": "loja", "key": key, "name": "Checkout", "windowMs": 3_600_000, "steps": [
+        {"label": "Produto", "matcher": path("/produto/:id")},
+        {"label": "Carrinho", "matcher": event("add_to_cart")},
+        {"label": "Obrigado", "matcher": path("/obrigado")},
+    ]})
+}
+
+/// A reaches all three steps, B two, C and D one (C's thank-you page comes
+/// before its product, D's cart 61 minutes after its product), E none.
+async fn visits(app: &TestApp) {
+    track(app, "loja", "v_visitor000d", vec![pageview("d1", "/produto/4")]).await;
+    track(app, "loja", "v_visitor000c", vec![pageview("c1", "/obrigado"), pageview("c2", "/produto/3")]).await;
+    track(app, "loja", "v_visitor000e", vec![pageview("e1", "/")]).await;
+    app.clock.advance(MINUTE);
+    track(app, "loja", "v_visitor000a", vec![pageview("a1", "/produto/1"), custom("add_to_cart", "/produto/1")]).await;
+    track(app, "loja", "v_visitor000b", vec![pageview("b1", "/produto/2")]).await;
+    app.clock.advance(MINUTE);
+    track(app, "loja", "v_visitor000a", vec![pageview("a2", "/obrigado")]).await;
+    track(app, "loja", "v_visitor000b", vec![custom("add_to_cart", "/produto/2")]).await;
+    app.clock.advance(59 * MINUTE);
+    track(app, "loja", "v_visitor000d", vec![custom("add_to_cart", "/produto/4")]).await;
+}
+
+fn today() -> (i64, i64) {
+    let d = T0 - T0.rem_euclid(DAY);
+    (d, d + DAY - 1)
+}
+
+fn expected(funnel: &Value, key: &str) {
+    assert_eq!(funnel["key"], key);
+    assert_eq!((funnel["entered"].as_i64(), funnel["completed"].as_i64()), (Some(4), Some(1)));
+    assert_eq!(funnel["conversionRate"], json!(0.25));
+    let steps = funnel["steps"].as_array().unwrap();
+    let got: Vec<(i64, i64, i64, Value, Value)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["index"].as_i64().unwrap(),
+                s["visitors"].as_i64().unwrap(),
+                s["dropoff"].as_i64().unwrap(),
+                s["conversionRate"].clone(),
+                s["stepConversionRate"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![(1, 4, 0, json!(1), json!(1)), (2, 2, 2, json!(0.5), json!(0.5)), (3, 1, 1, json!(0.25), json!(0.5)),]
+    );
+    assert_eq!(steps[1]["label"], "Carrinho");
+    assert_eq!(steps[1]["matcher"], event("add_to_cart"));
+}
+
+// rule: ARPT-02
+// rule: ARPT-11
+// rule: ARPT-12
+// rule: ARPT-13
+// rule: OVR-13
+backend_test!(funnels_count_visitors_reaching_ordered_steps_in_the_window, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    let cfg = configurer(&fed);
+    let checkout_id = write(&fed, &cfg, "upsertFunnel", checkout("checkout"), true).await;
+    drain(app).await;
+    visits(app).await;
+    let t = reader(&fed);
+    let (d0, d1) = today();
+    let report = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    assert_eq!(report["incomplete"], false);
+    expected(&report["funnels"][0], "checkout");
+    assert_eq!(report["funnels"][0]["funnelId"], checkout_id);
+    assert_eq!(report["funnels"][0]["windowMs"], 3_600_000);
+
+    // A funnel made after the events: the same answer while its index is rebuilt and after.
+    write(&fed, &cfg, "upsertFunnel", checkout("copy"), false).await;
+    let during = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    expected(&during["funnels"][1], "copy");
+    drain(app).await;
+    let after = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    assert_eq!(during, after);
+
+    // Ceilings: complete UTC days, at most 90.
+    for (from, to) in [(d0 + 1, d1), (d0, d1 - 1), (d0 - 90 * DAY, d1)] {
+        let r = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": from, "to": to})).await;
+        Fed::expect_err(r, 400, "INVALID_ARGUMENT");
+    }
+    fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0 - 89 * DAY, "to": d1})).await.unwrap();
+
+    // Live: A's furthest funnel (checkout and copy tie at 3 steps; by key), D's at step 1.
+    let now = T0 + 2 * MINUTE + 1;
+    let live = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": now})).await.unwrap();
+    let row = |v: &str| live["visitors"].as_array().unwrap().iter().find(|r| r["visitorId"] == v).cloned().unwrap();
+    assert_eq!(
+        row("v_visitor000a")["funnel"],
+        json!({"funnelId": checkout_id, "key": "checkout", "step": 3, "steps": 3})
+    );
+    assert_eq!(row("v_visitor000e")["funnel"], Value::Null);
+    let later =
+        fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": T0 + 61 * MINUTE})).await.unwrap();
+    assert_eq!(later["visitors"][0]["visitorId"], "v_visitor000d");
+    assert_eq!(later["visitors"][0]["funnel"]["step"], 1);
+
+    // Changing the steps rebuilds; removing a funnel takes it out of the report.
+    let mut two = checkout("checkout");
+    two["funnelId"] = checkout_id.clone();
+    two["steps"].as_array_mut().unwrap().remove(1);
+    write(&fed, &cfg, "upsertFunnel", two, false).await;
+    drain(app).await;
+    let r = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    // Product then thank-you within the hour: A only (C's order is reversed).
+    assert_eq!((r["funnels"][0]["entered"].as_i64(), r["funnels"][0]["completed"].as_i64()), (Some(4), Some(1)));
+    assert_eq!(r["funnels"][0]["steps"].as_array().unwrap().len(), 2);
+    write(&fed, &cfg, "removeFunnel", json!({"siteId": "loja", "funnelId": checkout_id}), false).await;
+    let r = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    assert_eq!(r["funnels"].as_array().unwrap().len(), 1);
+});
+
+// rule: ARPT-11
+backend_test!(an_alias_and_its_person_are_one_visitor_of_a_funnel, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    write(&fed, &configurer(&fed), "upsertFunnel", checkout("checkout"), true).await;
+    drain(app).await;
+    // Anonymous: the product and the cart; identified a minute later: the thank-you page.
+    let anon = "v_anonymous0001";
+    track(app, "loja", anon, vec![pageview("n1", "/produto/1"), custom("add_to_cart", "/produto/1")]).await;
+    app.clock.advance(MINUTE);
+    let person =
+        app.post("/v1/sites/loja/analytics/identify", json!({"externalId": "user-1", "visitorId": anon})).await.ok();
+    assert_eq!(person["aliased"], true);
+    let u = person["visitorId"].as_str().unwrap().to_string();
+    track(app, "loja", &u, vec![pageview("n2", "/obrigado")]).await;
+    // Someone else reaches the product only.
+    track(app, "loja", "v_anonymous0002", vec![pageview("n3", "/produto/2")]).await;
+    drain(app).await;
+    let (d0, d1) = today();
+    let r = fed.both(Some(&reader(&fed)), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await;
+    let f = &r.unwrap()["funnels"][0];
+    let reached: Vec<i64> = f["steps"].as_array().unwrap().iter().map(|s| s["visitors"].as_i64().unwrap()).collect();
+    assert_eq!((f["entered"].as_i64(), f["completed"].as_i64(), reached), (Some(2), Some(1), vec![2, 1, 1]));
+});
+
+fn capped(backend: crate::common::Backend) -> FedBuilder {
+    analytics_builder(backend).env("RASTRO_REPORT_FUNNEL_ROW_CAP", "3")
+}
+
+// rule: ARPT-13
+backend_test!(past_the_row_cap_a_funnel_report_is_incomplete_lower_bounds, capped, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    write(&fed, &configurer(&fed), "upsertFunnel", checkout("checkout"), false).await;
+    visits(app).await;
+    drain(app).await;
+    let (d0, d1) = today();
+    let r =
+        fed.both(Some(&reader(&fed)), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    assert_eq!(r["incomplete"], true);
+    assert!(r["funnels"][0]["entered"].as_i64().unwrap() <= 4);
+});

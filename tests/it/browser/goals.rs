@@ -1,0 +1,124 @@
+//! The dashboard's "Metas e receita" screen in a real browser, on the demo's
+//! 90 days (its goals, funnel, affiliate and sales): the figures on screen
+//! equal the functions' answers over the same days; an operator allowed to
+//! configure adds a goal, a retention policy and a route pattern from it, one who is not sees
+//! no such forms and is refused by the route. Skips, saying so, without chromium.
+
+use serde_json::{Value, json};
+
+use crate::backend_test;
+use crate::browser::webdriver::Browser;
+use crate::common::{DAY, T0, TestApp, fake_meta_builder};
+use crate::dashboard::{Dash, PASSWORD, demo, operator};
+use rastrod::demo::DEMO_OWNER;
+
+const ROWS: &str = "return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map(function (tr) { \
+    return Array.from(tr.children).map(function (c) { return c.textContent.trim(); }); });";
+
+/// The screen's default range: the 30 UTC days up to the end of today.
+fn screen_days() -> (i64, i64) {
+    let today = T0 - T0.rem_euclid(DAY);
+    (today - 29 * DAY, today + DAY - 1)
+}
+
+async fn host(app: &TestApp, name: &str, args: Value) -> Value {
+    let a = app.post(&format!("/v1/analytics/{name}"), args).await;
+    assert_eq!(a.status, 200, "{name}: {}", a.text);
+    a.body
+}
+
+backend_test!(slow: the_goals_screen_shows_the_reports_and_configures, fake_meta_builder, |app| {
+    let Some(b) = Browser::start().await else { return };
+    demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    operator(&app, "admin", true, DEMO_OWNER).await;
+    operator(&app, "viewer", false, DEMO_OWNER).await;
+    let (from, to) = screen_days();
+    let goals = host(&app, "goalsReport", json!({"siteId": "loja-x", "from": from, "to": to})).await;
+    let revenue = host(&app, "revenueSummary", json!({"siteIds": ["loja-x"], "from": from, "to": to})).await;
+    assert!(goals["goals"][0]["completions"].as_i64().unwrap() > 0, "the demo's goals have completions");
+    assert!(revenue["conversions"].as_i64().unwrap() > 0, "and its sales");
+
+    b.goto(&format!("{}/", app.base)).await;
+    b.type_into("#op-name", "admin").await;
+    b.type_into("#op-password", PASSWORD).await;
+    b.click("#signin").await;
+    b.wait_for("#main").await;
+    b.click("[data-view=goals]").await;
+    b.select("#site-picker", "loja-x").await;
+    b.wait_for("#goals-table").await;
+    let rows: Vec<Vec<String>> = serde_json::from_value(b.js(ROWS, json!(["#goals-table"])).await).unwrap();
+    assert_eq!(rows.len(), goals["goals"].as_array().unwrap().len());
+    for (row, g) in rows.iter().zip(goals["goals"].as_array().unwrap()) {
+        assert!(row[0].starts_with(g["name"].as_str().unwrap()), "{row:?}");
+        assert_eq!(row[1].replace('.', ""), g["completions"].to_string());
+        assert_eq!(row[2].replace('.', ""), g["sessions"].to_string());
+    }
+    let conversions = b.text("#revenue-cards [data-k=conversions] .v").await;
+    assert_eq!(conversions.replace('.', ""), revenue["conversions"].to_string());
+    b.wait_for("#funnel-compra").await;
+    b.wait_for("#affiliates-table").await;
+    crate::browser::no_serious_violations("the goals screen", b.axe().await);
+
+    // Configure: a goal, then a retention policy.
+    b.wait_for("#goal-form").await;
+    b.type_into("#goal-key", "contato").await;
+    b.type_into("#goal-name", "Contato").await;
+    b.type_into("#goal-path", "/contato").await;
+    b.click("#goal-save").await;
+    b.wait_until("the new goal is listed", "return !!document.querySelector('#goal-defs') && document.querySelector('#goal-defs').textContent.indexOf('contato') >= 0;", json!([])).await;
+    let listed = host(&app, "listGoals", json!({"siteId": "loja-x"})).await;
+    assert!(listed.as_array().unwrap().iter().any(|g| g["key"] == "contato" && g["matcher"]["path"] == "/contato"));
+    b.wait_for("#retention-form").await;
+    for (field, days) in [
+        ("eventsDays", "30"),
+        ("sessionsDays", "60"),
+        ("conversionsDays", "365"),
+        ("profilesDays", "365"),
+        ("aggregatesDays", "730"),
+    ] {
+        b.type_into(&format!("#ret-{field}"), days).await;
+    }
+    b.click("#retention-save").await;
+    b.wait_until("the policy is on", "return !!document.querySelector('#retention-off');", json!([])).await;
+    let status = host(&app, "retentionStatus", json!({"siteId": "loja-x"})).await;
+    assert_eq!(status["policy"]["aggregatesDays"], 730);
+    // The site's settings: one more route pattern (regrouping starts).
+    b.wait_for("#settings-form").await;
+    b.type_into("#set-routes", "/p/:id\n/blog/**").await;
+    b.click("#settings-save").await;
+    // The save is done when the server says so (the field shows the typed text at once).
+    let mut settings = Value::Null;
+    for _ in 0..100 {
+        settings = host(&app, "siteSettings", json!({"siteId": "loja-x"})).await;
+        if settings["routePatterns"].as_array().is_some_and(|p| p.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(settings["routePatterns"], json!(["/p/:id", "/blog/**"]));
+    crate::browser::screenshot(&app, &b, "metas").await;
+    b.quit().await;
+
+    // A read-only operator reads the reports but cannot configure.
+    let (viewer, _) = Dash::sign_in(&app, "viewer", PASSWORD).await;
+    let read = viewer
+        .write("POST", "/dashboard/api/fn/goalsReport", json!({"siteId": "loja-x", "from": from, "to": to}))
+        .await;
+    assert_eq!(read.body, host(&app, "goalsReport", json!({"siteId": "loja-x", "from": from, "to": to})).await);
+    let refused = viewer
+        .write(
+            "POST",
+            "/dashboard/api/fn/upsertGoal",
+            json!({"siteId": "loja-x", "key": "x", "name": "x",
+            "matcher": {"kind": "event", "name": "x"}}),
+        )
+        .await;
+    assert_eq!(refused.status, 403, "{}", refused.text);
+    let (admin, _) = Dash::sign_in(&app, "admin", PASSWORD).await;
+    let no_csrf = admin
+        .call("POST", "/dashboard/api/fn/removeGoal", Some(json!({"siteId": "loja-x", "goalId": "g_0"})), false)
+        .await;
+    assert_eq!(no_csrf.status, 403, "a write needs the CSRF token");
+});

@@ -1,0 +1,13 @@
+//! The Meta context, against the fake Graph API the daemon starts itself or a
+//! scripted Graph server: `connection` and `login` (the connection per owner,
+//! links and pixels), `sync` (the account sync and its spend), `status`
+//! (meta.status), `conversions` (the Conversions API), `graph_client` (the
+//! Graph client alone) and `fake_graph` (the fake itself).
+
+mod connection;
+mod conversions;
+mod fake_graph;
+mod graph_client;
+mod login;
+mod status;
+mod sync;
