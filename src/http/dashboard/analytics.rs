@@ -6,7 +6,7 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 
-use super::reads::ALL_CLIENTS_MAX;
+use super::reads::operator;
 use super::session::signed_in;
 use crate::error::Result;
 use crate::service::analytics::reports::api as reports;
@@ -14,14 +14,7 @@ use crate::service::analytics::reports::live::LiveArgs;
 use crate::service::analytics::reports::overview::OverviewArgs;
 use crate::service::analytics::reports::site_map::SiteMapArgs;
 use crate::service::analytics::reports::vitals::VitalsArgs;
-use crate::service::api::Caller;
-use crate::service::operators::Session;
 use crate::state::AppState;
-
-/// The signed-in operator as a caller of the sites it names (any client).
-fn operator(session: &Session, sites: &[String]) -> Caller {
-    Caller::operator(session.operator.owner_key.clone(), &serde_json::json!({ "siteIds": sites }), ALL_CLIENTS_MAX)
-}
 
 pub async fn overview(
     st: web::Data<AppState>,

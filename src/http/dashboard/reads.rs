@@ -1,7 +1,8 @@
-//! The dashboard's reads: the same service calls the host routes make, for
-//! the signed-in operator (any operator may read). The lead report comes back
-//! with its derived metrics already computed and formatted by
-//! `service::metrics`, so the page never computes a ratio itself.
+//! The dashboard's reads: the same use cases the host routes call, for the
+//! signed-in operator (any operator may read, any client at once). The lead
+//! report, the journey, the conversions feed and the unlink preview come back
+//! with their money and ratios written out by the services (`formatted`), so
+//! the page never computes a figure itself.
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
@@ -10,9 +11,10 @@ use serde_json::{Value, json};
 use super::session::signed_in;
 use crate::clock::utc_day_start;
 use crate::error::Result;
-use crate::service::leads::metrics::{RowCounts, format_money, format_return, return_band, row_metrics};
+use crate::service::api::Caller;
 use crate::service::leads::{self, board as pipeline, reports};
-use crate::service::meta::{connection as meta_connection, conversions, status as meta_status, sync as meta_sync};
+use crate::service::meta::{connection as meta_connection, formatted as meta_formatted, status as meta_status};
+use crate::service::operators::Session;
 use crate::service::sites;
 use crate::state::AppState;
 
@@ -21,99 +23,24 @@ pub async fn list_sites(st: web::Data<AppState>, req: HttpRequest) -> Result<Htt
     Ok(HttpResponse::Ok().json(st.cx.read(sites::list).await?))
 }
 
-fn count(v: &Value, k: &str) -> i64 {
-    v[k].as_i64().unwrap_or(0)
-}
-
-/// The row's money and ratios, formatted (`—` for unknown, never `R$ 0`).
-/// Ratios only from a row the spend bought, and none with a currency mismatch
-/// (METRIC-03): `paid` says whether this row is one.
-fn fmt_row(row: &Value, revenue_currency: &str, spend_currency: Option<&str>, paid: bool, mismatch: bool) -> Value {
-    let spend = row["spendCents"].as_i64();
-    let counts = RowCounts {
-        leads: count(row, "leads"),
-        qualified: count(row, "qualified"),
-        won: count(row, "won"),
-        revenue_cents: count(row, "revenueCents"),
-        spend_cents: if paid && !mismatch { spend } else { None },
-    };
-    let m = row_metrics(counts);
-    let sc = spend_currency.unwrap_or(revenue_currency);
-    json!({
-        "revenue": format_money(Some(counts.revenue_cents), revenue_currency),
-        "spend": format_money(spend, sc),
-        "costPerLead": format_money(m.cost_per_lead_cents, sc),
-        "costPerQualified": format_money(m.cost_per_qualified_cents, sc),
-        "costPerSale": format_money(m.cost_per_sale_cents, sc),
-        "returnOnSpend": format_return(m.return_on_spend),
-        "band": return_band(m.return_on_spend),
-    })
-}
-
-/// Adds `fmt` to the totals, each origin, every campaign, ad set and ad row and
-/// each site's row.
-pub fn with_metrics(report: &reports::LeadsReport, site_rows: &[sites::Site]) -> Result<Value> {
-    let mut v = serde_json::to_value(report).map_err(crate::error::Error::internal)?;
-    let cur = report.currency.clone().unwrap_or_else(|| "BRL".into());
-    let spend_cur = report.spend_currency.clone();
-    let mismatch = report.currency_mismatch;
-    let f = |row: &Value, paid: bool| fmt_row(row, &cur, spend_cur.as_deref(), paid, mismatch);
-    v["totals"]["fmt"] = f(&v["totals"], false);
-    if let Some(origins) = v["origins"].as_array_mut() {
-        for o in origins {
-            let paid = o["origin"] == reports::PAID_ORIGIN;
-            o["fmt"] = f(o, paid);
-        }
-    }
-    if let Some(campaigns) = v["campaigns"].as_array_mut() {
-        for c in campaigns {
-            c["fmt"] = f(c, true);
-            for a in c["adsets"].as_array_mut().into_iter().flatten() {
-                a["fmt"] = f(a, true);
-                for ad in a["ads"].as_array_mut().into_iter().flatten() {
-                    ad["fmt"] = f(ad, true);
-                }
-            }
-        }
-    }
-    for s in v["bySite"].as_array_mut().into_iter().flatten() {
-        let site_cur = site_rows
-            .iter()
-            .find(|r| s["siteId"] == r.site_id.as_str())
-            .map_or_else(|| cur.clone(), |r| r.currency.clone());
-        let mut paid = s["paid"].clone();
-        paid["spendCents"] = s["spendCents"].clone();
-        let row_mismatch = s["currencyMismatch"].as_bool().unwrap_or(false);
-        let sc = s["spendCurrency"].as_str().map(str::to_string);
-        s["fmt"] = fmt_row(&s.clone(), &site_cur, sc.as_deref(), false, row_mismatch);
-        s["paidFmt"] = fmt_row(&paid, &site_cur, sc.as_deref(), true, row_mismatch);
-    }
-    Ok(v)
-}
-
 /// "Todos os clientes" reads every client's sites in one report, up to this
 /// many (the federated and host reports keep their ten).
 pub const ALL_CLIENTS_MAX: usize = 500;
+
+/// The signed-in operator as the caller of the sites it names (any client).
+pub fn operator(session: &Session, sites: &[String]) -> Caller {
+    Caller::operator(session.operator.owner_key.clone(), &json!({ "siteIds": sites }), ALL_CLIENTS_MAX)
+}
 
 pub async fn leads_report(
     st: web::Data<AppState>,
     req: HttpRequest,
     body: crate::http::json::Json<reports::LeadsReportArgs>,
 ) -> Result<HttpResponse> {
-    signed_in(&req)?;
+    let session = signed_in(&req)?;
     let args = body.into_inner();
-    reports::check_report_of(&args, ALL_CLIENTS_MAX)?;
-    let caps = reports::Caps { max_sites: ALL_CLIENTS_MAX, ..reports::Caps::from_config(&st.cx.config) };
-    let ids = args.site_ids.clone();
-    let (report, site_rows) = st
-        .cx
-        .read(move |c| {
-            let report = reports::leads_report(c, args, caps)?;
-            let rows = sites::list(c)?.into_iter().filter(|s| ids.contains(&s.site_id)).collect::<Vec<_>>();
-            Ok((report, rows))
-        })
-        .await?;
-    Ok(HttpResponse::Ok().json(with_metrics(&report, &site_rows)?))
+    let caller = operator(&session, &args.site_ids);
+    Ok(HttpResponse::Ok().json(leads::api::formatted_leads_report(&st.cx, &caller, args).await?))
 }
 
 pub async fn leads_daily(
@@ -121,10 +48,10 @@ pub async fn leads_daily(
     req: HttpRequest,
     body: crate::http::json::Json<reports::LeadsDailyArgs>,
 ) -> Result<HttpResponse> {
-    signed_in(&req)?;
+    let session = signed_in(&req)?;
     let args = body.into_inner();
-    reports::check_daily_of(&args, ALL_CLIENTS_MAX)?;
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| reports::leads_daily_of(c, args, ALL_CLIENTS_MAX)).await?))
+    let caller = operator(&session, &args.site_ids);
+    Ok(HttpResponse::Ok().json(leads::api::leads_daily(&st.cx, &caller, args).await?))
 }
 
 pub async fn list_leads(
@@ -142,16 +69,11 @@ pub async fn lead_journey(
     req: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse> {
-    signed_in(&req)?;
-    let (site, lead) = path.into_inner();
-    let (journey, currency) =
-        st.cx.read(move |c| Ok((leads::reads::journey(c, &site, &lead)?, sites::get(c, &site)?.currency))).await?;
-    let mut v = serde_json::to_value(&journey).map_err(crate::error::Error::internal)?;
-    for e in v["history"].as_array_mut().into_iter().flatten() {
-        let cents = e["revenueCents"].as_i64();
-        e["revenue"] = json!(format_money(cents, &currency));
-    }
-    Ok(HttpResponse::Ok().json(v))
+    let session = signed_in(&req)?;
+    let (site_id, lead_id) = path.into_inner();
+    let caller = operator(&session, std::slice::from_ref(&site_id));
+    let args = leads::api::LeadJourneyArgs { site_id, lead_id };
+    Ok(HttpResponse::Ok().json(leads::api::formatted_lead_journey(&st.cx, &caller, args).await?))
 }
 
 pub async fn meta_connection(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpResponse> {
@@ -221,32 +143,7 @@ pub async fn conversions_feed(
         return Err(crate::error::Error::invalid("siteIds holds 1-200 sites"));
     }
     let limit = q.limit.unwrap_or(30);
-    let rows = st
-        .cx
-        .read(move |c| {
-            let mut all = Vec::new();
-            for id in &ids {
-                let currency = sites::get(c, id)?.currency;
-                for r in conversions::list(c, id, Some(limit), None, None)? {
-                    all.push((id.clone(), currency.clone(), r));
-                }
-            }
-            all.sort_by(|a, b| b.2.created_at.cmp(&a.2.created_at).then(b.2.event_id.cmp(&a.2.event_id)));
-            all.truncate(limit.clamp(1, 50) as usize);
-            Ok(all)
-        })
-        .await?;
-    let out: Vec<Value> = rows
-        .into_iter()
-        .map(|(site, currency, r)| {
-            let value = format_money(r.value_cents, &currency);
-            let mut v = serde_json::to_value(r).unwrap_or_default();
-            v["siteId"] = json!(site);
-            v["valueFmt"] = json!(value);
-            v
-        })
-        .collect();
-    Ok(HttpResponse::Ok().json(out))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| meta_formatted::conversions_feed(c, &ids, limit)).await?))
 }
 
 pub async fn unlink_preview(
@@ -256,9 +153,5 @@ pub async fn unlink_preview(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let (site, account) = path.into_inner();
-    let p = st.cx.read(move |c| meta_sync::unlink_preview(c, &site, &account)).await?;
-    let mut v = serde_json::to_value(&p).map_err(crate::error::Error::internal)?;
-    let cur = v["currency"].as_str().unwrap_or("BRL").to_string();
-    v["spend"] = json!(format_money(v["spendCents"].as_i64(), &cur));
-    Ok(HttpResponse::Ok().json(v))
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| meta_formatted::unlink_preview(c, &site, &account)).await?))
 }

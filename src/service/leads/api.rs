@@ -5,18 +5,35 @@
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::Lead;
 use super::reads::{self, LeadJourney, ListLeads};
 use super::reports::{self, Caps, DailyRow, LeadsDailyArgs, LeadsReport, LeadsReportArgs};
+use super::{Lead, formatted};
 use crate::error::Result;
 use crate::service::api::Caller;
 use crate::service::context::Context;
 
 pub async fn leads_report(cx: &Context, caller: &Caller, a: LeadsReportArgs) -> Result<LeadsReport> {
     caller.check_sites(&a.site_ids)?;
-    reports::check_report(&a)?;
-    let caps = Caps::from_config(&cx.config);
+    reports::check_report_of(&a, caller.max_sites)?;
+    let caps = Caps { max_sites: caller.max_sites, ..Caps::from_config(&cx.config) };
     cx.read(move |c| reports::leads_report(c, a, caps)).await
+}
+
+/// `leadsReport` for the operator's screen: each row with its money and
+/// ratios written out, each site's in its own currency.
+pub async fn formatted_leads_report(
+    cx: &Context,
+    caller: &Caller,
+    a: LeadsReportArgs,
+) -> Result<formatted::FormattedLeadsReport> {
+    let ids = a.site_ids.clone();
+    let report = leads_report(cx, caller, a).await?;
+    let sites = cx
+        .read(move |c| {
+            Ok(crate::service::sites::list(c)?.into_iter().filter(|s| ids.contains(&s.site_id)).collect::<Vec<_>>())
+        })
+        .await?;
+    Ok(formatted::leads_report(report, &sites))
 }
 
 /// `listLeads`' arguments: the sites as a list (the host's query string joins them).
@@ -58,8 +75,23 @@ pub async fn lead_journey(cx: &Context, caller: &Caller, a: LeadJourneyArgs) -> 
     cx.read(move |c| reads::journey(c, &a.site_id, &a.lead_id)).await
 }
 
+/// `leadJourney` for the lead's panel: each stage change's revenue written out.
+pub async fn formatted_lead_journey(
+    cx: &Context,
+    caller: &Caller,
+    a: LeadJourneyArgs,
+) -> Result<formatted::FormattedJourney> {
+    caller.check_site(&a.site_id)?;
+    cx.read(move |c| {
+        let currency = crate::service::sites::get(c, &a.site_id)?.currency;
+        Ok(formatted::journey(reads::journey(c, &a.site_id, &a.lead_id)?, &currency))
+    })
+    .await
+}
+
 pub async fn leads_daily(cx: &Context, caller: &Caller, a: LeadsDailyArgs) -> Result<Vec<DailyRow>> {
     caller.check_sites(&a.site_ids)?;
-    reports::check_daily(&a)?;
-    cx.read(move |c| reports::leads_daily(c, a)).await
+    let max_sites = caller.max_sites;
+    reports::check_daily_of(&a, max_sites)?;
+    cx.read(move |c| reports::leads_daily_of(c, a, max_sites)).await
 }

@@ -43,7 +43,7 @@ pub fn row_metrics(r: RowCounts) -> RowMetrics {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReturnBand {
     Strong,

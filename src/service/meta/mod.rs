@@ -6,6 +6,7 @@ pub mod api;
 pub mod connection;
 pub mod conversions;
 pub mod errors;
+pub mod formatted;
 pub mod links;
 pub mod spend;
 pub mod status;
