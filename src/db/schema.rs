@@ -283,3 +283,48 @@ diesel::table! {
         sent -> BigInt,
     }
 }
+
+// Web analytics: the configure scope's definitions (migration 9).
+
+diesel::table! {
+    web_goals (id) {
+        id -> Text,
+        site_id -> Text,
+        key -> Text,
+        name -> Text,
+        matcher_kind -> Text,
+        matcher_value -> Text,
+        value_cents -> Nullable<BigInt>,
+        active -> Bool,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        removed_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    web_funnels (id) {
+        id -> Text,
+        site_id -> Text,
+        key -> Text,
+        name -> Text,
+        window_ms -> BigInt,
+        steps -> Text,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    web_affiliates (id) {
+        id -> Text,
+        site_id -> Text,
+        slug -> Text,
+        name -> Text,
+        commission_bps -> BigInt,
+        window_days -> BigInt,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        removed_at -> Nullable<BigInt>,
+    }
+}
