@@ -328,3 +328,33 @@ diesel::table! {
         removed_at -> Nullable<BigInt>,
     }
 }
+
+// Web analytics: tracked links (migration 10).
+
+diesel::table! {
+    web_links (id) {
+        id -> Text,
+        site_id -> Text,
+        slug -> Text,
+        destination -> Text,
+        platform -> Text,
+        channel -> Text,
+        campaign -> Nullable<Text>,
+        disabled -> Bool,
+        created_by -> Text,
+        created_at -> BigInt,
+        updated_at -> BigInt,
+        clicks_total -> BigInt,
+        bot_hits_total -> BigInt,
+    }
+}
+
+diesel::table! {
+    web_link_days (link_id, day) {
+        link_id -> Text,
+        site_id -> Text,
+        day -> BigInt,
+        clicks -> BigInt,
+        bot_hits -> BigInt,
+    }
+}

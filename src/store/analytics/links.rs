@@ -1,124 +1,93 @@
 //! Tracked links (TLINK-01, RET-08): one row per link with its all-time
 //! counters, and daily counters per (link, UTC day). A deleted link's rows go
-//! (its slug is free again, its counters purged).
+//! (its slug is free again, its counters purged). Plain reads and writes
+//! through the query builder; the additive upsert of the daily counters and
+//! the grouped window read in SQL.
 
-use diesel::sql_types::{BigInt, Bool, Nullable, Text};
-use diesel::{QueryResult, QueryableByName};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
 
 use crate::db::AnyConnection;
+use crate::db::schema::{web_link_days, web_links};
 use crate::db::sql::{RawQuery, placeholders};
 
-#[derive(Debug, Clone, QueryableByName, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = web_links)]
 pub struct LinkRow {
-    #[diesel(sql_type = Text)]
     pub id: String,
-    #[diesel(sql_type = Text)]
     pub site_id: String,
-    #[diesel(sql_type = Text)]
     pub slug: String,
-    #[diesel(sql_type = Text)]
     pub destination: String,
-    #[diesel(sql_type = Text)]
     pub platform: String,
-    #[diesel(sql_type = Text)]
     pub channel: String,
-    #[diesel(sql_type = Nullable<Text>)]
     pub campaign: Option<String>,
-    #[diesel(sql_type = Bool)]
     pub disabled: bool,
-    #[diesel(sql_type = Text)]
     pub created_by: String,
-    #[diesel(sql_type = BigInt)]
     pub created_at: i64,
-    #[diesel(sql_type = BigInt)]
     pub updated_at: i64,
-    #[diesel(sql_type = BigInt)]
     pub clicks_total: i64,
-    #[diesel(sql_type = BigInt)]
     pub bot_hits_total: i64,
 }
 
-const COLUMNS: &str = "id, site_id, slug, destination, platform, channel, campaign, disabled, created_by, \
-    created_at, updated_at, clicks_total, bot_hits_total";
-
 /// A site's links, newest first (`createdAt` desc, `linkId` desc).
 pub fn list(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<LinkRow>> {
-    let mut q =
-        RawQuery::new(format!("SELECT {COLUMNS} FROM web_links WHERE site_id = ? ORDER BY created_at DESC, id DESC"));
-    q.text(site_id);
-    q.load(conn)
+    web_links::table
+        .filter(web_links::site_id.eq(site_id))
+        .order((web_links::created_at.desc(), web_links::id.desc()))
+        .select(LinkRow::as_select())
+        .load(conn)
 }
 
 pub fn count(conn: &mut AnyConnection, site_id: &str) -> QueryResult<i64> {
-    #[derive(QueryableByName)]
-    struct N {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
-    }
-    let mut q = RawQuery::new("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_links WHERE site_id = ?");
-    q.text(site_id);
-    Ok(q.load::<N>(conn)?.into_iter().next().map_or(0, |r| r.n))
+    web_links::table.filter(web_links::site_id.eq(site_id)).count().get_result(conn)
 }
 
 /// A link of the site by id (None: unknown or another site's).
 pub fn get(conn: &mut AnyConnection, site_id: &str, link_id: &str) -> QueryResult<Option<LinkRow>> {
-    let mut q = RawQuery::new(format!("SELECT {COLUMNS} FROM web_links WHERE site_id = ? AND id = ?"));
-    q.text(site_id).text(link_id);
-    Ok(q.load(conn)?.into_iter().next())
+    web_links::table
+        .filter(web_links::site_id.eq(site_id))
+        .filter(web_links::id.eq(link_id))
+        .select(LinkRow::as_select())
+        .first(conn)
+        .optional()
 }
 
 /// A link of the site by slug (the redirect's lookup).
 pub fn by_slug(conn: &mut AnyConnection, site_id: &str, slug: &str) -> QueryResult<Option<LinkRow>> {
-    let mut q = RawQuery::prepared(format!("SELECT {COLUMNS} FROM web_links WHERE site_id = ? AND slug = ?"));
-    q.text(site_id).text(slug);
-    Ok(q.load(conn)?.into_iter().next())
+    web_links::table
+        .filter(web_links::site_id.eq(site_id))
+        .filter(web_links::slug.eq(slug))
+        .select(LinkRow::as_select())
+        .first(conn)
+        .optional()
 }
 
 pub fn insert(conn: &mut AnyConnection, l: &LinkRow) -> QueryResult<usize> {
-    let mut q =
-        RawQuery::new(format!("INSERT INTO web_links ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-    q.text(&l.id)
-        .text(&l.site_id)
-        .text(&l.slug)
-        .text(&l.destination)
-        .text(&l.platform)
-        .text(&l.channel)
-        .opt_text(l.campaign.clone())
-        .boolean(l.disabled)
-        .text(&l.created_by)
-        .int(l.created_at)
-        .int(l.updated_at)
-        .int(l.clicks_total)
-        .int(l.bot_hits_total);
-    q.execute(conn)
+    diesel::insert_into(web_links::table).values(l.clone()).execute(conn)
 }
 
 /// Writes the editable fields (destination, platform, channel, campaign, disabled).
 pub fn update(conn: &mut AnyConnection, l: &LinkRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
-        "UPDATE web_links SET destination = ?, platform = ?, channel = ?, campaign = ?, disabled = ?, updated_at = ? \
-         WHERE site_id = ? AND id = ?",
-    );
-    q.text(&l.destination)
-        .text(&l.platform)
-        .text(&l.channel)
-        .opt_text(l.campaign.clone())
-        .boolean(l.disabled)
-        .int(l.updated_at)
-        .text(&l.site_id)
-        .text(&l.id);
-    q.execute(conn)
+    diesel::update(web_links::table.filter(web_links::site_id.eq(&l.site_id)).filter(web_links::id.eq(&l.id)))
+        .set((
+            web_links::destination.eq(&l.destination),
+            web_links::platform.eq(&l.platform),
+            web_links::channel.eq(&l.channel),
+            web_links::campaign.eq(&l.campaign),
+            web_links::disabled.eq(l.disabled),
+            web_links::updated_at.eq(l.updated_at),
+        ))
+        .execute(conn)
 }
 
 /// Deletes a link and its daily counters; answers whether it existed.
 pub fn delete(conn: &mut AnyConnection, site_id: &str, link_id: &str) -> QueryResult<bool> {
-    let mut q = RawQuery::new("DELETE FROM web_links WHERE site_id = ? AND id = ?");
-    q.text(site_id).text(link_id);
-    let removed = q.execute(conn)? > 0;
+    let removed =
+        diesel::delete(web_links::table.filter(web_links::site_id.eq(site_id)).filter(web_links::id.eq(link_id)))
+            .execute(conn)?
+            > 0;
     if removed {
-        let mut q = RawQuery::new("DELETE FROM web_link_days WHERE link_id = ?");
-        q.text(link_id);
-        q.execute(conn)?;
+        diesel::delete(web_link_days::table.filter(web_link_days::link_id.eq(link_id))).execute(conn)?;
     }
     Ok(removed)
 }
@@ -137,11 +106,13 @@ pub struct Hits {
 /// is gone (deleted since the redirect read it).
 pub fn add_hits(conn: &mut AnyConnection, hits: &Hits) -> QueryResult<()> {
     let Hits { site_id, link_id, day, clicks, bot_hits } = hits;
-    let mut q = RawQuery::prepared(
-        "UPDATE web_links SET clicks_total = clicks_total + ?, bot_hits_total = bot_hits_total + ? WHERE id = ?",
-    );
-    q.int(*clicks).int(*bot_hits).text(link_id.as_str());
-    if q.execute(conn)? == 0 {
+    let added = diesel::update(web_links::table.find(link_id))
+        .set((
+            web_links::clicks_total.eq(web_links::clicks_total + *clicks),
+            web_links::bot_hits_total.eq(web_links::bot_hits_total + *bot_hits),
+        ))
+        .execute(conn)?;
+    if added == 0 {
         return Ok(());
     }
     let mut q = RawQuery::prepared(
