@@ -197,6 +197,55 @@ mod tests {
         }
     }
 
+    /// Every `.rs` file under `dir`, recursively.
+    fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                sources(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// A quoted kind, line type, change or tier (`"pageview"`, `'d'`) in the
+    /// analytics code is a second spelling of it: the code names the enum.
+    /// Test code may spell the wire input it sends.
+    #[test]
+    fn the_words_are_spelled_here_only() {
+        // Still compared as text; the typed-answers work converts them.
+        const CONVERTING: &[&str] = &["service/analytics/definitions/mod.rs", "service/analytics/reports/overview.rs"];
+        let mut words: Vec<&str> = (EventKind::ALL.iter().map(|w| w.as_str()))
+            .chain(LineType::ALL.iter().map(|w| w.as_str()))
+            .chain(Change::ALL.iter().map(|w| w.as_str()))
+            .chain(Tier::ALL.iter().map(|w| w.as_str()))
+            .collect();
+        words.sort();
+        words.dedup();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        for dir in ["service/analytics", "store/analytics", "demo"] {
+            sources(&src.join(dir), &mut files);
+        }
+        assert!(files.len() > 40, "the walk found the sources");
+        let mut found = Vec::new();
+        for file in &files {
+            let name = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+            if name.ends_with("vocabulary.rs") || name.ends_with("tests.rs") || CONVERTING.contains(&name.as_str()) {
+                continue;
+            }
+            let text = std::fs::read_to_string(file).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for word in &words {
+                if code.contains(&format!("\"{word}\"")) || code.contains(&format!("'{word}'")) {
+                    found.push(format!("{word} in {name}"));
+                }
+            }
+        }
+        assert!(found.is_empty(), "spelled outside vocabulary.rs: {found:?}");
+    }
+
     #[test]
     fn tiers_order_as_their_stored_text() {
         let mut tiers = Tier::ALL.to_vec();
