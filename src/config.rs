@@ -25,6 +25,17 @@ pub enum LogFormat {
 
 pub use crate::secret::Secret;
 
+crate::closed_set! {
+    /// Who the dashboard is for (`RASTRO_DASHBOARD_AUDIENCE`): its screens
+    /// and a few rules differ (an agency copies a board to its other clients).
+    pub enum Audience {
+        /// One Meta login for many clients.
+        Agency = "agency",
+        /// One company connecting its own Meta.
+        Business = "business",
+    }
+}
+
 macro_rules! settings {
     ($( $field:ident : $ty:ty = $key:literal, $env:literal, $default:literal, $parse:path, $help:literal; )*) => {
         /// The daemon's whole configuration.
@@ -202,7 +213,7 @@ settings! {
         "one counted click per client address and tracked link in this window";
     meta_login_config_id: Option<String> = "meta.login_config_id", "RASTRO_META_LOGIN_CONFIG_ID", "", parse_opt_string,
         "the Facebook Login for Business configuration id the dashboard's login popup asks for";
-    dashboard_audience: String = "dashboard.audience", "RASTRO_DASHBOARD_AUDIENCE", "agency", parse_audience,
+    dashboard_audience: Audience = "dashboard.audience", "RASTRO_DASHBOARD_AUDIENCE", "agency", parse_audience,
         "agency (one Meta login for many clients) or business (one company connecting its own Meta)";
     dashboard_product_name: String = "dashboard.product_name", "RASTRO_DASHBOARD_PRODUCT_NAME", "Rastro", parse_product_name,
         "who reads the spend, as the business screens say it (\"o Rastro lê o gasto\")";
@@ -297,11 +308,11 @@ fn parse_opt_string(s: &str) -> Result<Option<String>, String> {
     Ok((!s.is_empty()).then(|| s.to_string()))
 }
 
-fn parse_audience(s: &str) -> Result<String, String> {
-    match s {
-        "agency" | "business" => Ok(s.to_string()),
-        _ => Err(format!("expected agency or business, got `{s}`")),
-    }
+fn parse_audience(s: &str) -> Result<Audience, String> {
+    Audience::parse(s).ok_or_else(|| {
+        let all: Vec<&str> = Audience::ALL.iter().map(|a| a.as_str()).collect();
+        format!("expected {}, got `{s}`", all.join(" or "))
+    })
 }
 
 fn parse_product_name(s: &str) -> Result<String, String> {
@@ -457,6 +468,13 @@ mod tests {
 
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn every_audience_reads_back_from_its_string() {
+        crate::assert_round_trip!(Audience);
+        assert_eq!(parse_audience("business"), Ok(Audience::Business));
+        assert_eq!(parse_audience("agencies"), Err("expected agency or business, got `agencies`".to_string()));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod actors;
 pub mod clock;
+pub mod closed_set;
 pub mod codes;
 pub mod config;
 pub mod crypto;

@@ -7,7 +7,8 @@
 
 use super::periodic::Periodic;
 use crate::error::{Error, Result};
-use crate::service::analytics::retention::{self as retention, CLASSES};
+use crate::service::analytics::retention;
+use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 use crate::store::analytics::retention as store;
@@ -29,8 +30,12 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
         let site = p.site_id.clone();
         let (jobs, since) =
             cx.read(move |c| Ok((store::jobs(c, &site)?, crate::store::analytics::tracking_since(c, &site)?))).await?;
-        for class in CLASSES {
-            let due = jobs.iter().find(|j| j.data_class == class).and_then(|j| j.next_run_at).is_none_or(|t| t <= now);
+        for &class in RetentionClass::ALL {
+            let due = jobs
+                .iter()
+                .find(|j| j.data_class == class.as_str())
+                .and_then(|j| j.next_run_at)
+                .is_none_or(|t| t <= now);
             if only_due && !due {
                 continue;
             }
@@ -54,7 +59,11 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
                         }
                     }
                     Err(e) => {
-                        tracing::warn!(code = e.code.as_str(), class, "a retention batch failed; the next run retries");
+                        tracing::warn!(
+                            code = e.code.as_str(),
+                            class = class.as_str(),
+                            "a retention batch failed; the next run retries"
+                        );
                         error = Some(e.code.as_str());
                         break;
                     }
@@ -65,7 +74,18 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
             // Once nothing is left past the cutoff, the class is purged below it.
             let purged = error.is_none().then_some(cut);
             cx.write(move |c| {
-                store::record_run(c, &site, class, cut, now, now + interval, deleted as i64, error, purged, since)?;
+                store::record_run(
+                    c,
+                    &site,
+                    class.as_str(),
+                    cut,
+                    now,
+                    now + interval,
+                    deleted as i64,
+                    error,
+                    purged,
+                    since,
+                )?;
                 Ok(Written::new((), Effects::quiet()))
             })
             .await?;

@@ -11,6 +11,7 @@ use crate::error::{Code, Result};
 use crate::service::analytics::conversions::{self, RecordConversion};
 use crate::service::analytics::definitions::{self, Matcher, Step, UpsertAffiliate, UpsertFunnel, UpsertGoal};
 use crate::service::analytics::ingest::import;
+use crate::service::analytics::vocabulary::LineType;
 use crate::service::context::Context;
 use crate::service::sites::UpdateSite;
 use crate::store::analytics::definitions as defs_store;
@@ -96,7 +97,7 @@ fn day_lines(site: &str, cookieless: bool, day: i64) -> Vec<Value> {
         for i in 0..views {
             let path = PATHS[r.below(PATHS.len() as u64) as usize];
             let pv = format!("p_demo{:011x}{:05}", (day / DAY_MS) as u64 * 100 + v, i);
-            let mut line = json!({"type": "pageview", "occurredAt": t, "visitorId": visitor, "pageviewId": pv,
+            let mut line = json!({"type": LineType::Pageview, "occurredAt": t, "visitorId": visitor, "pageviewId": pv,
                 "path": path, "userAgent": ua, "language": "pt-BR"});
             if i == 0 {
                 for (k, val) in landing.as_object().into_iter().flatten() {
@@ -105,20 +106,20 @@ fn day_lines(site: &str, cookieless: bool, day: i64) -> Vec<Value> {
             }
             lines.push(line);
             let engaged = 3_000 + r.below(90_000) as i64;
-            lines.push(json!({"type": "engagement", "occurredAt": t, "visitorId": visitor, "pageviewId": pv, "engagedMs": engaged}));
+            lines.push(json!({"type": LineType::Engagement, "occurredAt": t, "visitorId": visitor, "pageviewId": pv, "engagedMs": engaged}));
             if i == 0 {
-                lines.push(json!({"type": "vitals", "occurredAt": t, "visitorId": visitor, "pageviewId": pv,
+                lines.push(json!({"type": LineType::Vitals, "occurredAt": t, "visitorId": visitor, "pageviewId": pv,
                     "lcp": 900 + r.below(3_500), "inp": 40 + r.below(400), "cls": r.below(30) as f64 / 100.0,
                     "fcp": 500 + r.below(2_000), "ttfb": 100 + r.below(900)}));
             }
             if path.starts_with("/p/") && r.below(3) == 0 {
                 lines.push(
-                    json!({"type": "event", "occurredAt": t + 5_000, "visitorId": visitor, "name": "add_to_cart",
+                    json!({"type": LineType::Event, "occurredAt": t + 5_000, "visitorId": visitor, "name": "add_to_cart",
                     "path": path, "properties": {"sku": path.trim_start_matches("/p/"), "qty": 1 + r.below(3)}}),
                 );
             }
             if path == "/checkout" {
-                lines.push(json!({"type": "event", "occurredAt": t + 8_000, "visitorId": visitor, "name": "begin_checkout", "path": path}));
+                lines.push(json!({"type": LineType::Event, "occurredAt": t + 8_000, "visitorId": visitor, "name": "begin_checkout", "path": path}));
             }
             t += 20_000 + engaged.min(60_000);
         }

@@ -152,7 +152,7 @@ pub async fn set_event_map(
     let this = site.clone();
     let map = st.cx.write_plain(move |c| pipeline::set_event_map(c, now, &this, input)).await?;
     let mut copied = Vec::new();
-    if b.copy_to_others && st.cx.config.dashboard_audience == "agency" {
+    if b.copy_to_others && st.cx.config.dashboard_audience == crate::config::Audience::Agency {
         let keys: Vec<String> = map.columns.iter().map(|c| c.key.clone()).collect();
         for other in st.cx.read(sites::list).await? {
             if other.site_id == site {

@@ -18,13 +18,14 @@ use crate::service::analytics::reports::pages::{self, Call, Page, PaginationOpts
 use crate::service::analytics::reports::session_extras::AffiliateRef;
 use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
+use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::effects::{Effects, Written};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::conversions::{self as store, AffiliateDay, ConversionRow, Money};
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::people as people_store;
-use crate::store::analytics::rollups::{self as rollups, DAY, HOUR, MONTH};
+use crate::store::analytics::rollups;
 use crate::store::analytics::{self as analytics_store};
 
 pub const MAX_LIST_CONVERSIONS: i64 = 100;
@@ -135,15 +136,16 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
         Some(_) => rollups::month_tiers(conn, &[site_id.to_string()], true).map_err(db)?.get(site_id).copied(),
         None => None,
     };
-    for tier in [HOUR, DAY, MONTH] {
+    for &tier in Tier::ALL {
         let b = bucket(tier, row.occurred_at);
-        if tier != MONTH {
-            store::add_counter(conn, site_id, tier, b, &money).map_err(db)?;
+        if tier.counted() {
+            store::add_counter(conn, site_id, tier.as_str(), b, &money).map_err(db)?;
         } else if b < month_from.unwrap_or(0) {
             continue;
         }
         // Campaign rows count conversions by their session's campaign (§5.3).
         if let Some(campaign) = campaign {
+            let tier = tier.as_str();
             rollups::add_breakdown(conn, site_id, tier, b, CAMPAIGN_CONVERSIONS, campaign, 1).map_err(db)?;
             rollups::add_breakdown(conn, site_id, tier, b, CAMPAIGN_REVENUE, campaign, row.value_cents).map_err(db)?;
         }
@@ -153,14 +155,15 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
     }
     if let Some(aff) = &row.affiliate_id {
         let add = AffiliateDay { sessions: 0, conversions: 1, revenue_cents: row.value_cents, commission_cents };
-        store::add_affiliate_day(conn, site_id, bucket(DAY, row.occurred_at), aff, &add).map_err(db)?;
+        store::add_affiliate_day(conn, site_id, bucket(Tier::Day, row.occurred_at), aff, &add).map_err(db)?;
     }
     Ok(Recorded { conversion_id: row.id, created: true })
 }
 
-/// Breakdown dimensions the ledger keeps per campaign (conversions, revenue).
-pub const CAMPAIGN_CONVERSIONS: &str = "campaign.conversions";
-pub const CAMPAIGN_REVENUE: &str = "campaign.revenue";
+/// Breakdown dimensions the ledger keeps per campaign (conversions, revenue),
+/// as the text the overview passes to the store.
+pub const CAMPAIGN_CONVERSIONS: &str = Dimension::CampaignConversions.as_str();
+pub const CAMPAIGN_REVENUE: &str = Dimension::CampaignRevenue.as_str();
 
 /// The session and visitor a conversion is attributed to (rules CONV-03, CONV-04).
 fn attribute(

@@ -16,7 +16,9 @@
 //! - `people`: identify, profiles and the people search;
 //! - `links`: tracked links and their redirect;
 //! - `retention`: policies, the retention runs and `dataCoverage`;
-//! - `runtime`: what one process keeps (rate limits, salts, the cursor key).
+//! - `runtime`: what one process keeps (rate limits, salts, the cursor key);
+//! - `vocabulary`: the closed sets (tiers, dimensions, event kinds, outbox
+//!   changes, retention classes), their stored strings written once.
 
 pub mod conversions;
 pub mod definitions;
@@ -28,3 +30,4 @@ pub mod retention;
 pub mod rollup;
 pub mod runtime;
 pub mod settings;
+pub mod vocabulary;

@@ -32,6 +32,18 @@ pub struct Backfill {
     pub total: i32,
 }
 
+crate::closed_set! {
+    /// Where an ad account's sync stands, as `meta.status` answers it.
+    pub enum SyncState {
+        /// The first sync has not finished, or a backfill is under way.
+        Backfill = "backfill",
+        /// Synced and kept up to date.
+        Live = "live",
+        /// Stopped, or failing (the reason in `lastError`).
+        Error = "error",
+    }
+}
+
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AccountStatus {
@@ -39,8 +51,7 @@ pub struct AccountStatus {
     pub name: String,
     pub currency: String,
     pub timezone: String,
-    /// `backfill`, `live` or `error`.
-    pub sync_state: String,
+    pub sync_state: SyncState,
     pub last_sync_at: Option<i64>,
     /// Starts with a code: META_TOKEN_INVALID, RATE_LIMITED, META_UNAVAILABLE,
     /// META_TRUNCATED, RUN_TIMEOUT, SECRETS_KEY_MISSING, AD_ACCOUNT_NOT_GRANTED.
@@ -101,11 +112,11 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
         let last_error = l.stopped_reason.clone().or_else(|| sync.and_then(|s| s.last_error.clone()));
         let sync_state =
             if l.stopped_reason.is_some() || (last_error.is_some() && sync.is_some_and(|s| s.fail_count > 0)) {
-                "error"
+                SyncState::Error
             } else if !synced || backfilling {
-                "backfill"
+                SyncState::Backfill
             } else {
-                "live"
+                SyncState::Live
             };
         links.entry(l.site_id.clone()).or_default().push(AccountStatus {
             own: owner.map(|o| o == l.owner_key),
@@ -118,7 +129,7 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
             name: l.name,
             currency: l.currency,
             timezone: l.timezone,
-            sync_state: sync_state.into(),
+            sync_state,
             last_error,
         });
     }
@@ -182,4 +193,14 @@ pub async fn status_cached(st: &Context, a: MetaStatusArgs) -> Result<std::sync:
             Ok(StatusAnswer { value, json })
         })
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sync_state_reads_back_from_its_string() {
+        crate::assert_round_trip!(SyncState);
+    }
 }

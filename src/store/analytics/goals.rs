@@ -22,6 +22,18 @@ pub fn insert_hit(
     q.execute(conn)
 }
 
+/// The goals a session has completed (its `web_session_goals` rows).
+pub fn goals_of_session(conn: &mut AnyConnection, session_id: &str) -> QueryResult<Vec<String>> {
+    #[derive(QueryableByName)]
+    struct Goal {
+        #[diesel(sql_type = Text)]
+        goal_id: String,
+    }
+    let mut q = RawQuery::prepared("SELECT goal_id FROM web_session_goals WHERE session_id = ?");
+    q.text(session_id);
+    Ok(q.load::<Goal>(conn)?.into_iter().map(|g| g.goal_id).collect())
+}
+
 /// Whether this is the session's first completion of the goal.
 pub fn insert_session_goal(
     conn: &mut AnyConnection,

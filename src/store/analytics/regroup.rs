@@ -182,9 +182,23 @@ pub fn distinct_routes(conn: &mut AnyConnection, sql: &str, site_id: &str) -> Qu
     Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
 }
 
-pub const BREAKDOWN_ROUTES: &str =
-    "SELECT DISTINCT key AS route FROM web_breakdowns WHERE site_id = ? AND dim IN ('page', 'entry')";
-pub const SET_ROUTES: &str = "SELECT DISTINCT key AS route FROM web_visitor_sets WHERE site_id = ? AND dim = 'page'";
+/// The distinct keys of a site's breakdown rows of these dimensions.
+pub fn breakdown_keys(conn: &mut AnyConnection, site_id: &str, dims: &[&str]) -> QueryResult<Vec<String>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT DISTINCT key AS route FROM web_breakdowns WHERE site_id = ? AND dim IN {}",
+        placeholders(dims.len())
+    ));
+    q.text(site_id).texts(dims);
+    Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
+}
+
+/// The distinct keys of a site's visitor sets of one dimension.
+pub fn set_keys(conn: &mut AnyConnection, site_id: &str, dim: &str) -> QueryResult<Vec<String>> {
+    let mut q = RawQuery::new("SELECT DISTINCT key AS route FROM web_visitor_sets WHERE site_id = ? AND dim = ?");
+    q.text(site_id).text(dim);
+    Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
+}
+
 pub const MAP_ROUTES: &str = "SELECT DISTINCT route FROM web_map_routes WHERE site_id = ?";
 pub const TRANSITION_ROUTES: &str = "SELECT from_route AS route FROM web_map_transitions WHERE site_id = ? \
     UNION SELECT to_route AS route FROM web_map_transitions WHERE site_id = ?";
@@ -211,18 +225,21 @@ pub struct BreakdownRow {
     pub count: i64,
 }
 
+/// Up to `limit` breakdown rows of these dimensions under these keys.
 pub fn breakdowns(
     conn: &mut AnyConnection,
     site_id: &str,
+    dims: &[&str],
     keys: &[String],
     limit: usize,
 ) -> QueryResult<Vec<BreakdownRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT tier, bucket, dim, key, count FROM web_breakdowns WHERE site_id = ? AND dim IN ('page', 'entry') \
+        "SELECT tier, bucket, dim, key, count FROM web_breakdowns WHERE site_id = ? AND dim IN {} \
          AND key IN {} LIMIT ?",
+        placeholders(dims.len()),
         placeholders(keys.len())
     ));
-    q.text(site_id).texts(keys).int(limit as i64);
+    q.text(site_id).texts(dims).texts(keys).int(limit as i64);
     q.load(conn)
 }
 
@@ -246,20 +263,27 @@ pub struct SetRow {
     pub bits: Vec<u8>,
 }
 
-pub fn sets(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<SetRow>> {
+/// Up to `limit` visitor sets of one dimension under these keys.
+pub fn sets(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    dim: &str,
+    keys: &[String],
+    limit: usize,
+) -> QueryResult<Vec<SetRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT tier, bucket, key, bits FROM web_visitor_sets WHERE site_id = ? AND dim = 'page' AND key IN {} LIMIT ?",
+        "SELECT tier, bucket, key, bits FROM web_visitor_sets WHERE site_id = ? AND dim = ? AND key IN {} LIMIT ?",
         placeholders(keys.len())
     ));
-    q.text(site_id).texts(keys).int(limit as i64);
+    q.text(site_id).text(dim).texts(keys).int(limit as i64);
     q.load(conn)
 }
 
-pub fn delete_set(conn: &mut AnyConnection, site_id: &str, r: &SetRow) -> QueryResult<usize> {
+pub fn delete_set(conn: &mut AnyConnection, site_id: &str, dim: &str, r: &SetRow) -> QueryResult<usize> {
     let mut q = RawQuery::new(
-        "DELETE FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = 'page' AND key = ?",
+        "DELETE FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = ? AND key = ?",
     );
-    q.text(site_id).text(r.tier.as_str()).int(r.bucket).text(r.key.as_str());
+    q.text(site_id).text(r.tier.as_str()).int(r.bucket).text(dim).text(r.key.as_str());
     q.execute(conn)
 }
 

@@ -1,19 +1,15 @@
 //! The rollups the report actors keep (OVR-03, OVR-05,
 //! STORE-04, STORE-05): counters per (site, tier, bucket), breakdown
 //! counters per dimension and key, roaring-bitmap visitor sets, and the dense
-//! per-site visitor numbers the sets hold. Tier `h` is the UTC hour, `d` the
-//! UTC day, `m` the UTC month (breakdowns and visitor sets only, from each
-//! site's `web_month_tier.complete_from`).
+//! per-site visitor numbers the sets hold. A tier, a dimension and a data
+//! class arrive here as their stored text: their meaning and spelling are the
+//! service's (`service::analytics::vocabulary`), which a store may not import.
 
 use diesel::sql_types::{BigInt, Binary, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
-
-pub const HOUR: &str = "h";
-pub const DAY: &str = "d";
-pub const MONTH: &str = "m";
 
 /// The UTC month start at or before `t` (ms).
 pub fn month_start(t: i64) -> i64 {
@@ -87,14 +83,14 @@ struct MinBucket {
     b: Option<i64>,
 }
 
-/// The site's earliest day bucket with breakdown or set rows before `before`.
-pub fn earliest_day_before(conn: &mut AnyConnection, site_id: &str, before: i64) -> QueryResult<Option<i64>> {
+/// The site's earliest bucket of `tier` with breakdown or set rows before `before`.
+pub fn earliest_before(conn: &mut AnyConnection, site_id: &str, tier: &str, before: i64) -> QueryResult<Option<i64>> {
     let mut first = None;
     for table in ["web_breakdowns", "web_visitor_sets"] {
         let mut q = RawQuery::new(format!(
-            "SELECT MIN(bucket) AS b FROM {table} WHERE site_id = ? AND tier = 'd' AND bucket < ?"
+            "SELECT MIN(bucket) AS b FROM {table} WHERE site_id = ? AND tier = ? AND bucket < ?"
         ));
-        q.text(site_id).int(before);
+        q.text(site_id).text(tier).int(before);
         if let Some(b) = q.load::<MinBucket>(conn)?.into_iter().next().and_then(|r| r.b) {
             first = Some(first.map_or(b, |f: i64| f.min(b)));
         }
@@ -102,18 +98,24 @@ pub fn earliest_day_before(conn: &mut AnyConnection, site_id: &str, before: i64)
     Ok(first)
 }
 
-/// Replaces the site's month rows of breakdowns for the month at `month`
-/// with the sums of its day rows.
-pub fn build_month_breakdowns(conn: &mut AnyConnection, site_id: &str, month: i64, next: i64) -> QueryResult<usize> {
-    let mut del = RawQuery::new("DELETE FROM web_breakdowns WHERE site_id = ? AND tier = 'm' AND bucket = ?");
-    del.text(site_id).int(month);
+/// Replaces the site's breakdown rows of tier `whole` at `bucket` with the
+/// sums of its rows of tier `part` in `[bucket, next)` (a month from its days).
+pub fn sum_breakdowns(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    (part, whole): (&str, &str),
+    bucket: i64,
+    next: i64,
+) -> QueryResult<usize> {
+    let mut del = RawQuery::new("DELETE FROM web_breakdowns WHERE site_id = ? AND tier = ? AND bucket = ?");
+    del.text(site_id).text(whole).int(bucket);
     del.execute(conn)?;
     let mut q = RawQuery::new(
         "INSERT INTO web_breakdowns (site_id, tier, bucket, dim, key, count) \
-         SELECT site_id, 'm', ?, dim, key, CAST(SUM(count) AS BIGINT) FROM web_breakdowns \
-         WHERE site_id = ? AND tier = 'd' AND bucket >= ? AND bucket < ? GROUP BY site_id, dim, key",
+         SELECT site_id, ?, ?, dim, key, CAST(SUM(count) AS BIGINT) FROM web_breakdowns \
+         WHERE site_id = ? AND tier = ? AND bucket >= ? AND bucket < ? GROUP BY site_id, dim, key",
     );
-    q.int(month).text(site_id).int(month).int(next);
+    q.text(whole).int(bucket).text(site_id).text(part).int(bucket).int(next);
     q.execute(conn)
 }
 
@@ -127,18 +129,25 @@ pub struct DimSetRow {
     pub bits: Vec<u8>,
 }
 
-/// Every day set of a site in `[from, to)`, all dimensions.
-pub fn day_sets_of_site(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<DimSetRow>> {
+/// Every set of a site's `tier` in `[from, to)`, all dimensions.
+pub fn sets_of_site(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    from: i64,
+    to: i64,
+) -> QueryResult<Vec<DimSetRow>> {
     let mut q = RawQuery::new(
-        "SELECT dim, key, bits FROM web_visitor_sets WHERE site_id = ? AND tier = 'd' AND bucket >= ? AND bucket < ?",
+        "SELECT dim, key, bits FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket >= ? AND bucket < ?",
     );
-    q.text(site_id).int(from).int(to);
+    q.text(site_id).text(tier).int(from).int(to);
     q.load(conn)
 }
 
-pub fn delete_month_sets(conn: &mut AnyConnection, site_id: &str, month: i64) -> QueryResult<usize> {
-    let mut q = RawQuery::new("DELETE FROM web_visitor_sets WHERE site_id = ? AND tier = 'm' AND bucket = ?");
-    q.text(site_id).int(month);
+/// Deletes every set of the site's `tier` at `bucket`.
+pub fn delete_sets(conn: &mut AnyConnection, site_id: &str, tier: &str, bucket: i64) -> QueryResult<usize> {
+    let mut q = RawQuery::new("DELETE FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ?");
+    q.text(site_id).text(tier).int(bucket);
     q.execute(conn)
 }
 
@@ -150,19 +159,20 @@ struct PurgedRow {
     purged_before: Option<i64>,
 }
 
-/// Per site of these, where retention's aggregates class is purged below (if it ever ran).
-pub fn aggregates_purged_before(
+/// Per site of these, where retention's `class` is purged below (if it ever ran).
+pub fn purged_before(
     conn: &mut AnyConnection,
+    class: &str,
     site_ids: &[String],
 ) -> QueryResult<std::collections::HashMap<String, i64>> {
     if site_ids.is_empty() {
         return Ok(Default::default());
     }
     let mut q = RawQuery::new(format!(
-        "SELECT site_id, purged_before FROM web_retention_jobs WHERE data_class = 'aggregates' AND site_id IN {}",
+        "SELECT site_id, purged_before FROM web_retention_jobs WHERE data_class = ? AND site_id IN {}",
         placeholders(site_ids.len())
     ));
-    q.texts(site_ids);
+    q.text(class).texts(site_ids);
     Ok(q.load::<PurgedRow>(conn)?.into_iter().filter_map(|r| r.purged_before.map(|p| (r.site_id, p))).collect())
 }
 

@@ -3,7 +3,7 @@
 #[allow(unused_imports)]
 use super::*;
 
-#[derive(Debug, Clone, QueryableByName)]
+#[derive(Debug, Clone, Default, QueryableByName)]
 pub struct VisitorRow {
     #[diesel(sql_type = Text)]
     pub session_id: String,

@@ -14,9 +14,17 @@ use crate::db::AnyConnection;
 use crate::db::schema::conversions;
 use crate::db::sql::{RawQuery, placeholders};
 
-pub const PENDING: &str = "pending";
-pub const SENT: &str = "sent";
-pub const FAILED: &str = "failed";
+crate::closed_set! {
+    /// Where a queued conversion is (`conversions.status`): `pending` until
+    /// it ends `sent` or `failed` (see [`end`]); a failed row may reopen.
+    pub enum ConversionStatus {
+        Pending = "pending",
+        Sent = "sent",
+        Failed = "failed",
+    }
+}
+
+use ConversionStatus::{Failed, Pending, Sent};
 
 #[derive(Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = conversions)]
@@ -81,10 +89,10 @@ pub struct Reopen<'a> {
 /// Reopens a failed row; false when it is not failed (pending or sent stay as they are).
 pub fn reopen(conn: &mut AnyConnection, r: Reopen<'_>) -> QueryResult<bool> {
     let n = diesel::update(
-        conversions::table.filter(conversions::event_id.eq(r.event_id)).filter(conversions::status.eq(FAILED)),
+        conversions::table.filter(conversions::event_id.eq(r.event_id)).filter(conversions::status.eq(Failed.as_str())),
     )
     .set((
-        conversions::status.eq(PENDING),
+        conversions::status.eq(Pending.as_str()),
         conversions::attempts.eq(0),
         conversions::due_at.eq(Some(r.now)),
         conversions::lease_owner.eq(None::<String>),
@@ -112,7 +120,7 @@ pub struct SentOf {
 pub fn delete_of_lead(conn: &mut AnyConnection, lead_id: &str) -> QueryResult<Vec<SentOf>> {
     let sent: Vec<(String, String, Option<i64>)> = conversions::table
         .filter(conversions::lead_id.eq(lead_id))
-        .filter(conversions::status.eq(SENT))
+        .filter(conversions::status.eq(Sent.as_str()))
         .select((conversions::site_id, conversions::event_name, conversions::sent_at))
         .load(conn)?;
     diesel::delete(conversions::table.filter(conversions::lead_id.eq(lead_id))).execute(conn)?;
@@ -147,7 +155,7 @@ pub fn bump_day(conn: &mut AnyConnection, site_id: &str, day: i64, event_name: &
 pub fn due(conn: &mut AnyConnection, site_id: &str, now: i64, limit: usize) -> QueryResult<Vec<ConversionRow>> {
     conversions::table
         .filter(conversions::site_id.eq(site_id))
-        .filter(conversions::status.eq(PENDING))
+        .filter(conversions::status.eq(Pending.as_str()))
         .filter(conversions::due_at.le(now))
         .filter(conversions::lease_until.is_null().or(conversions::lease_until.le(now)))
         // The index's own order (site, status, due): LIMIT stops early on a long queue.
@@ -172,7 +180,7 @@ pub fn take_lease(
     diesel::update(
         conversions::table
             .filter(conversions::event_id.eq_any(ids))
-            .filter(conversions::status.eq(PENDING))
+            .filter(conversions::status.eq(Pending.as_str()))
             .filter(conversions::lease_until.is_null().or(conversions::lease_until.le(now))),
     )
     .set((
@@ -186,7 +194,7 @@ pub fn take_lease(
     conversions::table
         .filter(conversions::event_id.eq_any(ids))
         .filter(conversions::lease_owner.eq(owner))
-        .filter(conversions::status.eq(PENDING))
+        .filter(conversions::status.eq(Pending.as_str()))
         .order(conversions::due_at.asc())
         .select(ConversionRow::as_select())
         .load(conn)
@@ -194,7 +202,7 @@ pub fn take_lease(
 
 /// How a row ends.
 pub struct End<'a> {
-    pub status: &'a str,
+    pub status: ConversionStatus,
     pub last_error: Option<&'a str>,
     pub sent_at: Option<i64>,
     pub now: i64,
@@ -213,16 +221,17 @@ pub fn end(
     }
     let mut select = conversions::table
         .filter(conversions::event_id.eq_any(ids))
-        .filter(conversions::status.eq(PENDING))
+        .filter(conversions::status.eq(Pending.as_str()))
         .select((conversions::site_id, conversions::event_name))
         .into_boxed();
     if let Some(o) = owner {
         select = select.filter(conversions::lease_owner.eq(o));
     }
     let ending: Vec<(String, String)> = select.load(conn)?;
-    let target = conversions::table.filter(conversions::event_id.eq_any(ids)).filter(conversions::status.eq(PENDING));
+    let target =
+        conversions::table.filter(conversions::event_id.eq_any(ids)).filter(conversions::status.eq(Pending.as_str()));
     let set = (
-        conversions::status.eq(e.status),
+        conversions::status.eq(e.status.as_str()),
         conversions::due_at.eq(None::<i64>),
         conversions::lease_owner.eq(None::<String>),
         conversions::lease_until.eq(None::<i64>),
@@ -254,7 +263,7 @@ pub fn retry_at(
     diesel::update(
         conversions::table
             .filter(conversions::event_id.eq_any(ids))
-            .filter(conversions::status.eq(PENDING))
+            .filter(conversions::status.eq(Pending.as_str()))
             .filter(conversions::lease_owner.eq(owner)),
     )
     .set((
@@ -276,7 +285,7 @@ pub fn give_back(conn: &mut AnyConnection, ids: &[String], owner: &str, now: i64
     diesel::update(
         conversions::table
             .filter(conversions::event_id.eq_any(ids))
-            .filter(conversions::status.eq(PENDING))
+            .filter(conversions::status.eq(Pending.as_str()))
             .filter(conversions::lease_owner.eq(owner)),
     )
     .set((
@@ -297,10 +306,12 @@ pub fn sites_with_pending(conn: &mut AnyConnection) -> QueryResult<Vec<String>> 
         #[diesel(sql_type = Text)]
         id: String,
     }
-    let q = RawQuery::new(
+    // The status is written into the text (not bound) so the planner sees the
+    // constant, as it always did.
+    let q = RawQuery::new(format!(
         "SELECT s.id AS id FROM sites s WHERE EXISTS \
-         (SELECT 1 FROM conversions c WHERE c.site_id = s.id AND c.status = 'pending') ORDER BY s.id",
-    );
+         (SELECT 1 FROM conversions c WHERE c.site_id = s.id AND c.status = '{Pending}') ORDER BY s.id",
+    ));
     Ok(q.load::<Site>(conn)?.into_iter().map(|s| s.id).collect())
 }
 
@@ -313,10 +324,10 @@ struct NextDue {
 /// When the site's queue next needs looking at: the earliest due attempt, or
 /// the end of a lease (a send lost on the way). None when nothing is pending.
 pub fn next_due(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<i64>> {
-    let mut q = RawQuery::new(
+    let mut q = RawQuery::new(format!(
         "SELECT MIN(CASE WHEN lease_until IS NOT NULL AND lease_until > due_at THEN lease_until ELSE due_at END) AS at \
-         FROM conversions WHERE site_id = ? AND status = 'pending'",
-    );
+         FROM conversions WHERE site_id = ? AND status = '{Pending}'",
+    ));
     q.text(site_id);
     Ok(q.load::<NextDue>(conn)?.into_iter().next().and_then(|r| r.at))
 }
@@ -431,4 +442,16 @@ pub fn column_event(conn: &mut AnyConnection, site_id: &str, key: &str) -> Query
         .get_result::<Option<String>>(conn)
         .optional()?
         .flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_reads_back_from_its_string() {
+        crate::assert_round_trip!(ConversionStatus);
+        let stored: Vec<&str> = ConversionStatus::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(stored, ["pending", "sent", "failed"], "the stored strings stay");
+    }
 }

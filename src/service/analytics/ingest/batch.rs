@@ -8,6 +8,7 @@ use url::Url;
 
 use crate::error::{Error, Result};
 use crate::service::analytics::ingest::urls;
+use crate::service::analytics::vocabulary::LineType;
 use crate::service::validate;
 
 pub const MAX_EVENTS: usize = 50;
@@ -16,7 +17,6 @@ const MAX_PROPERTY_KEY: usize = 64;
 const MAX_PROPERTY_STRING: usize = 256;
 const MAX_VITAL_MS: i64 = 600_000;
 const MAX_ENGAGED_MS: i64 = 86_400_000;
-const RESERVED_NAMES: &[&str] = &["pageview", "engagement", "vitals"];
 
 #[derive(Debug, Clone)]
 pub struct Batch {
@@ -217,6 +217,15 @@ pub fn vitals_of(o: &Map<String, Value>) -> Vitals {
     }
 }
 
+/// Whether a custom event's name is reserved: another line type's (a custom
+/// event named `pageview` would read as one in an export).
+pub fn is_reserved_name(name: &str) -> bool {
+    match LineType::parse(name) {
+        Some(LineType::Pageview | LineType::Engagement | LineType::Vitals) => true,
+        Some(LineType::Event) | None => false,
+    }
+}
+
 /// Check 7 of §3.3 for one event (rule TRK-16): None rejects it. The domain
 /// check and the pageview-id checks that need stored rows come later.
 pub fn check_event(v: &Value) -> Option<Incoming> {
@@ -228,8 +237,8 @@ pub fn check_event(v: &Value) -> Option<Incoming> {
     let pageview_id =
         || field(o, "pageviewId").and_then(Value::as_str).filter(|p| is_pageview_id(p)).map(str::to_string);
     let url = || field(o, "url").and_then(Value::as_str).and_then(urls::parse_page_url);
-    match o.get("type").and_then(Value::as_str)? {
-        "pageview" => {
+    match LineType::parse(o.get("type").and_then(Value::as_str)?)? {
+        LineType::Pageview => {
             let referrer = match field(o, "referrer") {
                 None => None,
                 Some(Value::String(s)) if s.len() <= urls::MAX_URL_BYTES => Some(s.clone()),
@@ -245,24 +254,23 @@ pub fn check_event(v: &Value) -> Option<Incoming> {
                 origin: None,
             })
         }
-        "event" => {
+        LineType::Event => {
             let name = field(o, "name").and_then(Value::as_str)?;
-            if !(1..=120).contains(&name.chars().count()) || RESERVED_NAMES.contains(&name) {
+            if !(1..=120).contains(&name.chars().count()) || is_reserved_name(name) {
                 return None;
             }
             let properties = properties(o.get("properties"), false).ok()?;
             Some(Incoming::Custom { ts, url: url()?, name: name.to_string(), properties, origin: None })
         }
-        "vitals" => {
+        LineType::Vitals => {
             let vitals = vitals_of(o);
             (!vitals.is_empty()).then_some(())?;
             Some(Incoming::Vitals { pageview_id: pageview_id()?, vitals })
         }
-        "engagement" => {
+        LineType::Engagement => {
             let engaged_ms = field(o, "engagedMs").and_then(whole).filter(|e| (0..=MAX_ENGAGED_MS).contains(e))?;
             Some(Incoming::Engagement { pageview_id: pageview_id()?, engaged_ms })
         }
-        _ => None,
     }
 }
 

@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::vocabulary::LineType;
 use crate::store::analytics::{self as store, EventRow, SessionRow};
 
 pub const PAGE: usize = 2_000;
@@ -29,6 +30,7 @@ fn put(o: &mut Map<String, Value>, k: &str, v: Option<&String>) {
 
 fn line(e: &EventRow, session: Option<&SessionRow>) -> Value {
     let mut o = Map::new();
+    // A stored kind is spelled as its line type (`EventKind::line_type`).
     o.insert("type".into(), json!(e.kind));
     o.insert("occurredAt".into(), json!(e.occurred_at));
     o.insert("visitorId".into(), json!(e.visitor_id));
@@ -86,14 +88,14 @@ pub fn next_page(
         let base = || json!({"occurredAt": e.occurred_at, "visitorId": e.visitor_id, "pageviewId": pv});
         if let Some(ms) = e.engaged_ms {
             let mut l = base();
-            l["type"] = json!("engagement");
+            l["type"] = json!(LineType::Engagement);
             l["engagedMs"] = json!(ms);
             out.push_str(&l.to_string());
             out.push('\n');
         }
         if [e.lcp, e.inp, e.cls, e.fcp, e.ttfb].iter().any(Option::is_some) {
             let mut l = base();
-            l["type"] = json!("vitals");
+            l["type"] = json!(LineType::Vitals);
             for (k, v) in [("lcp", e.lcp), ("inp", e.inp), ("fcp", e.fcp), ("ttfb", e.ttfb)] {
                 if let Some(v) = v {
                     l[k] = json!(v);

@@ -16,6 +16,7 @@ use crate::service::analytics::ingest::accept::{self, Visit};
 use crate::service::analytics::ingest::agent::{self, Agent, BROWSERS, OSES};
 use crate::service::analytics::ingest::batch::{self, Incoming, LineOrigin};
 use crate::service::analytics::ingest::urls;
+use crate::service::analytics::vocabulary::LineType;
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::sites;
@@ -133,7 +134,7 @@ fn check_line(number: usize, v: &Value, site: &sites::Site, now: i64) -> std::re
     origin.region = text(o, "region")?.map(|r| if region_code(r) { Ok(r.to_string()) } else { Err(()) }).transpose()?;
     let language = text(o, "language")?.map(|l| urls::language(l).ok_or(())).transpose()?;
     origin.language = language.clone();
-    let kind = text(o, "type")?.ok_or(())?;
+    let kind = LineType::parse(text(o, "type")?.ok_or(())?).ok_or(())?;
     let pageview_id = || text(o, "pageviewId").ok().flatten().filter(|p| batch::is_pageview_id(p)).map(str::to_string);
     let properties = || batch::properties(o.get("properties"), true).map_err(|_| ());
     // `url` (checked and split like a tracker URL) or `path` (a stored path), exactly one.
@@ -170,7 +171,7 @@ fn check_line(number: usize, v: &Value, site: &sites::Site, now: i64) -> std::re
     let origin = Some(Box::new(origin));
     let ts = Some(occurred_at);
     let event = match kind {
-        "pageview" => Incoming::Pageview {
+        LineType::Pageview => Incoming::Pageview {
             ts,
             pageview_id: pageview_id().ok_or(())?,
             url: page()?,
@@ -178,26 +179,25 @@ fn check_line(number: usize, v: &Value, site: &sites::Site, now: i64) -> std::re
             properties: properties()?,
             origin,
         },
-        "event" => {
+        LineType::Event => {
             let name = bounded(o, "name", 120)?.ok_or(())?;
-            if ["pageview", "engagement", "vitals"].contains(&name.as_str()) {
+            if batch::is_reserved_name(&name) {
                 return Err(());
             }
             Incoming::Custom { ts, url: page()?, name, properties: properties()?, origin }
         }
-        "vitals" => {
+        LineType::Vitals => {
             let vitals = batch::vitals_of(o);
             if vitals.is_empty() {
                 return Err(());
             }
             Incoming::Vitals { pageview_id: pageview_id().ok_or(())?, vitals }
         }
-        "engagement" => {
+        LineType::Engagement => {
             let engaged_ms =
                 o.get("engagedMs").and_then(Value::as_i64).filter(|e| (0..=86_400_000).contains(e)).ok_or(())?;
             Incoming::Engagement { pageview_id: pageview_id().ok_or(())?, engaged_ms }
         }
-        _ => return Err(()),
     };
     Ok(Line { number, occurred_at, visitor_id, bot, agent, language, event })
 }

@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
-use crate::service::analytics::rollup::buckets::bucket;
+use crate::service::analytics::rollup::buckets::bucket_of_text;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::definitions as defs_store;
@@ -150,7 +150,7 @@ pub fn top_goals(
     let mut rows: Vec<(i64, i64, String, String, String, bool)> = Vec::new();
     for site in site_ids {
         let mut counts = HashMap::new();
-        add_counts(&mut counts, store::counters(conn, site, tier, bucket(tier, from), to + 1).map_err(db)?);
+        add_counts(&mut counts, store::counters(conn, site, tier, bucket_of_text(tier, from), to + 1).map_err(db)?);
         if counts.is_empty() {
             continue;
         }

@@ -12,11 +12,11 @@ use crate::error::{Error, Result};
 use crate::service::analytics::reports::goals::TopGoal;
 use crate::service::analytics::reports::numbers::{Fixed, avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::{self, Part};
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket, dim};
+use crate::service::analytics::rollup::buckets::{DAY, DAY_MS, HOUR, HOUR_MS, MONTH, bucket_of_text, dim};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics as store;
-use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
+use crate::store::analytics::rollups as r;
 
 const TOP: usize = 10;
 
@@ -345,7 +345,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
 
     // Series: one bucket per step, zeros where nothing was counted (rule OVR-03).
     let mut series: BTreeMap<i64, r::Counters> = BTreeMap::new();
-    let mut b = bucket(tier, a.from);
+    let mut b = bucket_of_text(tier, a.from);
     while b <= a.to {
         series.insert(b, r::Counters::default());
         b += step;

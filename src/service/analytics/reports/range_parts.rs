@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
-use crate::store::analytics::rollups::{self as r, DAY, HOUR, MONTH};
+use crate::service::analytics::rollup::buckets::{DAY, HOUR, MONTH};
+use crate::service::analytics::vocabulary::RetentionClass;
+use crate::store::analytics::rollups as r;
 
 /// A tier and the inclusive bucket range read from it.
 pub type Part = (&'static str, i64, i64);
@@ -47,7 +49,7 @@ pub fn groups(
         return Ok(vec![(site_ids.to_vec(), vec![(HOUR, from, to)])]);
     }
     let complete = r::month_tiers(conn, site_ids, false)?;
-    let purged = r::aggregates_purged_before(conn, site_ids)?;
+    let purged = r::purged_before(conn, RetentionClass::Aggregates.as_str(), site_ids)?;
     let mut by_bound: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for id in site_ids {
         let bound = complete.get(id).copied().unwrap_or(0).max(purged.get(id).copied().unwrap_or(0));

@@ -2,8 +2,7 @@
 //! whole UTC days from the day tier, whole UTC hours from the hour tier, and
 //! the partial hours at either end from the rows themselves.
 
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
-use crate::store::analytics::rollups::{DAY, HOUR};
+use crate::service::analytics::rollup::buckets::{DAY, DAY_MS, HOUR, HOUR_MS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Piece {

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics as store;
@@ -98,9 +99,9 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
     let since = store::tracking_since(conn, &a.site_id)?;
     let map_from = crate::service::analytics::rollup::site_map::coverage_from(conn, &a.site_id, site.created_at)?;
     let purged = crate::service::analytics::retention::purged_before(conn, &a.site_id)?;
-    let purged_of = |c: &str| purged.iter().find(|(k, _)| k == c).and_then(|(_, p)| *p);
-    let aggregates_from = purged_of("aggregates");
-    let detail = |name: &str| {
+    let purged_of = |c: RetentionClass| purged.iter().find(|(k, _)| *k == c).and_then(|(_, p)| *p);
+    let aggregates_from = purged_of(RetentionClass::Aggregates);
+    let detail = |name: RetentionClass| {
         let mut v = class(a.from, a.to, now, since, purged_of(name));
         // Retained only while the aggregates still cover the whole overlap (rule ARPT-23).
         let overlap_start = since.map_or(a.from, |s| a.from.max(s));
@@ -121,9 +122,9 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
         tracking_since: since,
         classes: CoverageClasses {
             aggregates,
-            sessions: detail("sessions"),
-            events: detail("events"),
-            conversions: detail("conversions"),
+            sessions: detail(RetentionClass::Sessions),
+            events: detail(RetentionClass::Events),
+            conversions: detail(RetentionClass::Conversions),
             site_map: class(a.from, a.to, now, Some(map_from), aggregates_from),
         },
     })

@@ -16,6 +16,7 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::rollup::buckets::DAY_MS;
+use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::people as people_store;
@@ -24,17 +25,14 @@ use crate::store::analytics::retention::{self as store, JobRow, PolicyRow};
 pub const MIN_DAYS: i64 = 1;
 pub const MAX_DAYS: i64 = 3650;
 
-/// The classes in the order `jobs` and `backlog` list them (rule RET-05).
-pub const CLASSES: [&str; 5] = ["events", "sessions", "conversions", "profiles", "aggregates"];
-
 /// The tables of a class and the time each compares with the cutoff (§5.9).
-fn tables(class: &str) -> &'static [(&'static str, &'static str)] {
+fn tables(class: RetentionClass) -> &'static [(&'static str, &'static str)] {
     match class {
-        "events" => &[("web_events", "occurred_at"), ("web_goal_hits", "at"), ("web_funnel_steps", "at")],
-        "sessions" => &[("web_sessions", "started_at"), ("web_session_goals", "started_at")],
-        "conversions" => &[("web_conversions", "occurred_at")],
-        "profiles" => &[("web_profiles", "last_seen_at")],
-        "aggregates" => &[
+        RetentionClass::Events => &[("web_events", "occurred_at"), ("web_goal_hits", "at"), ("web_funnel_steps", "at")],
+        RetentionClass::Sessions => &[("web_sessions", "started_at"), ("web_session_goals", "started_at")],
+        RetentionClass::Conversions => &[("web_conversions", "occurred_at")],
+        RetentionClass::Profiles => &[("web_profiles", "last_seen_at")],
+        RetentionClass::Aggregates => &[
             ("web_counters", "bucket"),
             ("web_breakdowns", "bucket"),
             ("web_visitor_sets", "bucket"),
@@ -46,7 +44,6 @@ fn tables(class: &str) -> &'static [(&'static str, &'static str)] {
             // A tracked link's daily counters; its all-time totals stay (rule RET-08).
             ("web_link_days", "day"),
         ],
-        _ => &[],
     }
 }
 
@@ -56,21 +53,27 @@ fn db(e: diesel::result::Error) -> Error {
 
 /// A class's cutoff at `now` (rule RET-03): `now − days × 86,400,000`, for
 /// `aggregates` the UTC day start at or before it.
-pub fn cutoff(p: &PolicyRow, class: &str, now: i64) -> i64 {
+pub fn cutoff(p: &PolicyRow, class: RetentionClass, now: i64) -> i64 {
     let days = match class {
-        "events" => p.events_days,
-        "sessions" => p.sessions_days,
-        "conversions" => p.conversions_days,
-        "profiles" => p.profiles_days,
-        _ => p.aggregates_days,
+        RetentionClass::Events => p.events_days,
+        RetentionClass::Sessions => p.sessions_days,
+        RetentionClass::Conversions => p.conversions_days,
+        RetentionClass::Profiles => p.profiles_days,
+        RetentionClass::Aggregates => p.aggregates_days,
     };
     let c = now - days * DAY_MS;
-    if class == "aggregates" { c - c.rem_euclid(DAY_MS) } else { c }
+    if class == RetentionClass::Aggregates { c - c.rem_euclid(DAY_MS) } else { c }
 }
 
 /// Deletes at most `limit` rows of the class past `cutoff`; answers how many.
-pub fn delete_step(conn: &mut AnyConnection, site_id: &str, class: &str, cutoff: i64, limit: usize) -> Result<usize> {
-    if class == "profiles" {
+pub fn delete_step(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    class: RetentionClass,
+    cutoff: i64,
+    limit: usize,
+) -> Result<usize> {
+    if class == RetentionClass::Profiles {
         return delete_profiles(conn, site_id, cutoff, limit);
     }
     let mut left = limit;
@@ -80,7 +83,7 @@ pub fn delete_step(conn: &mut AnyConnection, site_id: &str, class: &str, cutoff:
         }
         left -= store::delete_before(conn, table, column, site_id, cutoff, left).map_err(db)?;
     }
-    if class == "sessions" && left > 0 {
+    if class == RetentionClass::Sessions && left > 0 {
         left -= store::delete_orphan_visitors(conn, site_id, cutoff, left).map_err(db)?;
     }
     Ok(limit - left)
@@ -112,12 +115,12 @@ fn delete_profiles(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: 
 }
 
 /// The class's rows past `cutoff` not yet deleted.
-pub fn backlog(conn: &mut AnyConnection, site_id: &str, class: &str, cutoff: i64) -> Result<i64> {
+pub fn backlog(conn: &mut AnyConnection, site_id: &str, class: RetentionClass, cutoff: i64) -> Result<i64> {
     let mut n = 0;
     for (table, column) in tables(class) {
         n += store::count_before(conn, table, column, site_id, cutoff).map_err(db)?;
     }
-    if class == "sessions" {
+    if class == RetentionClass::Sessions {
         n += store::count_orphan_visitors(conn, site_id, cutoff).map_err(db)?;
     }
     Ok(n)
@@ -256,8 +259,8 @@ pub fn status(conn: &mut AnyConnection, a: StatusArgs, server_now: i64, interval
     let jobs: Vec<JobRow> = store::jobs(conn, &a.site_id).map_err(db)?;
     let mut rows = Vec::new();
     let mut backlogs = BTreeMap::new();
-    for class in CLASSES {
-        let job = jobs.iter().find(|j| j.data_class == class);
+    for &class in RetentionClass::ALL {
+        let job = jobs.iter().find(|j| j.data_class == class.as_str());
         let c = cutoff(&p, class, now);
         rows.push(JobStatus {
             data_class: class.to_string(),
@@ -273,6 +276,8 @@ pub fn status(conn: &mut AnyConnection, a: StatusArgs, server_now: i64, interval
 }
 
 /// Per class, the cutoff below which its rows are gone (`null`: none purged).
-pub fn purged_before(conn: &mut AnyConnection, site_id: &str) -> Result<Vec<(String, Option<i64>)>> {
-    Ok(store::jobs(conn, site_id).map_err(db)?.into_iter().map(|j| (j.data_class, j.purged_before)).collect())
+pub fn purged_before(conn: &mut AnyConnection, site_id: &str) -> Result<Vec<(RetentionClass, Option<i64>)>> {
+    let jobs = store::jobs(conn, site_id).map_err(db)?;
+    // A job row of a class this version does not know (a newer one's) purges nothing here.
+    Ok(jobs.into_iter().filter_map(|j| Some((RetentionClass::parse(&j.data_class)?, j.purged_before))).collect())
 }

@@ -16,21 +16,22 @@ use roaring::RoaringBitmap;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::vocabulary::{Change, Dimension, Tier};
 use crate::store::analytics::conversions as conversion_store;
 use crate::store::analytics::goals as goal_store;
-use crate::store::analytics::rollups::{self as r, Counters, DAY, HOUR, MONTH};
+use crate::store::analytics::rollups::{self as r, Counters};
 use crate::store::analytics::{self as store, OutboxRow, SessionRow};
-use buckets::{bucket, dim};
+use buckets::bucket;
 
-type SetKey = (String, &'static str, i64, &'static str, String);
+type SetKey = (String, Tier, i64, Dimension, String);
 
 #[derive(Default)]
 struct Deltas {
-    counters: BTreeMap<(String, &'static str, i64), Counters>,
-    breakdowns: BTreeMap<(String, &'static str, i64, &'static str, String), i64>,
+    counters: BTreeMap<(String, Tier, i64), Counters>,
+    breakdowns: BTreeMap<(String, Tier, i64, Dimension, String), i64>,
     sets: BTreeMap<SetKey, RoaringBitmap>,
     /// (completions, sessions) per (site, tier, bucket, goal).
-    goals: BTreeMap<(String, &'static str, i64, String), (i64, i64)>,
+    goals: BTreeMap<(String, Tier, i64, String), (i64, i64)>,
     /// Tagged sessions per (site, UTC day, affiliate).
     affiliates: BTreeMap<(String, i64, String), i64>,
     /// Per site, the first month its month rows are kept from (absent: 0).
@@ -40,15 +41,15 @@ struct Deltas {
 impl Deltas {
     /// Month rows of a month before the site's `complete_from` are left to
     /// the month build, which sums them from the day rows.
-    fn skips(&self, site: &str, tier: &str, b: i64) -> bool {
-        tier == MONTH && b < self.month_from.get(site).copied().unwrap_or(0)
+    fn skips(&self, site: &str, tier: Tier, b: i64) -> bool {
+        tier == Tier::Month && b < self.month_from.get(site).copied().unwrap_or(0)
     }
 
-    fn counter(&mut self, site: &str, tier: &'static str, t: i64) -> &mut Counters {
+    fn counter(&mut self, site: &str, tier: Tier, t: i64) -> &mut Counters {
         self.counters.entry((site.to_string(), tier, bucket(tier, t))).or_default()
     }
 
-    fn count(&mut self, site: &str, tier: &'static str, t: i64, d: &'static str, key: Option<&str>) {
+    fn count(&mut self, site: &str, tier: Tier, t: i64, d: Dimension, key: Option<&str>) {
         let b = bucket(tier, t);
         if self.skips(site, tier, b) {
             return;
@@ -56,7 +57,7 @@ impl Deltas {
         *self.breakdowns.entry((site.to_string(), tier, b, d, key.unwrap_or("").to_string())).or_default() += 1;
     }
 
-    fn visitor(&mut self, site: &str, tier: &'static str, t: i64, d: &'static str, key: &str, number: u32) {
+    fn visitor(&mut self, site: &str, tier: Tier, t: i64, d: Dimension, key: &str, number: u32) {
         let b = bucket(tier, t);
         if self.skips(site, tier, b) {
             return;
@@ -66,7 +67,7 @@ impl Deltas {
 
     /// Completions at the event's time, a session's first completion in the
     /// bucket of its start (§5.4 goal `completions` and `sessions`).
-    fn goals(&mut self, o: &OutboxRow, tier: &'static str) {
+    fn goals(&mut self, o: &OutboxRow, tier: Tier) {
         for id in o.goals.as_deref().unwrap_or("").split_whitespace() {
             self.goals.entry((o.site_id.clone(), tier, bucket(tier, o.at), id.to_string())).or_default().0 += 1;
         }
@@ -77,16 +78,16 @@ impl Deltas {
     }
 
     /// The session's breakdowns, in the bucket of its start (rule OVR-04).
-    fn session_opened(&mut self, s: &SessionRow, tier: &'static str) {
+    fn session_opened(&mut self, s: &SessionRow, tier: Tier) {
         let t = s.started_at;
-        self.count(&s.site_id, tier, t, dim::ENTRY, Some(&s.entry_route));
-        self.count(&s.site_id, tier, t, dim::SOURCE, Some(&s.source));
-        self.count(&s.site_id, tier, t, dim::REFERRER, s.referrer.as_deref());
-        self.count(&s.site_id, tier, t, dim::MEDIUM, Some(&s.medium));
-        self.count(&s.site_id, tier, t, dim::CAMPAIGN, s.campaign.as_deref());
-        self.count(&s.site_id, tier, t, dim::COUNTRY, s.country.as_deref());
-        self.count(&s.site_id, tier, t, dim::DEVICE, s.device.as_deref());
-        self.count(&s.site_id, tier, t, dim::BROWSER, s.browser.as_deref());
+        self.count(&s.site_id, tier, t, Dimension::Entry, Some(&s.entry_route));
+        self.count(&s.site_id, tier, t, Dimension::Source, Some(&s.source));
+        self.count(&s.site_id, tier, t, Dimension::Referrer, s.referrer.as_deref());
+        self.count(&s.site_id, tier, t, Dimension::Medium, Some(&s.medium));
+        self.count(&s.site_id, tier, t, Dimension::Campaign, s.campaign.as_deref());
+        self.count(&s.site_id, tier, t, Dimension::Country, s.country.as_deref());
+        self.count(&s.site_id, tier, t, Dimension::Device, s.device.as_deref());
+        self.count(&s.site_id, tier, t, Dimension::Browser, s.browser.as_deref());
     }
 }
 
@@ -112,9 +113,12 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     let mut d = Deltas { month_from: r::month_tiers(conn, &site_ids, true).map_err(db)?, ..Deltas::default() };
     for o in &rows {
         let session = sessions.get(&o.session_id);
+        // Outbox rows hold a kind this version writes; an unknown one (a
+        // newer writer's) still counts its session, as before.
+        let change = Change::parse(&o.kind);
         // The month tier keeps breakdowns and visitor sets only.
-        for tier in [HOUR, DAY, MONTH] {
-            let counted = tier != MONTH;
+        for &tier in Tier::ALL {
+            let counted = tier.counted();
             if counted {
                 let c = d.counter(&o.site_id, tier, o.session_start);
                 c.sessions += o.new_session;
@@ -125,57 +129,64 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
                 && let Some(s) = session
             {
                 d.session_opened(s, tier);
-                if tier == DAY
+                if tier == Tier::Day
                     && let Some(a) = &s.affiliate_id
                 {
-                    *d.affiliates.entry((s.site_id.clone(), bucket(DAY, s.started_at), a.clone())).or_default() += 1;
+                    *d.affiliates
+                        .entry((s.site_id.clone(), bucket(Tier::Day, s.started_at), a.clone()))
+                        .or_default() += 1;
                 }
             }
             if counted {
                 d.goals(o, tier);
             }
-            let visitor = matches!(o.kind.as_str(), "pageview" | "event");
-            match o.kind.as_str() {
-                "pageview" => {
+            match change {
+                Some(Change::Pageview) => {
                     if counted {
                         d.counter(&o.site_id, tier, o.at).pageviews += 1;
                     }
-                    d.count(&o.site_id, tier, o.at, dim::PAGE, Some(&o.route));
+                    d.count(&o.site_id, tier, o.at, Dimension::Page, Some(&o.route));
                 }
-                "event" => {
+                Some(Change::Event) => {
                     if counted {
                         d.counter(&o.site_id, tier, o.at).custom_events += 1;
                     }
-                    d.count(&o.site_id, tier, o.at, dim::EVENT, o.name.as_deref());
+                    d.count(&o.site_id, tier, o.at, Dimension::Event, o.name.as_deref());
                 }
-                "engagement" if counted => {
-                    let c = d.counter(&o.site_id, tier, o.at);
-                    c.engaged_sum += o.d_engaged_sum;
-                    c.engaged_count += o.d_engaged_count;
+                Some(Change::Engagement) => {
+                    if counted {
+                        let c = d.counter(&o.site_id, tier, o.at);
+                        c.engaged_sum += o.d_engaged_sum;
+                        c.engaged_count += o.d_engaged_count;
+                    }
                 }
-                _ => {}
+                // Vitals go to their digests (`vitals::apply`).
+                Some(Change::Vital) | None => {}
             }
             // Only pageviews and custom events make a visitor count (rule OVR-06).
-            if visitor && let Some(n) = numbers.get(&(o.site_id.clone(), o.visitor_id.clone())) {
-                d.visitor(&o.site_id, tier, o.at, dim::ALL, "", *n);
-                if tier != HOUR {
-                    if o.kind == "pageview" {
-                        d.visitor(&o.site_id, tier, o.at, dim::PAGE, &o.route, *n);
+            if change.is_some_and(Change::counts_visitor)
+                && let Some(n) = numbers.get(&(o.site_id.clone(), o.visitor_id.clone()))
+            {
+                d.visitor(&o.site_id, tier, o.at, Dimension::All, "", *n);
+                if tier != Tier::Hour {
+                    if change == Some(Change::Pageview) {
+                        d.visitor(&o.site_id, tier, o.at, Dimension::Page, &o.route, *n);
                     }
                     if let Some(s) = session {
-                        d.visitor(&o.site_id, tier, o.at, dim::SOURCE, &s.source, *n);
+                        d.visitor(&o.site_id, tier, o.at, Dimension::Source, &s.source, *n);
                     }
                 }
             }
         }
     }
     for ((site, tier, b), c) in &d.counters {
-        r::add_counters(conn, site, tier, *b, c).map_err(db)?;
+        r::add_counters(conn, site, tier.as_str(), *b, c).map_err(db)?;
     }
     for ((site, tier, b, dm, key), n) in &d.breakdowns {
-        r::add_breakdown(conn, site, tier, *b, dm, key, *n).map_err(db)?;
+        r::add_breakdown(conn, site, tier.as_str(), *b, dm.as_str(), key, *n).map_err(db)?;
     }
     for ((site, tier, b, dm, key), added) in d.sets {
+        let (tier, dm) = (tier.as_str(), dm.as_str());
         let mut set = match r::set_bits(conn, &site, tier, b, dm, &key).map_err(db)? {
             Some(bytes) => RoaringBitmap::deserialize_from(&bytes[..]).map_err(Error::internal)?,
             None => RoaringBitmap::new(),
@@ -189,7 +200,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
         }
     }
     for ((site, tier, b, goal), (completions, sessions)) in &d.goals {
-        goal_store::add_counter(conn, site, tier, *b, goal, *completions, *sessions).map_err(db)?;
+        goal_store::add_counter(conn, site, tier.as_str(), *b, goal, *completions, *sessions).map_err(db)?;
     }
     for ((site, day, affiliate), sessions) in &d.affiliates {
         let add = conversion_store::AffiliateDay { sessions: *sessions, ..Default::default() };
@@ -207,7 +218,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
 /// The dense numbers of the batch's counted visitors, per site.
 fn numbers_of(conn: &mut AnyConnection, rows: &[OutboxRow]) -> Result<HashMap<(String, String), u32>> {
     let mut per_site: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for o in rows.iter().filter(|o| matches!(o.kind.as_str(), "pageview" | "event")) {
+    for o in rows.iter().filter(|o| Change::parse(&o.kind).is_some_and(Change::counts_visitor)) {
         per_site.entry(&o.site_id).or_default().push(o.visitor_id.clone());
     }
     let mut out = HashMap::new();

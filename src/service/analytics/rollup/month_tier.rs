@@ -13,7 +13,8 @@ use roaring::RoaringBitmap;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::store::analytics::rollups::{self as r, MONTH};
+use crate::service::analytics::vocabulary::Tier;
+use crate::store::analytics::rollups as r;
 
 fn db(e: diesel::result::Error) -> Error {
     Error::from(e)
@@ -27,22 +28,22 @@ pub fn build_step(conn: &mut AnyConnection) -> Result<bool> {
         // Another process finished the site meanwhile.
         _ => return Ok(true),
     };
-    let Some(first) = r::earliest_day_before(conn, &site, from).map_err(db)? else {
+    let Some(first) = r::earliest_before(conn, &site, Tier::Day.as_str(), from).map_err(db)? else {
         r::set_month_tier(conn, &site, 0).map_err(db)?;
         return Ok(true);
     };
     let month = r::month_start(from - 1);
-    r::build_month_breakdowns(conn, &site, month, from).map_err(db)?;
-    r::delete_month_sets(conn, &site, month).map_err(db)?;
+    r::sum_breakdowns(conn, &site, (Tier::Day.as_str(), Tier::Month.as_str()), month, from).map_err(db)?;
+    r::delete_sets(conn, &site, Tier::Month.as_str(), month).map_err(db)?;
     let mut sets: BTreeMap<(String, String), RoaringBitmap> = BTreeMap::new();
-    for row in r::day_sets_of_site(conn, &site, month, from).map_err(db)? {
+    for row in r::sets_of_site(conn, &site, Tier::Day.as_str(), month, from).map_err(db)? {
         *sets.entry((row.dim, row.key)).or_default() |=
             RoaringBitmap::deserialize_from(&row.bits[..]).map_err(Error::internal)?;
     }
     for ((dim, key), set) in sets {
         let mut bytes = Vec::with_capacity(set.serialized_size());
         set.serialize_into(&mut bytes).map_err(Error::internal)?;
-        r::put_set(conn, &site, MONTH, month, &dim, &key, bytes).map_err(db)?;
+        r::put_set(conn, &site, Tier::Month.as_str(), month, &dim, &key, bytes).map_err(db)?;
     }
     r::set_month_tier(conn, &site, if first >= month { 0 } else { month }).map_err(db)?;
     Ok(true)

@@ -18,6 +18,7 @@ use roaring::RoaringBitmap;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::vocabulary::Dimension;
 use crate::service::sites::routes;
 use crate::store::analytics::regroup::{self as store, PathTable};
 use crate::store::analytics::rollups as r;
@@ -25,6 +26,10 @@ use crate::store::analytics::site_map::{self as map, RouteCounts};
 use crate::store::analytics::vitals::{self as vitals, Cell};
 
 const PHASES: i64 = 9;
+/// The breakdown dimensions whose keys are routes (pages, entry pages).
+const ROUTE_DIMENSIONS: [&str; 2] = [Dimension::Page.as_str(), Dimension::Entry.as_str()];
+/// The visitor sets keyed by route: the pages' (entry pages keep no set).
+const ROUTE_SETS: &str = Dimension::Page.as_str();
 /// Candidate routes named in one step's `IN` list.
 const MAX_KEYS: usize = 400;
 
@@ -158,11 +163,11 @@ fn more(n: usize, batch: usize) -> Progress {
 }
 
 fn breakdowns(conn: &mut AnyConnection, m: &Mover, site: &str, batch: usize) -> Result<Progress> {
-    let keys = m.candidates(store::distinct_routes(conn, store::BREAKDOWN_ROUTES, site)?);
+    let keys = m.candidates(store::breakdown_keys(conn, site, &ROUTE_DIMENSIONS)?);
     if keys.is_empty() {
         return Ok(Progress::Done);
     }
-    let rows = store::breakdowns(conn, site, &keys, batch)?;
+    let rows = store::breakdowns(conn, site, &ROUTE_DIMENSIONS, &keys, batch)?;
     for row in &rows {
         let Some(to) = m.target(&row.key) else { continue };
         r::add_breakdown(conn, site, &row.tier, row.bucket, &row.dim, &to, row.count)?;
@@ -172,21 +177,21 @@ fn breakdowns(conn: &mut AnyConnection, m: &Mover, site: &str, batch: usize) -> 
 }
 
 fn sets(conn: &mut AnyConnection, m: &Mover, site: &str, batch: usize) -> Result<Progress> {
-    let keys = m.candidates(store::distinct_routes(conn, store::SET_ROUTES, site)?);
+    let keys = m.candidates(store::set_keys(conn, site, ROUTE_SETS)?);
     if keys.is_empty() {
         return Ok(Progress::Done);
     }
-    let rows = store::sets(conn, site, &keys, batch)?;
+    let rows = store::sets(conn, site, ROUTE_SETS, &keys, batch)?;
     for row in &rows {
         let Some(to) = m.target(&row.key) else { continue };
         let mut set = RoaringBitmap::deserialize_from(&row.bits[..]).map_err(Error::internal)?;
-        if let Some(bytes) = r::set_bits(conn, site, &row.tier, row.bucket, "page", &to)? {
+        if let Some(bytes) = r::set_bits(conn, site, &row.tier, row.bucket, ROUTE_SETS, &to)? {
             set |= RoaringBitmap::deserialize_from(&bytes[..]).map_err(Error::internal)?;
         }
         let mut bytes = Vec::with_capacity(set.serialized_size());
         set.serialize_into(&mut bytes).map_err(Error::internal)?;
-        r::put_set(conn, site, &row.tier, row.bucket, "page", &to, bytes)?;
-        store::delete_set(conn, site, row)?;
+        r::put_set(conn, site, &row.tier, row.bucket, ROUTE_SETS, &to, bytes)?;
+        store::delete_set(conn, site, ROUTE_SETS, row)?;
     }
     Ok(more(rows.len(), batch))
 }

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
+use crate::service::analytics::vocabulary::{Change, Tier};
 use crate::service::sites::routes;
-use crate::store::analytics::rollups::DAY;
 use crate::store::analytics::site_map::{self as store, RouteCounts};
 use crate::store::analytics::{OutboxRow, SessionRow};
 
@@ -42,8 +42,8 @@ struct Deltas {
 /// Adds a batch's pageviews to the site-map rollups (in the report actor's transaction).
 pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow]) -> Result<()> {
     let mut d = Deltas::default();
-    for o in rows.iter().filter(|o| o.kind == "pageview") {
-        let day = bucket(DAY, o.at);
+    for o in rows.iter().filter(|o| o.kind == Change::Pageview.as_str()) {
+        let day = bucket(Tier::Day, o.at);
         let site = o.site_id.clone();
         d.routes.entry((site.clone(), day, o.route.clone())).or_default().views += 1;
         if o.pageview_no == 1 {

@@ -10,11 +10,9 @@ use std::collections::{BTreeMap, HashMap};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::rollup::buckets::bucket;
-use crate::store::analytics::rollups::DAY;
+use crate::service::analytics::vocabulary::{Change, Tier};
 use crate::store::analytics::vitals::{self as store, Cell};
 use crate::store::analytics::{EventRow, OutboxRow, SessionRow};
-
-pub const KIND: &str = "vital";
 
 /// The metrics in their answer order, with a row's value of each.
 pub const METRICS: [&str; 5] = ["lcp", "inp", "cls", "fcp", "ttfb"];
@@ -35,7 +33,7 @@ pub fn changes(before: &EventRow, after: &EventRow) -> Vec<OutboxRow> {
             site_id: after.site_id.clone(),
             visitor_id: after.visitor_id.clone(),
             session_id: after.session_id.clone(),
-            kind: KIND.to_string(),
+            kind: Change::Vital.to_string(),
             at: after.occurred_at,
             // Only the counters' bucket: the row moves no session counter.
             session_start: after.occurred_at,
@@ -60,12 +58,12 @@ pub fn changes(before: &EventRow, after: &EventRow) -> Vec<OutboxRow> {
 /// Merges a batch's vitals rows into the digests (in the report actor's transaction).
 pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow], sessions: &HashMap<String, SessionRow>) -> Result<()> {
     let mut deltas: BTreeMap<Cell, i64> = BTreeMap::new();
-    for o in rows.iter().filter(|o| o.kind == KIND) {
+    for o in rows.iter().filter(|o| o.kind == Change::Vital.as_str()) {
         let Some(metric) = o.name.clone() else { continue };
         let device = sessions.get(&o.session_id).and_then(|s| s.device.clone()).unwrap_or_default();
         let cell = |value| Cell {
             site_id: o.site_id.clone(),
-            day: bucket(DAY, o.at),
+            day: bucket(Tier::Day, o.at),
             metric: metric.clone(),
             route: o.route.clone(),
             device: device.clone(),

@@ -12,7 +12,7 @@ use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::sites;
-use crate::store::meta::conversions::{self as store, FAILED, PENDING};
+use crate::store::meta::conversions::{self as store, ConversionStatus};
 use crate::store::meta::{self as meta_store, PixelSource};
 
 /// The conversion's id: lowercase hex SHA-256 of `leadId:eventName`. Meta
@@ -65,7 +65,7 @@ pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &Con
     let ph = (!hashes.ph.is_empty()).then(|| hashes.ph.join(","));
     let event_time = e.at.min(now);
     match store::find(conn, &id)? {
-        Some(row) if row.status == FAILED => Ok(store::reopen(
+        Some(row) if row.status == ConversionStatus::Failed.as_str() => Ok(store::reopen(
             conn,
             store::Reopen { event_id: &id, event_time, value_cents, ph, external_id: hashes.external_id.clone(), now },
         )?),
@@ -83,7 +83,7 @@ pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &Con
                     event_time,
                     value_cents,
                     currency,
-                    status: PENDING.into(),
+                    status: ConversionStatus::Pending.to_string(),
                     attempts: 0,
                     due_at: Some(now),
                     lease_owner: None,

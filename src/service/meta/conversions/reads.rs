@@ -12,7 +12,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::sites;
 use crate::service::validate;
-use crate::store::meta::conversions::{self as store, FAILED, PENDING, SENT};
+use crate::store::meta::conversions::{self as store, ConversionStatus};
 
 /// A conversion as `meta.conversions` shows it: never the hashed user data.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
@@ -148,11 +148,12 @@ pub fn counters(
         .collect();
     for c in store::status_counts(conn, site_ids)? {
         if let Some(e) = out.get_mut(&c.site_id) {
-            match c.status.as_str() {
-                PENDING => e.pending += c.n,
-                SENT => e.sent += c.n,
-                FAILED => e.failed += c.n,
-                _ => {}
+            match ConversionStatus::parse(&c.status) {
+                Some(ConversionStatus::Pending) => e.pending += c.n,
+                Some(ConversionStatus::Sent) => e.sent += c.n,
+                Some(ConversionStatus::Failed) => e.failed += c.n,
+                // A status this version does not know (a newer one's) counts nowhere.
+                None => {}
             }
         }
     }

@@ -17,7 +17,7 @@ use crate::error::{Code, Error, Result};
 use crate::meta::graph::{CustomData, ErrorClass, GraphError, ServerEvent, UserData};
 use crate::service::context::Context;
 use crate::service::meta::connection;
-use crate::store::meta::conversions::{self as store, End, FAILED, SENT};
+use crate::store::meta::conversions::{self as store, ConversionStatus, End};
 use crate::store::meta::{self as meta_store, ConnectionRow, PixelSource};
 
 /// The send settings, in milliseconds.
@@ -106,7 +106,7 @@ fn ids(rows: &[store::ConversionRow]) -> Vec<String> {
 
 /// Ends `ids` as failed with `error`, erasing their hashes.
 fn fail(conn: &mut AnyConnection, ids: &[String], owner: Option<&str>, error: &str, now: i64) -> Result<u64> {
-    let end = End { status: FAILED, last_error: Some(error), sent_at: None, now };
+    let end = End { status: ConversionStatus::Failed, last_error: Some(error), sent_at: None, now };
     Ok(store::end(conn, ids, owner, &end)?.len() as u64)
 }
 
@@ -248,7 +248,7 @@ fn record_retry(
 fn record_sent(conn: &mut AnyConnection, site_id: &str, ids: &[String], now: i64) -> Result<u64> {
     // A send went through: an error the pixel showed (PERMISSION_DENIED) is over.
     meta_store::set_pixel_send_error(conn, site_id, None, now)?;
-    let end = End { status: SENT, last_error: None, sent_at: Some(now), now };
+    let end = End { status: ConversionStatus::Sent, last_error: None, sent_at: Some(now), now };
     let ended = store::end(conn, ids, None, &end)?;
     let mut per: HashMap<(String, String), i64> = HashMap::new();
     for (site, event) in &ended {

@@ -1,6 +1,6 @@
 use super::*;
 use crate::clock::DAY_MS;
-use crate::store::meta::conversions::PENDING;
+use crate::store::meta::conversions::ConversionStatus;
 use sha2::{Digest, Sha256};
 
 #[test]
@@ -24,7 +24,7 @@ fn purchase_values_are_major_units() {
         event_time: 1_796_040_000_123,
         value_cents: Some(45_990),
         currency: Some("BRL".into()),
-        status: PENDING.into(),
+        status: ConversionStatus::Pending.to_string(),
         attempts: 1,
         due_at: Some(0),
         lease_owner: None,
@@ -120,7 +120,7 @@ fn seed(conn: &mut AnyConnection) -> Result<ConnectionRow> {
             event_time: 0,
             value_cents: None,
             currency: None,
-            status: PENDING.into(),
+            status: ConversionStatus::Pending.to_string(),
             attempts: 0,
             due_at: Some(0),
             lease_owner: None,
@@ -191,7 +191,7 @@ async fn only_writes_that_may_change_meta_status_invalidate_its_cache() {
     let last = recorded.0.lock().unwrap().last().cloned().unwrap();
     assert_eq!(last.conversions_queued.into_iter().collect::<Vec<_>>(), vec!["s1".to_string()], "the sender wakes");
     let pending = db.run(|c| Ok(store::status_counts(c, &["s1".to_string()])?)).await.unwrap();
-    assert!(pending.iter().any(|p| p.status == PENDING && p.n == 2), "{pending:?}");
+    assert!(pending.iter().any(|p| p.status == ConversionStatus::Pending.as_str() && p.n == 2), "{pending:?}");
 
     cx.write_plain(|_| Ok(())).await.unwrap();
     assert!(db.generation() > g1, "any other write lets it go too");
@@ -233,7 +233,7 @@ async fn a_refusal_stops_only_the_token_still_stored() {
         })
         .await
         .unwrap();
-    assert_eq!(row.status, FAILED);
+    assert_eq!(row.status, ConversionStatus::Failed.as_str());
     assert_eq!(Fault::of(&row.last_error.unwrap()), Some(Fault::MetaTokenInvalid));
     assert!(row.ph.is_none());
     assert_eq!(conn.invalid_since, Some(6));
