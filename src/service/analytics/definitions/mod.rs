@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
+use crate::service::analytics::vocabulary::EventKind;
 use crate::service::api::Removed;
 use crate::service::sites;
 use crate::service::sites::routes;
@@ -49,24 +50,25 @@ impl Matcher {
     }
 
     /// Whether an accepted pageview (its stored path) or custom event matches.
-    pub fn matches(&self, kind: &str, path: &str, name: Option<&str>) -> bool {
+    pub fn matches(&self, kind: EventKind, path: &str, name: Option<&str>) -> bool {
         match self {
-            Matcher::Pageview { path: p } => kind == "pageview" && routes::matches(p, path),
-            Matcher::Event { name: n } => kind == "event" && name == Some(n.as_str()),
+            Matcher::Pageview { path: p } => kind == EventKind::Pageview && routes::matches(p, path),
+            Matcher::Event { name: n } => kind == EventKind::Event && name == Some(n.as_str()),
         }
     }
 
     fn parts(&self) -> (&'static str, &str) {
         match self {
-            Matcher::Pageview { path } => ("pageview", path),
-            Matcher::Event { name } => ("event", name),
+            Matcher::Pageview { path } => (EventKind::Pageview.as_str(), path),
+            Matcher::Event { name } => (EventKind::Event.as_str(), name),
         }
     }
 
     fn from_parts(kind: &str, value: &str) -> Matcher {
-        match kind {
-            "event" => Matcher::Event { name: value.to_string() },
-            _ => Matcher::Pageview { path: value.to_string() },
+        match EventKind::parse(kind) {
+            // A stored kind is one `parts` wrote: the event's, or a pageview's.
+            Some(EventKind::Event) => Matcher::Event { name: value.to_string() },
+            Some(EventKind::Pageview) | None => Matcher::Pageview { path: value.to_string() },
         }
     }
 
@@ -470,10 +472,10 @@ mod tests {
     #[test]
     fn matchers_parse_by_kind_and_refuse_unknown_fields() {
         let m: Matcher = serde_json::from_value(json!({"kind": "pageview", "path": "/p/:id"})).unwrap();
-        assert!(m.matches("pageview", "/p/7", None));
-        assert!(!m.matches("event", "/p/7", Some("x")));
+        assert!(m.matches(EventKind::Pageview, "/p/7", None));
+        assert!(!m.matches(EventKind::Event, "/p/7", Some("x")));
         let e: Matcher = serde_json::from_value(json!({"kind": "event", "name": "signup"})).unwrap();
-        assert!(e.matches("event", "/", Some("signup")));
+        assert!(e.matches(EventKind::Event, "/", Some("signup")));
         assert!(serde_json::from_value::<Matcher>(json!({"kind": "event", "name": "a", "x": 1})).is_err());
         assert!(serde_json::from_value::<Matcher>(json!({"kind": "click", "name": "a"})).is_err());
     }

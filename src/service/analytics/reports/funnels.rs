@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::service::analytics::definitions::{Matcher, Step, steps_of};
 use crate::service::analytics::reports::affiliates::check_days;
 use crate::service::analytics::reports::numbers::{Fixed, rate};
+use crate::service::analytics::vocabulary::EventKind;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
@@ -30,7 +31,7 @@ fn db(e: diesel::result::Error) -> Error {
 }
 
 /// The steps of `steps` an event matches, as bits.
-pub fn mask(steps: &[Step], kind: &str, path: &str, name: Option<&str>) -> i64 {
+pub fn mask(steps: &[Step], kind: EventKind, path: &str, name: Option<&str>) -> i64 {
     steps.iter().enumerate().filter(|(_, s)| s.matcher.matches(kind, path, name)).fold(0, |m, (i, _)| m | (1 << i))
 }
 
@@ -39,7 +40,8 @@ pub fn rows_for(funnels: &[(String, Vec<Step>)], e: &EventRow) -> Vec<StepRow> {
     funnels
         .iter()
         .filter_map(|(id, steps)| {
-            let m = mask(steps, &e.kind, &e.path, e.name.as_deref());
+            // A stored event is a pageview or a custom event; anything else matches no step.
+            let m = EventKind::parse(&e.kind).map_or(0, |kind| mask(steps, kind, &e.path, e.name.as_deref()));
             (m != 0).then(|| StepRow {
                 funnel_id: id.clone(),
                 visitor_id: e.visitor_id.clone(),

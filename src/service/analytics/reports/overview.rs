@@ -13,6 +13,7 @@ use crate::service::analytics::reports::goals::TopGoal;
 use crate::service::analytics::reports::numbers::{Fixed, avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::{self, Part};
 use crate::service::analytics::rollup::buckets::{DAY, DAY_MS, HOUR, HOUR_MS, MONTH, bucket_of_text, dim};
+use crate::service::analytics::vocabulary::EventKind;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics as store;
@@ -161,7 +162,7 @@ fn hour_visitors_by_key(
     let mut pages: HashSet<(&str, &str, &str)> = HashSet::new();
     let mut sources: HashSet<(&str, &str, &str)> = HashSet::new();
     for h in &hits {
-        if h.kind == "pageview" && wanted(page_keys, &h.route) {
+        if h.kind == EventKind::Pageview.as_str() && wanted(page_keys, &h.route) {
             pages.insert((&h.site_id, &h.route, &h.visitor_id));
         }
         if let Some(source) = source_of.get(&h.session_id).filter(|s| wanted(source_keys, s)) {

@@ -170,7 +170,7 @@ fn event_row(v: &Visit, session_id: &str, event_id: String, kind: EventKind, at:
 
 /// The active goals an accepted pageview or custom event completes.
 fn completed<'a>(goals: &'a [(String, Matcher)], kind: EventKind, path: &str, name: Option<&str>) -> Vec<&'a str> {
-    goals.iter().filter(|(_, m)| m.matches(kind.as_str(), path, name)).map(|(id, _)| id.as_str()).collect()
+    goals.iter().filter(|(_, m)| m.matches(kind, path, name)).map(|(id, _)| id.as_str()).collect()
 }
 
 /// A goal completion decided at acceptance (rule ARPT-10), before it is
