@@ -146,8 +146,9 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
         // Campaign rows count conversions by their session's campaign (§5.3).
         if let Some(campaign) = campaign {
             let tier = tier.as_str();
-            rollups::add_breakdown(conn, site_id, tier, b, CAMPAIGN_CONVERSIONS, campaign, 1).map_err(db)?;
-            rollups::add_breakdown(conn, site_id, tier, b, CAMPAIGN_REVENUE, campaign, row.value_cents).map_err(db)?;
+            let (conversions, revenue) = (Dimension::CampaignConversions.as_str(), Dimension::CampaignRevenue.as_str());
+            rollups::add_breakdown(conn, site_id, tier, b, conversions, campaign, 1).map_err(db)?;
+            rollups::add_breakdown(conn, site_id, tier, b, revenue, campaign, row.value_cents).map_err(db)?;
         }
     }
     if let Some(s) = &session {
@@ -159,11 +160,6 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
     }
     Ok(Recorded { conversion_id: row.id, created: true })
 }
-
-/// Breakdown dimensions the ledger keeps per campaign (conversions, revenue),
-/// as the text the overview passes to the store.
-pub const CAMPAIGN_CONVERSIONS: &str = Dimension::CampaignConversions.as_str();
-pub const CAMPAIGN_REVENUE: &str = Dimension::CampaignRevenue.as_str();
 
 /// The session and visitor a conversion is attributed to (rules CONV-03, CONV-04).
 fn attribute(
@@ -327,7 +323,7 @@ pub fn money_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64
     for piece in span::pieces(from, to) {
         let m = match piece {
             Piece::Rows(a, b) => store::sum_between(conn, site_id, a, b),
-            Piece::Tier(tier, a, b) => store::counters_between(conn, site_id, tier, a, b),
+            Piece::Tier(tier, a, b) => store::counters_between(conn, site_id, tier.as_str(), a, b),
         }
         .map_err(db)?;
         total.add(&m);

@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
-use crate::service::analytics::rollup::buckets::bucket_of_text;
+use crate::service::analytics::rollup::buckets::bucket;
+use crate::service::analytics::vocabulary::Tier;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::definitions as defs_store;
@@ -90,7 +91,9 @@ fn counts_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -
                 add_counts(&mut out, store::hits_between(conn, site_id, a, b).map_err(db)?);
                 add_counts(&mut out, store::sessions_between(conn, site_id, a, b).map_err(db)?);
             }
-            Piece::Tier(tier, a, b) => add_counts(&mut out, store::counters(conn, site_id, tier, a, b).map_err(db)?),
+            Piece::Tier(tier, a, b) => {
+                add_counts(&mut out, store::counters(conn, site_id, tier.as_str(), a, b).map_err(db)?)
+            }
         }
     }
     Ok(out)
@@ -102,7 +105,7 @@ fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64)
     for piece in span::pieces(from, to) {
         n += match piece {
             Piece::Rows(a, b) => store::started_sessions(conn, site_id, a, b),
-            Piece::Tier(tier, a, b) => store::counted_sessions(conn, site_id, tier, a, b),
+            Piece::Tier(tier, a, b) => store::counted_sessions(conn, site_id, tier.as_str(), a, b),
         }
         .map_err(db)?;
     }
@@ -143,14 +146,14 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
 pub fn top_goals(
     conn: &mut AnyConnection,
     site_ids: &[String],
-    tier: &str,
+    tier: Tier,
     from: i64,
     to: i64,
 ) -> Result<Vec<TopGoal>> {
     let mut rows: Vec<(i64, i64, String, String, String, bool)> = Vec::new();
     for site in site_ids {
         let mut counts = HashMap::new();
-        add_counts(&mut counts, store::counters(conn, site, tier, bucket_of_text(tier, from), to + 1).map_err(db)?);
+        add_counts(&mut counts, store::counters(conn, site, tier.as_str(), bucket(tier, from), to + 1).map_err(db)?);
         if counts.is_empty() {
             continue;
         }

@@ -12,8 +12,8 @@ use crate::error::{Error, Result};
 use crate::service::analytics::reports::goals::TopGoal;
 use crate::service::analytics::reports::numbers::{Fixed, avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::{self, Part};
-use crate::service::analytics::rollup::buckets::{DAY, DAY_MS, HOUR, HOUR_MS, MONTH, bucket_of_text, dim};
-use crate::service::analytics::vocabulary::EventKind;
+use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
+use crate::service::analytics::vocabulary::{Dimension, EventKind, Tier};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics as store;
@@ -94,7 +94,7 @@ fn breakdowns(conn: &mut AnyConnection, groups: &[(Vec<String>, Vec<Part>)]) -> 
     let mut sums: HashMap<(String, String), i64> = HashMap::new();
     for (ids, parts) in groups {
         for (tier, from, to) in parts {
-            for row in r::breakdowns(conn, ids, tier, *from, *to)? {
+            for row in r::breakdowns(conn, ids, tier.as_str(), *from, *to)? {
                 *sums.entry((row.dim, row.key)).or_insert(0) += row.count;
             }
         }
@@ -111,7 +111,7 @@ fn breakdowns(conn: &mut AnyConnection, groups: &[(Vec<String>, Vec<Part>)]) -> 
 fn visitors_by_key(
     conn: &mut AnyConnection,
     groups: &[(Vec<String>, Vec<Part>)],
-    d: &str,
+    d: Dimension,
     keys: &[String],
 ) -> Result<HashMap<String, i64>> {
     let mut out = HashMap::new();
@@ -121,7 +121,7 @@ fn visitors_by_key(
     let mut per: BTreeMap<(String, String), RoaringBitmap> = BTreeMap::new();
     for (group, parts) in groups {
         for (tier, from, to) in parts {
-            for s in r::sets(conn, group, tier, *from, *to, d, Some(keys))? {
+            for s in r::sets(conn, group, tier.as_str(), *from, *to, d.as_str(), Some(keys))? {
                 *per.entry((s.site_id, s.key)).or_default() |=
                     RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
             }
@@ -337,16 +337,16 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let mixed = currencies.len() > 1;
     let currency = if mixed { None } else { currencies.first().map(|c| (*c).clone()) };
     let (tier, step) = match a.interval {
-        Interval::Hour => (HOUR, HOUR_MS),
-        Interval::Day => (DAY, DAY_MS),
+        Interval::Hour => (Tier::Hour, HOUR_MS),
+        Interval::Day => (Tier::Day, DAY_MS),
     };
     let ids = &a.site_ids;
-    let counter_rows = r::counters(conn, ids, tier, a.from, a.to)?;
-    let all_sets = r::sets(conn, ids, tier, a.from, a.to, dim::ALL, None)?;
+    let counter_rows = r::counters(conn, ids, tier.as_str(), a.from, a.to)?;
+    let all_sets = r::sets(conn, ids, tier.as_str(), a.from, a.to, Dimension::All.as_str(), None)?;
 
     // Series: one bucket per step, zeros where nothing was counted (rule OVR-03).
     let mut series: BTreeMap<i64, r::Counters> = BTreeMap::new();
-    let mut b = bucket_of_text(tier, a.from);
+    let mut b = bucket(tier, a.from);
     while b <= a.to {
         series.insert(b, r::Counters::default());
         b += step;
@@ -384,8 +384,8 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             };
             *bucket_visitors.entry(s.bucket).or_insert(0) += n as i64;
         }
-        for (t, f, to) in parts.iter().filter(|(t, _, _)| *t == MONTH) {
-            for s in r::sets(conn, group, t, *f, *to, dim::ALL, None)? {
+        for (t, f, to) in parts.iter().filter(|(t, _, _)| *t == Tier::Month) {
+            for s in r::sets(conn, group, t.as_str(), *f, *to, Dimension::All.as_str(), None)? {
                 *site_sets.entry(s.site_id.clone()).or_default() |= read(&s.bits)?;
             }
         }
@@ -417,28 +417,26 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         .collect();
 
     let bd = breakdowns(conn, &groups)?;
-    let rows = |d: &str| top(bd.get(d).cloned().unwrap_or_default());
-    let pages = rows(dim::PAGE);
-    let sources = rows(dim::SOURCE);
+    let rows = |d: Dimension| top(bd.get(d.as_str()).cloned().unwrap_or_default());
+    let pages = rows(Dimension::Page);
+    let sources = rows(Dimension::Source);
     let page_keys: Vec<String> = pages.iter().filter_map(|(k, _)| k.clone()).collect();
     let source_keys: Vec<String> = sources.iter().filter_map(|(k, _)| k.clone()).collect();
     let (page_visitors, source_visitors) = match a.interval {
         Interval::Day => (
-            visitors_by_key(conn, &groups, dim::PAGE, &page_keys)?,
-            visitors_by_key(conn, &groups, dim::SOURCE, &source_keys)?,
+            visitors_by_key(conn, &groups, Dimension::Page, &page_keys)?,
+            visitors_by_key(conn, &groups, Dimension::Source, &source_keys)?,
         ),
         Interval::Hour => hour_visitors_by_key(conn, ids, &a, &page_keys, &source_keys)?,
     };
     let hidden_if_public = |rows: Rows| if public { Vec::new() } else { rows };
     // Conversions and revenue by their session's campaign, from the ledger's breakdowns.
-    let by_campaign = |d: &str| -> HashMap<String, i64> {
-        bd.get(d).into_iter().flatten().filter_map(|(k, n)| k.clone().map(|k| (k, *n))).collect()
+    let by_campaign = |d: Dimension| -> HashMap<String, i64> {
+        bd.get(d.as_str()).into_iter().flatten().filter_map(|(k, n)| k.clone().map(|k| (k, *n))).collect()
     };
-    let (campaign_conversions, campaign_revenue) = (
-        by_campaign(crate::service::analytics::conversions::CAMPAIGN_CONVERSIONS),
-        by_campaign(crate::service::analytics::conversions::CAMPAIGN_REVENUE),
-    );
-    let campaigns = hidden_if_public(rows(dim::CAMPAIGN))
+    let (campaign_conversions, campaign_revenue) =
+        (by_campaign(Dimension::CampaignConversions), by_campaign(Dimension::CampaignRevenue));
+    let campaigns = hidden_if_public(rows(Dimension::Campaign))
         .into_iter()
         .map(|(k, n)| {
             let of = |m: &HashMap<String, i64>| k.as_ref().and_then(|k| m.get(k)).copied().unwrap_or(0);
@@ -492,24 +490,33 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             .into_iter()
             .map(|(k, n)| PageRow { visitors: visitors_of(&page_visitors, &k), route: k, pageviews: n })
             .collect(),
-        entry_pages: rows(dim::ENTRY).into_iter().map(|(route, sessions)| EntryPageRow { route, sessions }).collect(),
+        entry_pages: rows(Dimension::Entry)
+            .into_iter()
+            .map(|(route, sessions)| EntryPageRow { route, sessions })
+            .collect(),
         sources: sources
             .into_iter()
             .map(|(k, n)| SourceRow { visitors: visitors_of(&source_visitors, &k), source: k, sessions: n })
             .collect(),
-        referrers: rows(dim::REFERRER)
+        referrers: rows(Dimension::Referrer)
             .into_iter()
             .map(|(referrer, sessions)| ReferrerRow { referrer, sessions })
             .collect(),
-        mediums: hidden_if_public(rows(dim::MEDIUM))
+        mediums: hidden_if_public(rows(Dimension::Medium))
             .into_iter()
             .map(|(medium, sessions)| MediumRow { medium, sessions })
             .collect(),
         campaigns,
-        countries: rows(dim::COUNTRY).into_iter().map(|(country, sessions)| CountryRow { country, sessions }).collect(),
-        devices: rows(dim::DEVICE).into_iter().map(|(device, sessions)| DeviceRow { device, sessions }).collect(),
-        browsers: rows(dim::BROWSER).into_iter().map(|(browser, sessions)| BrowserRow { browser, sessions }).collect(),
-        events: hidden_if_public(rows(dim::EVENT))
+        countries: rows(Dimension::Country)
+            .into_iter()
+            .map(|(country, sessions)| CountryRow { country, sessions })
+            .collect(),
+        devices: rows(Dimension::Device).into_iter().map(|(device, sessions)| DeviceRow { device, sessions }).collect(),
+        browsers: rows(Dimension::Browser)
+            .into_iter()
+            .map(|(browser, sessions)| BrowserRow { browser, sessions })
+            .collect(),
+        events: hidden_if_public(rows(Dimension::Event))
             .into_iter()
             .map(|(name, count)| EventCountRow { name, count })
             .collect(),

@@ -8,12 +8,11 @@ use std::collections::BTreeMap;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
-use crate::service::analytics::rollup::buckets::{DAY, HOUR, MONTH};
-use crate::service::analytics::vocabulary::RetentionClass;
+use crate::service::analytics::vocabulary::{RetentionClass, Tier};
 use crate::store::analytics::rollups as r;
 
 /// A tier and the inclusive bucket range read from it.
-pub type Part = (&'static str, i64, i64);
+pub type Part = (Tier, i64, i64);
 
 /// The parts of `[from, to]` (whole UTC days) with month rows usable from `usable`.
 pub fn day_parts(from: i64, to: i64, usable: i64) -> Vec<Part> {
@@ -24,15 +23,15 @@ pub fn day_parts(from: i64, to: i64, usable: i64) -> Vec<Part> {
         end = r::next_month(end);
     }
     if end == first {
-        return vec![(DAY, from, to)];
+        return vec![(Tier::Day, from, to)];
     }
     let mut parts = Vec::with_capacity(3);
     if from < first {
-        parts.push((DAY, from, first - 1));
+        parts.push((Tier::Day, from, first - 1));
     }
-    parts.push((MONTH, first, end - 1));
+    parts.push((Tier::Month, first, end - 1));
     if end <= to {
-        parts.push((DAY, end, to));
+        parts.push((Tier::Day, end, to));
     }
     parts
 }
@@ -41,12 +40,12 @@ pub fn day_parts(from: i64, to: i64, usable: i64) -> Vec<Part> {
 pub fn groups(
     conn: &mut AnyConnection,
     site_ids: &[String],
-    tier: &str,
+    tier: Tier,
     from: i64,
     to: i64,
 ) -> Result<Vec<(Vec<String>, Vec<Part>)>> {
-    if tier == HOUR {
-        return Ok(vec![(site_ids.to_vec(), vec![(HOUR, from, to)])]);
+    if tier == Tier::Hour {
+        return Ok(vec![(site_ids.to_vec(), vec![(Tier::Hour, from, to)])]);
     }
     let complete = r::month_tiers(conn, site_ids, false)?;
     let purged = r::purged_before(conn, RetentionClass::Aggregates.as_str(), site_ids)?;
@@ -104,16 +103,22 @@ mod tests {
     fn whole_months_inside_come_from_the_month_tier() {
         // 2025-12-20 .. 2026-03-10: days, January and February, days.
         let (from, to) = (JAN - 12 * DAY_MS, MAR + 10 * DAY_MS - 1);
-        assert_eq!(day_parts(from, to, 0), vec![(DAY, from, JAN - 1), (MONTH, JAN, MAR - 1), (DAY, MAR, to)]);
+        assert_eq!(
+            day_parts(from, to, 0),
+            vec![(Tier::Day, from, JAN - 1), (Tier::Month, JAN, MAR - 1), (Tier::Day, MAR, to)]
+        );
         // Exactly January to March.
-        assert_eq!(day_parts(JAN, APR - 1, 0), vec![(MONTH, JAN, APR - 1)]);
+        assert_eq!(day_parts(JAN, APR - 1, 0), vec![(Tier::Month, JAN, APR - 1)]);
         // No whole month inside: days only.
-        assert_eq!(day_parts(JAN + DAY_MS, FEB + 3 * DAY_MS - 1, 0), vec![(DAY, JAN + DAY_MS, FEB + 3 * DAY_MS - 1)]);
+        assert_eq!(
+            day_parts(JAN + DAY_MS, FEB + 3 * DAY_MS - 1, 0),
+            vec![(Tier::Day, JAN + DAY_MS, FEB + 3 * DAY_MS - 1)]
+        );
         // Month rows usable from February (a site built so far, or purged before a day of January).
-        assert_eq!(day_parts(JAN, APR - 1, FEB), vec![(DAY, JAN, FEB - 1), (MONTH, FEB, APR - 1)]);
-        assert_eq!(day_parts(JAN, APR - 1, JAN + DAY_MS), vec![(DAY, JAN, FEB - 1), (MONTH, FEB, APR - 1)]);
+        assert_eq!(day_parts(JAN, APR - 1, FEB), vec![(Tier::Day, JAN, FEB - 1), (Tier::Month, FEB, APR - 1)]);
+        assert_eq!(day_parts(JAN, APR - 1, JAN + DAY_MS), vec![(Tier::Day, JAN, FEB - 1), (Tier::Month, FEB, APR - 1)]);
         // Usable only after the range: days only.
-        assert_eq!(day_parts(JAN, APR - 1, APR), vec![(DAY, JAN, APR - 1)]);
+        assert_eq!(day_parts(JAN, APR - 1, APR), vec![(Tier::Day, JAN, APR - 1)]);
     }
 
     #[test]

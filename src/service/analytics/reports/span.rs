@@ -2,14 +2,15 @@
 //! whole UTC days from the day tier, whole UTC hours from the hour tier, and
 //! the partial hours at either end from the rows themselves.
 
-use crate::service::analytics::rollup::buckets::{DAY, DAY_MS, HOUR, HOUR_MS};
+use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
+use crate::service::analytics::vocabulary::Tier;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Piece {
     /// Rows with a time in `[from, to)`.
     Rows(i64, i64),
     /// Buckets of a tier starting in `[from, to)`.
-    Tier(&'static str, i64, i64),
+    Tier(Tier, i64, i64),
 }
 
 fn floor(t: i64, size: i64) -> i64 {
@@ -35,14 +36,14 @@ pub fn pieces(from: i64, to: i64) -> Vec<Piece> {
     let (d1, d2) = (ceil(h1, DAY_MS), floor(h2, DAY_MS));
     if d1 < d2 {
         if h1 < d1 {
-            out.push(Piece::Tier(HOUR, h1, d1));
+            out.push(Piece::Tier(Tier::Hour, h1, d1));
         }
-        out.push(Piece::Tier(DAY, d1, d2));
+        out.push(Piece::Tier(Tier::Day, d1, d2));
         if d2 < h2 {
-            out.push(Piece::Tier(HOUR, d2, h2));
+            out.push(Piece::Tier(Tier::Hour, d2, h2));
         }
     } else {
-        out.push(Piece::Tier(HOUR, h1, h2));
+        out.push(Piece::Tier(Tier::Hour, h1, h2));
     }
     if h2 < end {
         out.push(Piece::Rows(h2, end));
@@ -58,17 +59,20 @@ mod tests {
 
     #[test]
     fn whole_days_hours_and_partial_ends_cover_the_range_once() {
-        assert_eq!(pieces(D, D + DAY_MS - 1), vec![Piece::Tier(DAY, D, D + DAY_MS)]);
+        assert_eq!(pieces(D, D + DAY_MS - 1), vec![Piece::Tier(Tier::Day, D, D + DAY_MS)]);
         assert_eq!(pieces(D + 5, D + 10), vec![Piece::Rows(D + 5, D + 11)]);
         assert_eq!(
             pieces(D - 30 * 60_000, D + DAY_MS + HOUR_MS + 7),
             vec![
                 Piece::Rows(D - 30 * 60_000, D),
-                Piece::Tier(DAY, D, D + DAY_MS),
-                Piece::Tier(HOUR, D + DAY_MS, D + DAY_MS + HOUR_MS),
+                Piece::Tier(Tier::Day, D, D + DAY_MS),
+                Piece::Tier(Tier::Hour, D + DAY_MS, D + DAY_MS + HOUR_MS),
                 Piece::Rows(D + DAY_MS + HOUR_MS, D + DAY_MS + HOUR_MS + 8),
             ]
         );
-        assert_eq!(pieces(D + HOUR_MS, D + 3 * HOUR_MS - 1), vec![Piece::Tier(HOUR, D + HOUR_MS, D + 3 * HOUR_MS)]);
+        assert_eq!(
+            pieces(D + HOUR_MS, D + 3 * HOUR_MS - 1),
+            vec![Piece::Tier(Tier::Hour, D + HOUR_MS, D + 3 * HOUR_MS)]
+        );
     }
 }
