@@ -117,6 +117,11 @@ pub struct Control {
     pub events: Vec<Value>,
     pub in_flight: u64,
     pub peak_in_flight: u64,
+    /// Lead Ads: the leads made through `/__fake/leadgen`, as Graph answers them.
+    pub leads: Vec<Value>,
+    pub next_lead: u64,
+    /// The Pages whose `leadgen` field the app is subscribed to.
+    pub subscriptions: std::collections::BTreeSet<String>,
 }
 
 impl Control {

@@ -188,6 +188,9 @@ fn route(
     let fields = fields.as_deref();
     let self_url = format!("{}{}", state.base_url, req.path());
     let list = |items: Vec<Value>| paginate(items, &q, req.query_string(), &self_url, MAX_LIMIT);
+    if let Some(answer) = super::leads::route(state, method, rest, &token, fields, &list) {
+        return answer;
+    }
     match (method, rest) {
         ("GET", ["me"]) => Ok(select(json!({"id": SAMPLE_USER_ID, "name": SAMPLE_USER_NAME}), fields, &["id"])),
         ("GET", ["me", "adaccounts"]) => list(
