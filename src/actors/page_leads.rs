@@ -3,7 +3,7 @@
 //! which starts them, wakes them and sweeps for work a lost wake-up left.
 //! Built like the pixel senders (`pixel_sender`): the rows are the truth and
 //! messages are wake-ups; a run holds its Page's lease in the database, so
-//! two processes on one PostgreSQL never work one Page at once (LA-15).
+//! two processes on one PostgreSQL never work one Page at once.
 //!
 //! * A Page's actor runs at once when woken, one run at a time, then
 //!   schedules itself for the moment its next receipt is due (a retry step).

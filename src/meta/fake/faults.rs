@@ -53,6 +53,8 @@ pub enum FaultKind {
     RejectBatch,
     /// HTTP 403, code 200 (as Meta answers a token without the permission).
     Permission,
+    /// HTTP 400, code 100 subcode 33: a lead Meta no longer serves (Lead Ads).
+    LeadExpired,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -184,7 +186,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/deliveries", web::get().to(deliveries))
             .route("/events", web::get().to(events))
             .route("/requests", web::get().to(requests))
-            .route("/in-flight", web::get().to(in_flight)),
+            .route("/in-flight", web::get().to(in_flight))
+            .route("/leadgen", web::post().to(super::leads::new_lead)),
     );
 }
 

@@ -175,10 +175,6 @@ struct NewLead {
     drop: bool,
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.route("/__fake/leadgen", web::post().to(new_lead));
-}
-
 /// Meta's webhook for one lead: `{object: "page", entry: [{id, time, changes: [{field, value}]}]}`.
 pub fn webhook_body(page_id: &str, form_id: &str, leadgen_id: &str, ad_id: Option<&str>, created: i64) -> Value {
     let mut value = json!({"leadgen_id": leadgen_id, "page_id": page_id, "form_id": form_id, "created_time": created});
@@ -198,7 +194,8 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
     format!("sha256={hex}")
 }
 
-async fn new_lead(state: web::Data<Shared>, body: web::Bytes) -> HttpResponse {
+/// `POST /__fake/leadgen` (served in the `/__fake` scope of `faults`).
+pub async fn new_lead(state: web::Data<Shared>, body: web::Bytes) -> HttpResponse {
     let n: NewLead = match serde_json::from_slice(&body) {
         Ok(n) => n,
         Err(e) => return HttpResponse::BadRequest().json(json!({"error": format!("bad lead: {e}")})),

@@ -139,7 +139,6 @@ pub async fn start_at(addr: &str, now_ms: i64) -> std::io::Result<FakeGraph> {
             .app_data(data.clone())
             .app_data(web::PayloadConfig::new(routes::MAX_BODY_BYTES))
             .configure(faults::configure)
-            .configure(leads::configure)
             .configure(routes::configure)
     })
     .workers(1)

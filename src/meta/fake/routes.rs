@@ -78,6 +78,7 @@ async fn preamble(state: &Shared, req: &HttpRequest, body: &[u8], event_ids: &[&
         FaultKind::TokenRefused => GraphError::expired_token(),
         FaultKind::TooMuchData => GraphError::too_much_data(),
         FaultKind::Permission => GraphError::permission(),
+        FaultKind::LeadExpired => GraphError::new(400, 100, Some(33), "(#100) Object does not exist"),
         FaultKind::RejectBatch => GraphError::invalid("(#100) Invalid parameter")
             .user_msg(format!("The event {} is invalid.", fault.bad_event_id.unwrap_or_default())),
     };

@@ -153,7 +153,7 @@ pub fn touch_webhook(conn: &mut AnyConnection, page_id: &str, now: i64) -> Query
     Ok(())
 }
 
-/// Takes the Page for one run until `until`, unless another run holds it (LA-15).
+/// Takes the Page for one run until `until`, unless another run holds it.
 pub fn take_page_lease(
     conn: &mut AnyConnection,
     page_id: &str,

@@ -35,7 +35,7 @@ pub struct LinkedPagesArgs {
     pub site_ids: Vec<String>,
 }
 
-/// `metaLinkedPages`: per site its Pages, pending and failed receipts, and readiness (LA-20).
+/// `metaLinkedPages`: per site its Pages, pending and failed receipts, and readiness.
 pub async fn meta_linked_pages(cx: &Context, caller: &Caller, a: LinkedPagesArgs) -> Result<Vec<SitePages>> {
     caller.check_sites(&a.site_ids)?;
     let ready = leadgen_ready(cx);

@@ -1,12 +1,13 @@
 //! What one Page's actor runs ([`run_page`], LEADADS.md §5): under the
-//! Page's lease (LA-15), its due receipts oldest first, each lead fetched
+//! Page's lease, its due receipts oldest first, each lead fetched
 //! from Meta with the Page token and recorded through the leads service as a
 //! form lead (`leadKey "fbl_" + leadgen id`, origin `lead_form` or
 //! `lead_form_organic`), the lead and the receipt's end in one transaction,
 //! so a leadgen id makes exactly one lead (LA-11). A failed fetch waits its
 //! step of `RASTRO_META_LEADS_RETRY_STEPS` (the last repeats); a lead Meta no
 //! longer serves ends `LEAD_EXPIRED`; a refused Page token or a missing
-//! permission stops the Page with its code, its receipts waiting.
+//! permission stops the Page with its code, its receipts waiting until the
+//! owner's Pages are listed again (`metaPages`, which reads fresh tokens).
 //!
 //! The answers live in this function's memory only: the phone reaches the
 //! lead as its SHA-256 (the contact-hash path, for the Conversions API) and
@@ -32,8 +33,8 @@ const LEAD_KEPT_MS: i64 = 90 * 86_400_000;
 const EXPIRED_SUBCODE: i64 = 33;
 
 /// The origins of form leads (LEADADS.md §5.3).
-pub const PAID_FORM_ORIGIN: &str = "lead_form";
-pub const ORGANIC_FORM_ORIGIN: &str = "lead_form_organic";
+pub const PAID_FORM_ORIGIN: &str = leads::Channel::FORM_ORIGINS[0];
+pub const ORGANIC_FORM_ORIGIN: &str = leads::Channel::FORM_ORIGINS[1];
 
 /// What one run over a Page's receipts did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +151,14 @@ pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
     let (page, o) = (page_id.to_string(), owner.clone());
     cx.write(move |c| Ok(Written::new(store::release_page_lease(c, &page, &o)?, Effects::quiet()))).await?;
     result?;
+    // Ids and counts only: never a lead's data.
+    tracing::debug!(
+        page_id,
+        recorded = round.recorded,
+        retried = round.retried,
+        failed = round.failed,
+        "lead ads: a Page's run"
+    );
     if !round.stopped {
         let page = page_id.to_string();
         round.next_due = cx.read(move |c| Ok(store::next_due(c, &page)?)).await?;
@@ -170,6 +179,11 @@ async fn work(cx: &Context, page_id: &str, owner: &str, round: &mut PageRound) -
     else {
         return Ok(());
     };
+    // A Page stopped on its token or permission waits for the Pages to be listed again (a reconnect).
+    if link.last_error.as_deref().and_then(Fault::of).is_some_and(super::stops_page) {
+        round.stopped = true;
+        return Ok(());
+    }
     let key = cx.secrets()?;
     let token = match row.as_ref().map(|r| key.open(&r.sealed_token, Identity::Page(&r.owner_key, page_id))) {
         Some(Ok(t)) => t,

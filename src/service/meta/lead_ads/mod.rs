@@ -116,7 +116,17 @@ pub async fn list_pages(cx: &Context, owner: &str, scope: &[String]) -> Result<P
     let (owner, scope) = (owner.to_string(), scope.to_vec());
     cx.write(move |c| {
         store::replace_pages(c, &owner, &rows)?;
-        Ok(Written::new(view(c, &owner, &scope)?, Effects::quiet()))
+        // Fresh Page tokens resume the owner's Pages their token or permission stopped.
+        let mut effects = Effects::quiet();
+        let ids: Vec<String> = rows.iter().map(|r| r.page_id.clone()).collect();
+        for link in store::page_links_of(c, &ids)?.into_iter().filter(|l| l.owner_key == owner) {
+            if link.last_error.as_deref().and_then(Fault::of).is_some_and(stops_page) {
+                store::set_page_error(c, &link.page_id, None, now)?;
+                effects.leadgen_pages.insert(link.page_id);
+                effects.changes_cached_reads = true;
+            }
+        }
+        Ok(Written::new(view(c, &owner, &scope)?, effects))
     })
     .await
 }
@@ -130,6 +140,11 @@ pub struct PageLinked {
     pub subscribed: bool,
     /// The forms Meta lists for the Page, stored at once.
     pub forms: usize,
+}
+
+/// Whether a Page's `lastError` code stops it until its Pages are listed again.
+pub fn stops_page(code: Fault) -> bool {
+    matches!(code, Fault::PageTokenInvalid | Fault::LeadsPermissionMissing)
 }
 
 /// Why a Graph failure on a Page's calls stops it: its code and text.
