@@ -541,6 +541,10 @@ backend_test!(a_form_leads_answers_never_reach_storage_logs_metrics_or_answers, 
         .with_ansi(false)
         .finish()
         .with(tracing_subscriber::fmt::layer().json().with_writer(logs.clone()));
+    // With a single dispatcher registered, tracing decides a log line's interest once, by the
+    // default of the thread that first reaches it (an HTTP worker's: none). A second one
+    // makes it ask every dispatcher, ours included, so every line reaches the capture.
+    let _second = tracing::Dispatch::new(tracing_subscriber::registry());
     let _guard = tracing::subscriber::set_default(subscriber);
     let t = linked(&fed).await;
     // The pixel sends lead events, so the phone's hash has somewhere to go.
@@ -584,9 +588,11 @@ backend_test!(a_form_leads_answers_never_reach_storage_logs_metrics_or_answers, 
     };
     seen.push(("the database", stored));
     let logged = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
-    // The Page's actors run on this thread: the capture saw the run that held the answers.
+    // The Page's actors run on this thread: the capture saw the run that held the answers,
+    // and the Graph client's lines (on every thread the daemon uses, only this one is captured).
     assert!(logged.contains("lead ads: a Page's run") && logged.contains("recorded=1"), "the capture saw the run");
     assert!(logged.contains("\"recorded\":1"), "and in JSON");
+    assert!(logged.contains("graph answer") && logged.contains("form_lead"), "and the lead's fetch");
     seen.push(("the logs", logged));
     for (place, text) in &seen {
         for canary in canaries {
