@@ -40,6 +40,12 @@ pub enum Fault {
     PixelNotGranted,
     /// Trading the login's code for a long-lived token failed.
     TokenExchangeFailed,
+    /// Lead Ads: Meta no longer serves this lead (code 100, subcode 33; it keeps leads 90 days).
+    LeadExpired,
+    /// Lead Ads: Meta refused the Page's token; the Page's receipts wait for a reconnect.
+    PageTokenInvalid,
+    /// Lead Ads: the Page's token may not read its leads; the receipts wait.
+    LeadsPermissionMissing,
 }
 
 impl Fault {
@@ -59,6 +65,9 @@ impl Fault {
         Fault::AdAccountNotGranted,
         Fault::PixelNotGranted,
         Fault::TokenExchangeFailed,
+        Fault::LeadExpired,
+        Fault::PageTokenInvalid,
+        Fault::LeadsPermissionMissing,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -78,6 +87,9 @@ impl Fault {
             Fault::AdAccountNotGranted => "AD_ACCOUNT_NOT_GRANTED",
             Fault::PixelNotGranted => "PIXEL_NOT_GRANTED",
             Fault::TokenExchangeFailed => "TOKEN_EXCHANGE_FAILED",
+            Fault::LeadExpired => "LEAD_EXPIRED",
+            Fault::PageTokenInvalid => "PAGE_TOKEN_INVALID",
+            Fault::LeadsPermissionMissing => "LEADS_PERMISSION_MISSING",
         }
     }
 

@@ -119,6 +119,8 @@ settings! {
         "serve the people capability (listPeople)";
     federation_tracked_links: bool = "federation.tracked_links", "RASTRO_FEDERATION_TRACKED_LINKS", "true", parse_bool,
         "serve the trackedLinks capability (the link functions and the /rastro/l redirect)";
+    federation_meta_leads: bool = "federation.meta_leads", "RASTRO_FEDERATION_META_LEADS", "false", parse_bool,
+        "serve the metaLeads capability: Meta Lead Ads, its functions and /rastro/meta/leadgen (needs metaAds and leads)";
     log: String = "log.filter", "RASTRO_LOG", "info", parse_string,
         "tracing filter (e.g. info, rastrod=debug)";
     log_format: LogFormat = "log.format", "RASTRO_LOG_FORMAT", "text", parse_log_format,
@@ -211,6 +213,14 @@ settings! {
         "rows moved in one step of a route regroup (after a routePatterns change)";
     link_click_window: Duration = "analytics.link_click_window", "RASTRO_LINK_CLICK_WINDOW", "10s", parse_duration,
         "one counted click per client address and tracked link in this window";
+    meta_webhook_verify_token: Option<Secret> = "meta.webhook_verify_token", "RASTRO_META_WEBHOOK_VERIFY_TOKEN", "", parse_verify_token,
+        "the token Meta's webhook subscription check sends to GET /rastro/meta/leadgen (at least 16 characters)";
+    meta_leads_retry_steps: Vec<Duration> = "meta_leads.retry_steps", "RASTRO_META_LEADS_RETRY_STEPS", "1m,5m,15m,1h", parse_duration_list,
+        "waits between attempts to fetch a received form lead from Meta; the last one repeats until Meta answers";
+    meta_leads_lease: Duration = "meta_leads.lease", "RASTRO_META_LEADS_LEASE", "5m", parse_duration,
+        "how long a run holds its Page (another process takes it over after that)";
+    meta_leads_sweep_interval: Duration = "meta_leads.sweep_interval", "RASTRO_META_LEADS_SWEEP_INTERVAL", "1m", parse_duration,
+        "how often the Page actors' supervisor looks for receipts due (a lost wake-up waits at most this)";
     meta_login_config_id: Option<String> = "meta.login_config_id", "RASTRO_META_LOGIN_CONFIG_ID", "", parse_opt_string,
         "the Facebook Login for Business configuration id the dashboard's login popup asks for";
     dashboard_audience: Audience = "dashboard.audience", "RASTRO_DASHBOARD_AUDIENCE", "agency", parse_audience,
@@ -251,6 +261,11 @@ impl Config {
         if self.federation_meta_ads && !self.federation_leads {
             return Err("setting RASTRO_FEDERATION_META_ADS (federation.meta_ads): metaAds needs leads on \
                         (RASTRO_FEDERATION_LEADS=true): spend reaches readers only through the lead reports"
+                .into());
+        }
+        if self.federation_meta_leads && !(self.federation_meta_ads && self.federation_leads) {
+            return Err("setting RASTRO_FEDERATION_META_LEADS (federation.meta_leads): metaLeads needs metaAds and \
+                        leads on (RASTRO_FEDERATION_META_ADS=true, RASTRO_FEDERATION_LEADS=true)"
                 .into());
         }
         if self.meta_app_id.is_some() != self.meta_app_secret.is_some() {
@@ -324,6 +339,13 @@ fn parse_product_name(s: &str) -> Result<String, String> {
 
 fn parse_opt_secret(s: &str) -> Result<Option<Secret>, String> {
     Ok((!s.is_empty()).then(|| Secret::new(s)))
+}
+
+fn parse_verify_token(s: &str) -> Result<Option<Secret>, String> {
+    if !s.is_empty() && s.chars().count() < 16 {
+        return Err("the verify token needs at least 16 characters".into());
+    }
+    parse_opt_secret(s)
 }
 
 fn parse_secrets_key(s: &str) -> Result<Option<Secret>, String> {

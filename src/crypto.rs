@@ -28,6 +28,8 @@ pub enum Identity<'a> {
     Connection(&'a str),
     /// A pixel's own Conversions API token, by site id.
     Pixel(&'a str),
+    /// A Facebook Page's token (Lead Ads), by owner key and Page id.
+    Page(&'a str, &'a str),
 }
 
 impl Identity<'_> {
@@ -35,6 +37,7 @@ impl Identity<'_> {
         match self {
             Identity::Connection(owner) => format!("rastrod:connection:{owner}"),
             Identity::Pixel(site) => format!("rastrod:pixel:{site}"),
+            Identity::Page(owner, page) => format!("rastrod:page:{owner}:{page}"),
         }
     }
 }

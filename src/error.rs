@@ -50,6 +50,8 @@ pub enum Code {
     FederationConfigureForbidden,
     /// A public token asked beyond its surface, or the grant lacks `analytics:public`.
     FederationPublicForbidden,
+    /// A function needs a setting this host lacks (Lead Ads without the app secret or the audience).
+    FederationNotConfigured,
 }
 
 impl Code {
@@ -79,6 +81,7 @@ impl Code {
         Code::FederationSiteDenied,
         Code::FederationConfigureForbidden,
         Code::FederationPublicForbidden,
+        Code::FederationNotConfigured,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -108,6 +111,7 @@ impl Code {
             Code::FederationSiteDenied => "FEDERATION_SITE_DENIED",
             Code::FederationConfigureForbidden => "FEDERATION_CONFIGURE_FORBIDDEN",
             Code::FederationPublicForbidden => "FEDERATION_PUBLIC_FORBIDDEN",
+            Code::FederationNotConfigured => "FEDERATION_NOT_CONFIGURED",
         }
     }
 
@@ -132,7 +136,10 @@ impl Code {
             Code::PayloadTooLarge => 413,
             Code::RateLimited => 429,
             Code::Internal => 500,
-            Code::Unavailable | Code::SecretsKeyMissing | Code::MetaLoginUnavailable => 503,
+            Code::Unavailable
+            | Code::SecretsKeyMissing
+            | Code::MetaLoginUnavailable
+            | Code::FederationNotConfigured => 503,
             Code::MetaUnavailable => 502,
         }
     }
@@ -245,6 +252,6 @@ mod tests {
         for (i, code) in Code::ALL.iter().enumerate() {
             assert_eq!(*code as usize, i, "{code:?}");
         }
-        assert_eq!(Code::ALL.len(), Code::FederationPublicForbidden as usize + 1);
+        assert_eq!(Code::ALL.len(), Code::FederationNotConfigured as usize + 1);
     }
 }

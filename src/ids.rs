@@ -43,6 +43,8 @@ pub enum RunKind {
     AccountSync,
     /// One pass of a pixel's sender over its queue.
     ConversionSend,
+    /// One pass of a Page's actor over its form-lead receipts.
+    LeadFetch,
 }
 
 /// A fresh run id: the lease owner of one run.
@@ -51,6 +53,7 @@ pub fn run_id(kind: RunKind) -> Result<String> {
     let prefix = match kind {
         RunKind::AccountSync => "as_",
         RunKind::ConversionSend => "cs_",
+        RunKind::LeadFetch => "lf_",
     };
     Ok(format!("{prefix}{}", hex(&random)))
 }

@@ -18,9 +18,29 @@ struct Series {
 #[derive(Default)]
 pub struct Metrics {
     requests: Mutex<BTreeMap<(String, String, u16), Series>>,
+    /// Lead Ads webhook changes: new receipts, repeats, and changes dropped
+    /// (Pages linked to no site, other fields). Counts only, never an id.
+    leadgen: Mutex<[u64; 3]>,
 }
 
 impl Metrics {
+    pub fn leadgen(&self, received: u64, duplicates: u64, ignored: u64) {
+        let mut c = self.leadgen.lock().unwrap_or_else(|p| p.into_inner());
+        c[0] += received;
+        c[1] += duplicates;
+        c[2] += ignored;
+    }
+
+    /// The Lead Ads webhook counters in the Prometheus text format, appended to `out`.
+    pub fn render_leadgen(&self, out: &mut String) {
+        let c = *self.leadgen.lock().unwrap_or_else(|p| p.into_inner());
+        out.push_str("# HELP rastrod_leadgen_changes_total Lead Ads webhook changes by outcome.\n");
+        out.push_str("# TYPE rastrod_leadgen_changes_total counter\n");
+        for (outcome, n) in [("received", c[0]), ("duplicate", c[1]), ("ignored", c[2])] {
+            let _ = writeln!(out, "rastrod_leadgen_changes_total{{outcome=\"{outcome}\"}} {n}");
+        }
+    }
+
     pub fn observe(&self, route: &str, method: &str, status: u16, seconds: f64) {
         let mut map = self.requests.lock().unwrap_or_else(|p| p.into_inner());
         let s = map.entry((route.to_string(), method.to_string(), status)).or_default();

@@ -1,10 +1,12 @@
-//! The actors: the supervisor of one `AccountSync` per linked ad account and
-//! the supervisor of one `PixelSender` per pixel. [`start`] starts both, for
+//! The actors: the supervisor of one `AccountSync` per linked ad account,
+//! the supervisor of one `PixelSender` per pixel, and (Lead Ads) the
+//! supervisor of one `PageLeads` per linked Page. [`start`] starts them, for
 //! the daemon and the tests. [`Actors`] is how the rest of the daemon reaches
 //! them: it receives every committed write's effects (the services'
 //! `Dispatch`) and turns them into wake-ups.
 
 pub mod account_sync;
+pub mod page_leads;
 pub mod periodic;
 pub mod pixel_sender;
 pub mod regroup;
@@ -28,6 +30,8 @@ pub struct Actors {
     pub reports: OnceLock<Addr<periodic::Periodic>>,
     pub retention: OnceLock<Addr<periodic::Periodic>>,
     pub regroups: OnceLock<Addr<periodic::Periodic>>,
+    /// Lead Ads: one actor per linked Page (only while `metaLeads` is served).
+    pub page_leads: OnceLock<Addr<page_leads::PageLeadsSupervisor>>,
 }
 
 impl Dispatch for Actors {
@@ -45,6 +49,11 @@ impl Dispatch for Actors {
             if effects.hashes_erased {
                 pixel_sender::notify_erased(addr);
             }
+        }
+        if !effects.leadgen_pages.is_empty()
+            && let Some(addr) = self.page_leads.get()
+        {
+            addr.do_send(page_leads::PagesChanged(effects.leadgen_pages.iter().cloned().collect()));
         }
     }
 }
@@ -64,6 +73,9 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
     if actors.regroups.get().is_none() {
         let _ = actors.regroups.set(regroup::actor(cx).start());
     }
+    if cx.capabilities().serves(crate::service::api::Capability::MetaLeads) {
+        page_leads::start(cx, actors);
+    }
 }
 
 /// On SIGTERM, before the writer's last commit: both supervisors stop their
@@ -73,6 +85,7 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
 pub async fn shutdown(actors: &Actors, grace: Duration) {
     let sync = actors.sync.get().cloned();
     let pixels = actors.pixels.get().cloned();
+    let pages = actors.page_leads.get().cloned();
     if let Some(addr) = actors.reports.get() {
         let _ = addr.send(periodic::Shutdown).await;
     }
@@ -93,7 +106,12 @@ pub async fn shutdown(actors: &Actors, grace: Duration) {
                 let _ = addr.send(pixel_sender::Shutdown).await;
             }
         };
-        tokio::join!(sync, pixels);
+        let pages = async {
+            if let Some(addr) = pages {
+                let _ = addr.send(page_leads::Shutdown).await;
+            }
+        };
+        tokio::join!(sync, pixels, pages);
     };
     if tokio::time::timeout(grace, stop).await.is_err() {
         tracing::warn!(?grace, "a sync or send still ran after the shutdown grace; abandoned");

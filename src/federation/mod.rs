@@ -89,6 +89,7 @@ pub async fn authorize(cx: &Context, fed: &Federation, token: Option<&str>, spec
     if !cx.capabilities().serves(spec.capability) {
         let what = match spec.capability {
             Capability::MetaAds => "Meta ads",
+            Capability::MetaLeads => "Meta Lead Ads",
             Capability::SiteMap => "a site map",
             Capability::VisitorProfiles => "visitor profiles",
             Capability::People => "people",

@@ -17,6 +17,7 @@ use super::AppState;
 fn render(st: &AppState) -> String {
     let mut out = String::new();
     st.metrics.render_requests(&mut out);
+    st.metrics.render_leadgen(&mut out);
     let storage = st.cx.storage_stats();
     let (connections, idle, w) = (storage.connections, storage.idle, storage.writer);
     let _ = write!(

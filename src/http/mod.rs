@@ -9,6 +9,7 @@ pub mod errors;
 pub mod federation;
 pub mod host;
 pub mod json;
+pub mod leadgen;
 pub mod links;
 pub mod metrics;
 pub mod openapi;
@@ -59,6 +60,7 @@ pub fn build_app(
         .service(web::scope("/v1").wrap(from_fn(auth::require_host_key)).configure(host::routes))
         .configure(tracker::routes)
         .configure(links::routes)
+        .configure(leadgen::routes)
         .configure(federation::routes)
         .configure(dashboard::routes)
         .default_service(web::to(routes::not_found))

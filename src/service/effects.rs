@@ -28,6 +28,8 @@ pub struct Effects {
     /// Sites whose live visitors' rows changed (tracker events, an import,
     /// a conversion, a profile): this process's cached live state of them goes.
     pub live_changed: BTreeSet<String>,
+    /// Lead Ads: Pages with new receipts (or newly linked): their actors look now.
+    pub leadgen_pages: BTreeSet<String>,
 }
 
 impl Default for Effects {
@@ -38,6 +40,7 @@ impl Default for Effects {
             hashes_erased: false,
             changes_cached_reads: true,
             live_changed: BTreeSet::new(),
+            leadgen_pages: BTreeSet::new(),
         }
     }
 }
@@ -81,6 +84,7 @@ impl Effects {
         self.hashes_erased |= other.hashes_erased;
         self.changes_cached_reads |= other.changes_cached_reads;
         self.live_changed.extend(other.live_changed);
+        self.leadgen_pages.extend(other.leadgen_pages);
         self
     }
 }

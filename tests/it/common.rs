@@ -464,6 +464,9 @@ impl TestApp {
         if self.state.actors.pixels.get().is_some() {
             rastrod::actors::pixel_sender::drain(&self.state.actors).await.expect("settling the pixel senders");
         }
+        if self.state.actors.page_leads.get().is_some() {
+            rastrod::actors::page_leads::drain(&self.state.actors).await.expect("settling the Page actors");
+        }
     }
 
     /// Writes queued in the group-commit writer, and the rows whose lease is still held.
@@ -471,7 +474,8 @@ impl TestApp {
         (self.state.cx.storage_stats().writer.pending, self.held_leases().await)
     }
 
-    /// Rows whose lease is still held: `account_syncs:<account>` and `conversions:<event>`.
+    /// Rows whose lease is still held: `account_syncs:<account>`, `conversions:<event>`
+    /// and (Lead Ads) `meta_page_links:<page>`.
     pub async fn held_leases(&self) -> Vec<String> {
         #[derive(diesel::QueryableByName)]
         struct Held {
@@ -484,7 +488,9 @@ impl TestApp {
                 use diesel::RunQueryDsl;
                 let rows: Vec<Held> = diesel::sql_query(
                     "SELECT 'account_syncs:' || ad_account_id AS row FROM account_syncs WHERE lease_run_id IS NOT NULL \
-                     UNION ALL SELECT 'conversions:' || event_id AS row FROM conversions WHERE lease_owner IS NOT NULL",
+                     UNION ALL SELECT 'conversions:' || event_id AS row FROM conversions WHERE lease_owner IS NOT NULL \
+                     UNION ALL SELECT 'meta_page_links:' || page_id AS row FROM meta_page_links \
+                     WHERE lease_owner IS NOT NULL",
                 )
                 .load(c)?;
                 Ok(rows.into_iter().map(|h| h.row).collect())

@@ -53,6 +53,8 @@ pub enum FaultKind {
     RejectBatch,
     /// HTTP 403, code 200 (as Meta answers a token without the permission).
     Permission,
+    /// HTTP 400, code 100 subcode 33: a lead Meta no longer serves (Lead Ads).
+    LeadExpired,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -117,6 +119,11 @@ pub struct Control {
     pub events: Vec<Value>,
     pub in_flight: u64,
     pub peak_in_flight: u64,
+    /// Lead Ads: the leads made through `/__fake/leadgen`, as Graph answers them.
+    pub leads: Vec<Value>,
+    pub next_lead: u64,
+    /// The Pages whose `leadgen` field the app is subscribed to.
+    pub subscriptions: std::collections::BTreeSet<String>,
 }
 
 impl Control {
@@ -179,7 +186,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route("/deliveries", web::get().to(deliveries))
             .route("/events", web::get().to(events))
             .route("/requests", web::get().to(requests))
-            .route("/in-flight", web::get().to(in_flight)),
+            .route("/in-flight", web::get().to(in_flight))
+            .route("/leadgen", web::post().to(super::leads::new_lead)),
     );
 }
 

@@ -14,6 +14,7 @@
 //! * Login (`POST /oauth/access_token`, `GET /debug_token`): see [`login`].
 //! * Conversions (`POST /{pixel_id}/events`) are validated, counted per
 //!   `event_id` and kept in memory; nothing leaves the machine.
+//! * Lead Ads (Pages, forms, leads, signed `leadgen` webhooks): see [`leads`].
 //! * Tests steer it through `/__fake/` (see [`faults`]): faults, config, the
 //!   request log, the delivery counts.
 //!
@@ -21,6 +22,7 @@
 
 pub mod dialog;
 pub mod faults;
+pub mod leads;
 pub mod login;
 pub mod png;
 pub mod reply;

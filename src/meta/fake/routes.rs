@@ -78,6 +78,7 @@ async fn preamble(state: &Shared, req: &HttpRequest, body: &[u8], event_ids: &[&
         FaultKind::TokenRefused => GraphError::expired_token(),
         FaultKind::TooMuchData => GraphError::too_much_data(),
         FaultKind::Permission => GraphError::permission(),
+        FaultKind::LeadExpired => GraphError::new(400, 100, Some(33), "(#100) Object does not exist"),
         FaultKind::RejectBatch => GraphError::invalid("(#100) Invalid parameter")
             .user_msg(format!("The event {} is invalid.", fault.bad_event_id.unwrap_or_default())),
     };
@@ -188,6 +189,9 @@ fn route(
     let fields = fields.as_deref();
     let self_url = format!("{}{}", state.base_url, req.path());
     let list = |items: Vec<Value>| paginate(items, &q, req.query_string(), &self_url, MAX_LIMIT);
+    if let Some(answer) = super::leads::route(state, method, rest, &token, fields, &list) {
+        return answer;
+    }
     match (method, rest) {
         ("GET", ["me"]) => Ok(select(json!({"id": SAMPLE_USER_ID, "name": SAMPLE_USER_NAME}), fields, &["id"])),
         ("GET", ["me", "adaccounts"]) => list(

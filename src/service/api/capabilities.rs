@@ -9,6 +9,7 @@ use crate::config::Config;
 pub struct Capabilities {
     leads: bool,
     meta_ads: bool,
+    meta_leads: bool,
     site_map: bool,
     visitor_profiles: bool,
     people: bool,
@@ -20,6 +21,8 @@ impl Capabilities {
         Capabilities {
             leads: config.federation_leads,
             meta_ads: config.federation_meta_ads && config.federation_leads,
+            // Start-up refuses metaLeads without both (LA-01); the guard keeps the rule here too.
+            meta_leads: config.federation_meta_leads && config.federation_meta_ads && config.federation_leads,
             site_map: config.federation_site_map,
             visitor_profiles: config.federation_visitor_profiles,
             people: config.federation_people,
@@ -32,6 +35,7 @@ impl Capabilities {
             Capability::Core => true,
             Capability::Leads => self.leads,
             Capability::MetaAds => self.meta_ads,
+            Capability::MetaLeads => self.meta_leads,
             Capability::SiteMap => self.site_map,
             Capability::VisitorProfiles => self.visitor_profiles,
             Capability::People => self.people,
@@ -49,6 +53,7 @@ impl Capabilities {
             caps.push("metaAds");
         }
         for (capability, name) in [
+            (Capability::MetaLeads, "metaLeads"),
             (Capability::SiteMap, "siteMap"),
             (Capability::VisitorProfiles, "visitorProfiles"),
             (Capability::People, "people"),

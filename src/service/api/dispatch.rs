@@ -139,6 +139,9 @@ use_cases! {
     RemoveMetaPixel => meta::api::remove_meta_pixel, SiteArgs => Removed;
     SetMetaEventMap => meta::api::set_meta_event_map, meta::api::SetEventMapArgs => leads::board::EventMap;
     SyncMetaNow => meta::api::sync_meta_now, SiteArgs => meta::sync::SyncNowAnswer;
+    MetaPages => meta::lead_ads::api::meta_pages, NoArgs => meta::lead_ads::Pages;
+    LinkMetaPage => meta::lead_ads::api::link_meta_page, meta::lead_ads::api::LinkPageArgs => meta::lead_ads::PageLinked;
+    MetaLinkedPages => meta::lead_ads::api::meta_linked_pages, meta::lead_ads::api::LinkedPagesArgs => Vec<meta::lead_ads::SitePages>;
     Overview => reports::api::overview, reports::overview::OverviewArgs => reports::overview::Overview;
     LiveVisitors => reports::api::live_visitors, reports::live::LiveArgs => reports::live::LiveVisitors;
     GetSession => reports::api::get_session, reports::sessions::SessionArgs => Option<reports::sessions::SessionSummary>;

@@ -27,6 +27,8 @@ pub enum Capability {
     Core,
     Leads,
     MetaAds,
+    /// Meta Lead Ads (instant forms): Pages, forms and the leadgen webhook.
+    MetaLeads,
     SiteMap,
     VisitorProfiles,
     People,
@@ -69,6 +71,9 @@ pub enum Function {
     RemoveMetaPixel,
     SetMetaEventMap,
     SyncMetaNow,
+    MetaPages,
+    LinkMetaPage,
+    MetaLinkedPages,
     Overview,
     LiveVisitors,
     GetSession,
@@ -117,7 +122,7 @@ const fn f(name: &'static str, kind: Kind, capability: Capability, need: Need, p
     Spec { name, kind, capability, need, public }
 }
 
-use Capability::{Core, Leads, MetaAds, TrackedLinks};
+use Capability::{Core, Leads, MetaAds, MetaLeads, TrackedLinks};
 use Kind::{Action, Mutation, Query};
 use Need::{Configure, Nothing, Read};
 
@@ -147,6 +152,9 @@ impl Function {
         Function::RemoveMetaPixel,
         Function::SetMetaEventMap,
         Function::SyncMetaNow,
+        Function::MetaPages,
+        Function::LinkMetaPage,
+        Function::MetaLinkedPages,
         Function::Overview,
         Function::LiveVisitors,
         Function::GetSession,
@@ -206,6 +214,9 @@ impl Function {
             Function::RemoveMetaPixel => f("removeMetaPixel", Mutation, MetaAds, Configure, false),
             Function::SetMetaEventMap => f("setMetaEventMap", Mutation, MetaAds, Configure, false),
             Function::SyncMetaNow => f("syncMetaNow", Mutation, MetaAds, Configure, false),
+            Function::MetaPages => f("metaPages", Action, MetaLeads, Read, false),
+            Function::LinkMetaPage => f("linkMetaPage", Action, MetaLeads, Configure, false),
+            Function::MetaLinkedPages => f("metaLinkedPages", Query, MetaLeads, Read, false),
             Function::Overview => f("overview", Query, Core, Read, true),
             Function::LiveVisitors => f("liveVisitors", Query, Core, Read, true),
             Function::GetSession => f("getSession", Query, Core, Read, false),

@@ -120,6 +120,24 @@ pub struct SetLeadStageAnswer {
     pub accepted: bool,
 }
 
+/// Where a lead came in: a conversation (every host lead) or a Meta instant
+/// form (the origins `lead_form` and `lead_form_organic`, LEADADS.md §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Channel {
+    Whatsapp,
+    Form,
+}
+
+impl Channel {
+    /// The origins of Meta instant-form leads.
+    pub const FORM_ORIGINS: [&'static str; 2] = ["lead_form", "lead_form_organic"];
+
+    pub fn of_origin(origin: &str) -> Channel {
+        if Channel::FORM_ORIGINS.contains(&origin) { Channel::Form } else { Channel::Whatsapp }
+    }
+}
+
 /// A lead as reads return it: never the click id.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -129,6 +147,8 @@ pub struct Lead {
     pub lead_key: String,
     pub label: Option<String>,
     pub origin: String,
+    /// `form` for a Meta instant-form lead, else `whatsapp`.
+    pub channel: Channel,
     pub campaign_id: Option<String>,
     pub adset_id: Option<String>,
     pub ad_id: Option<String>,
@@ -168,6 +188,7 @@ impl From<LeadRow> for Lead {
             site_id: r.site_id,
             lead_key: r.lead_key,
             label: r.label,
+            channel: Channel::of_origin(&r.origin),
             origin: r.origin,
             campaign_name: r.campaign_name,
             adset_name: r.adset_name,

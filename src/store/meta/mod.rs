@@ -2,6 +2,7 @@
 //! `site_ad_accounts` (links) and `site_pixels`.
 
 pub mod conversions;
+pub mod lead_ads;
 pub mod sync;
 
 use diesel::prelude::*;

@@ -8,6 +8,7 @@ mod connection;
 mod conversions;
 mod fake_graph;
 mod graph_client;
+mod lead_ads;
 mod login;
 mod status;
 mod sync;

@@ -1,0 +1,45 @@
+//! The Lead Ads use cases of the Meta context (capability `metaLeads`):
+//! `metaPages`, `linkMetaPage`, `metaLinkedPages`. They act for the caller's
+//! owner like the other Meta functions; what is outside the caller's sites
+//! shows no site (FED-13).
+
+use serde::Deserialize;
+
+use super::{LinkedContext, PageLinked, Pages, SitePages, leadgen_ready, link_page, linked_pages, list_pages};
+use crate::error::Result;
+use crate::service::api::{Caller, NoArgs};
+use crate::service::context::Context;
+
+/// `metaPages`: the owner's Pages from Meta, with `canRetrieveLeads`; never a token (LA-02).
+pub async fn meta_pages(cx: &Context, caller: &Caller, _: NoArgs) -> Result<Pages> {
+    list_pages(cx, &caller.owner, &caller.sites).await
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LinkPageArgs {
+    pub site_id: String,
+    pub page_id: String,
+}
+
+/// `linkMetaPage`: subscribes the app to the Page's leads and links it to the site (LA-03).
+pub async fn link_meta_page(cx: &Context, caller: &Caller, a: LinkPageArgs) -> Result<PageLinked> {
+    caller.check_site(&a.site_id)?;
+    crate::service::validate::text("pageId", &a.page_id, 1, 64)?;
+    link_page(cx, &caller.owner, &a.site_id, &a.page_id).await
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LinkedPagesArgs {
+    pub site_ids: Vec<String>,
+}
+
+/// `metaLinkedPages`: per site its Pages, pending and failed receipts, and readiness.
+pub async fn meta_linked_pages(cx: &Context, caller: &Caller, a: LinkedPagesArgs) -> Result<Vec<SitePages>> {
+    caller.check_sites(&a.site_ids)?;
+    let ready = leadgen_ready(cx);
+    let settings =
+        LinkedContext { issuer: cx.config.federation_issuer.clone(), audience: cx.config.federation_audience.clone() };
+    cx.read(move |c| linked_pages(c, ready, &settings, &a.site_ids)).await
+}

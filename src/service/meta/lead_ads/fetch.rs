@@ -1,0 +1,273 @@
+//! What one Page's actor runs ([`run_page`], LEADADS.md §5): under the
+//! Page's lease, its due receipts oldest first, each lead fetched
+//! from Meta with the Page token and recorded through the leads service as a
+//! form lead (`leadKey "fbl_" + leadgen id`, origin `lead_form` or
+//! `lead_form_organic`), the lead and the receipt's end in one transaction,
+//! so a leadgen id makes exactly one lead (LA-11). A failed fetch waits its
+//! step of `RASTRO_META_LEADS_RETRY_STEPS` (the last repeats); a lead Meta no
+//! longer serves ends `LEAD_EXPIRED`; a refused Page token or a missing
+//! permission stops the Page with its code, its receipts waiting until the
+//! owner's Pages are listed again (`metaPages`, which reads fresh tokens).
+//!
+//! The answers live in this function's memory only: the phone reaches the
+//! lead as its SHA-256 (the contact-hash path, for the Conversions API) and
+//! nothing else of them is written or logged (LA-08).
+
+use sha2::{Digest, Sha256};
+
+use super::page_fault;
+use crate::codes::Fault;
+use crate::crypto::Identity;
+use crate::error::{Error, Result};
+use crate::meta::graph::{ErrorClass, FormLead, GraphError};
+use crate::service::context::Context;
+use crate::service::effects::{Effects, Written};
+use crate::service::leads::{self, RecordLead};
+use crate::store::meta::lead_ads::{self as store, ReceiptRow};
+
+/// Receipts read per batch of a run.
+const BATCH: i64 = 50;
+/// Meta keeps a lead 90 days: an older receipt can no longer be fetched.
+const LEAD_KEPT_MS: i64 = 90 * 86_400_000;
+/// Meta's subcode for a lead it no longer serves (with code 100).
+const EXPIRED_SUBCODE: i64 = 33;
+
+/// The origins of form leads (LEADADS.md §5.3).
+pub const PAID_FORM_ORIGIN: &str = leads::Channel::FORM_ORIGINS[0];
+pub const ORGANIC_FORM_ORIGIN: &str = leads::Channel::FORM_ORIGINS[1];
+
+/// What one run over a Page's receipts did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PageRound {
+    /// Receipts that became leads.
+    pub recorded: u64,
+    /// Receipts whose attempt failed and that wait for the next one.
+    pub retried: u64,
+    /// Receipts that ended without a lead.
+    pub failed: u64,
+    /// When the Page next needs a look (None: only the supervisor's sweep looks again).
+    pub next_due: Option<i64>,
+    /// The Page stopped on its token or permission (`lastError`): its receipts wait.
+    pub stopped: bool,
+}
+
+impl PageRound {
+    pub fn add(&mut self, o: &PageRound) {
+        self.recorded += o.recorded;
+        self.retried += o.retried;
+        self.failed += o.failed;
+        self.next_due = match (self.next_due, o.next_due) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.stopped |= o.stopped;
+    }
+
+    pub fn worked(&self) -> bool {
+        self.recorded + self.retried + self.failed > 0
+    }
+}
+
+fn ms(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The wait after the `attempts`-th failed attempt (1-based): its step, the last repeating.
+pub fn retry_wait(cx: &Context, attempts: i64) -> i64 {
+    let steps = &cx.config.meta_leads_retry_steps;
+    let i = usize::try_from(attempts.max(1) - 1).unwrap_or(usize::MAX).min(steps.len().saturating_sub(1));
+    steps.get(i).map_or(60_000, |d| ms(*d))
+}
+
+/// The Pages with a pending receipt (the supervisor's sweep).
+pub async fn pages_with_pending(cx: &Context) -> Result<Vec<String>> {
+    cx.read(|c| Ok(store::pages_with_pending(c)?)).await
+}
+
+/// The lead a fetched form lead becomes. `answers` give the phone's hash only.
+fn lead_input(r: &ReceiptRow, lead: &FormLead) -> RecordLead {
+    let paid = lead.ad_id.is_some() && !lead.is_organic;
+    let origin = if paid { PAID_FORM_ORIGIN } else { ORGANIC_FORM_ORIGIN };
+    let occurred = lead.created_ms.or(r.created_time).unwrap_or(r.received_at);
+    let key = format!("fbl_{}", r.leadgen_id);
+    let mut input = RecordLead::new(key.clone(), format!("{key}-new"), occurred, origin);
+    if paid {
+        input.ad_id = lead.ad_id.clone();
+        input.adset_id = lead.adset_id.clone();
+        input.campaign_id = lead.campaign_id.clone();
+    }
+    let phone = lead.answer("phone_number").or_else(|| lead.answer("phone"));
+    let digits: String = phone.unwrap_or_default().chars().filter(char::is_ascii_digit).collect();
+    if digits.len() >= 8 {
+        let hash: String = Sha256::digest(digits.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        input.meta = Some(serde_json::json!({"ph": [hash]}));
+    }
+    input
+}
+
+/// How a failed fetch ends for its receipt: retried, failed, or the Page stopped.
+enum Outcome {
+    Retry(String),
+    Fail(String),
+    StopPage(String),
+}
+
+fn outcome(e: &GraphError, r: &ReceiptRow, now: i64) -> Outcome {
+    if e.code == Some(100) && e.subcode == Some(EXPIRED_SUBCODE) {
+        return Outcome::Fail(Fault::LeadExpired.with("Meta no longer serves this lead"));
+    }
+    if let Some(why) = page_fault(e) {
+        return Outcome::StopPage(why);
+    }
+    if now - r.created_time.unwrap_or(r.received_at) > LEAD_KEPT_MS {
+        return Outcome::Fail(Fault::LeadExpired.with("older than the 90 days Meta keeps a lead"));
+    }
+    Outcome::Retry(e.class.fault().with("fetching the lead failed; retried"))
+}
+
+/// One run over the Page's due receipts (see the module). Another process
+/// holding the Page makes it a run that does nothing.
+pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
+    let mut round = PageRound::default();
+    let now = cx.now();
+    let page = page_id.to_string();
+    // A read first: most wakes find nothing due, and a read costs the writer nothing.
+    if cx.read(move |c| Ok(store::due_receipts(c, &page, now, 1)?)).await?.is_empty() {
+        let page = page_id.to_string();
+        round.next_due = cx.read(move |c| Ok(store::next_due(c, &page)?)).await?;
+        return Ok(round);
+    }
+    let owner = crate::ids::run_id(crate::ids::RunKind::LeadFetch)?;
+    let until = now.saturating_add(ms(cx.config.meta_leads_lease));
+    let (page, o) = (page_id.to_string(), owner.clone());
+    let taken = cx
+        .write(move |c| Ok(Written::new(store::take_page_lease(c, &page, &o, until, now)?, Effects::quiet())))
+        .await?;
+    if !taken {
+        round.next_due = Some(until);
+        return Ok(round);
+    }
+    let result = work(cx, page_id, &owner, &mut round).await;
+    let (page, o) = (page_id.to_string(), owner.clone());
+    cx.write(move |c| Ok(Written::new(store::release_page_lease(c, &page, &o)?, Effects::quiet()))).await?;
+    result?;
+    // Ids and counts only: never a lead's data.
+    tracing::debug!(
+        page_id,
+        recorded = round.recorded,
+        retried = round.retried,
+        failed = round.failed,
+        "lead ads: a Page's run"
+    );
+    if !round.stopped {
+        let page = page_id.to_string();
+        round.next_due = cx.read(move |c| Ok(store::next_due(c, &page)?)).await?;
+    }
+    Ok(round)
+}
+
+/// The run's work under the lease.
+async fn work(cx: &Context, page_id: &str, owner: &str, round: &mut PageRound) -> Result<()> {
+    let page = page_id.to_string();
+    let Some((link, row)) = cx
+        .read(move |c| {
+            let Some(link) = store::page_link(c, &page)? else { return Ok(None) };
+            let row = store::page(c, &link.owner_key, &page)?;
+            Ok(Some((link, row)))
+        })
+        .await?
+    else {
+        return Ok(());
+    };
+    // A Page stopped on its token or permission waits for the Pages to be listed again (a reconnect).
+    if link.last_error.as_deref().and_then(Fault::of).is_some_and(super::stops_page) {
+        round.stopped = true;
+        return Ok(());
+    }
+    let key = cx.secrets()?;
+    let token = match row.as_ref().map(|r| key.open(&r.sealed_token, Identity::Page(&r.owner_key, page_id))) {
+        Some(Ok(t)) => t,
+        _ => {
+            let why = Fault::PageTokenInvalid.with("the Page's token is gone or sealed under another key: list again");
+            round.stopped = true;
+            return stop_page(cx, page_id, why).await;
+        }
+    };
+    loop {
+        let (page, now) = (page_id.to_string(), cx.now());
+        let due = cx.read(move |c| Ok(store::due_receipts(c, &page, now, BATCH)?)).await?;
+        if due.is_empty() {
+            return Ok(());
+        }
+        for r in due {
+            let fetched = cx.graph.form_lead(&token, &r.leadgen_id).await;
+            let now = cx.now();
+            let (page, owner_s, id) = (page_id.to_string(), owner.to_string(), r.id.clone());
+            match fetched {
+                Ok(lead) => {
+                    let input = lead_input(&r, &lead.value);
+                    drop(lead);
+                    let site = r.site_id.clone();
+                    let had_error = link.last_error.is_some();
+                    let recorded = cx
+                        .write(move |c| {
+                            if !store::holds_page(c, &page, &owner_s, now)? {
+                                return Err(Error::unavailable("the Page's run outlived its lease"));
+                            }
+                            let made = leads::record(c, now, &site, input)?;
+                            store::mark_recorded(c, &id, &made.value.lead_id, now)?;
+                            if had_error {
+                                store::set_page_error(c, &page, None, now)?;
+                            }
+                            Ok(Written::new((), made.effects))
+                        })
+                        .await;
+                    match recorded {
+                        Ok(()) => round.recorded += 1,
+                        Err(e) if e.code == crate::error::Code::InvalidArgument => {
+                            // A lead the leads service refuses can never be made: visible, not retried.
+                            let why = Fault::MetaInvalid.with("the lead Meta answered cannot be recorded");
+                            end_attempt(cx, &r.id, &why, None).await?;
+                            round.failed += 1;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                Err(e) => match outcome(&e, &r, now) {
+                    Outcome::Fail(why) => {
+                        end_attempt(cx, &r.id, &why, None).await?;
+                        round.failed += 1;
+                    }
+                    Outcome::Retry(why) => {
+                        let mut wait = retry_wait(cx, r.attempts + 1);
+                        if e.class == ErrorClass::Throttled {
+                            wait = wait.max(ms(cx.config.sync_rate_limit_wait));
+                        }
+                        end_attempt(cx, &r.id, &why, Some(now.saturating_add(wait))).await?;
+                        round.retried += 1;
+                        if matches!(e.class, ErrorClass::Throttled | ErrorClass::Transient) {
+                            // Meta is away or throttling: the rest of the Page waits for the next run.
+                            return Ok(());
+                        }
+                    }
+                    Outcome::StopPage(why) => {
+                        round.stopped = true;
+                        return stop_page(cx, page_id, why).await;
+                    }
+                },
+            }
+        }
+    }
+}
+
+async fn end_attempt(cx: &Context, id: &str, why: &str, next_at: Option<i64>) -> Result<()> {
+    let (id, why, now) = (id.to_string(), why.to_string(), cx.now());
+    cx.write(move |c| Ok(Written::new(store::mark_attempt_failed(c, &id, &why, next_at, now)?, Effects::default())))
+        .await
+}
+
+/// The Page stops with `why`; its receipts wait (a reconnect resumes them).
+async fn stop_page(cx: &Context, page_id: &str, why: String) -> Result<()> {
+    let (page, now) = (page_id.to_string(), cx.now());
+    cx.write(move |c| Ok(Written::new(store::set_page_error(c, &page, Some(&why), now)?, Effects::default()))).await
+}

@@ -1,0 +1,434 @@
+//! Queries of Meta Lead Ads: an owner's listed Pages (`meta_pages`), the
+//! Pages linked to sites (`meta_page_links`, with each Page's lease), their
+//! forms (`meta_forms`) and the leadgen receipts (`meta_lead_receipts`). No
+//! row holds a person's answers (LA-08).
+
+use diesel::QueryResult;
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+/// Receipt statuses, stored as these strings.
+pub const PENDING: &str = "pending";
+pub const RECORDED: &str = "recorded";
+pub const FAILED: &str = "failed";
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct PageRow {
+    #[diesel(sql_type = Text)]
+    pub owner_key: String,
+    #[diesel(sql_type = Text)]
+    pub page_id: String,
+    #[diesel(sql_type = Text)]
+    pub name: String,
+    #[diesel(sql_type = Bool)]
+    pub can_retrieve_leads: bool,
+    #[diesel(sql_type = Text)]
+    pub sealed_token: String,
+    #[diesel(sql_type = BigInt)]
+    pub listed_at: i64,
+}
+
+/// An owner's listing replaces the one before.
+pub fn replace_pages(conn: &mut AnyConnection, owner: &str, rows: &[PageRow]) -> QueryResult<()> {
+    RawQuery::new("DELETE FROM meta_pages WHERE owner_key = ?").text(owner).execute(conn)?;
+    for r in rows {
+        RawQuery::new(
+            "INSERT INTO meta_pages (owner_key, page_id, name, can_retrieve_leads, sealed_token, listed_at) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .text(&r.owner_key)
+        .text(&r.page_id)
+        .text(&r.name)
+        .boolean(r.can_retrieve_leads)
+        .text(&r.sealed_token)
+        .int(r.listed_at)
+        .execute(conn)?;
+    }
+    Ok(())
+}
+
+pub fn pages_of_owner(conn: &mut AnyConnection, owner: &str) -> QueryResult<Vec<PageRow>> {
+    RawQuery::new("SELECT * FROM meta_pages WHERE owner_key = ? ORDER BY name, page_id").text(owner).load(conn)
+}
+
+pub fn page(conn: &mut AnyConnection, owner: &str, page_id: &str) -> QueryResult<Option<PageRow>> {
+    let rows: Vec<PageRow> = RawQuery::new("SELECT * FROM meta_pages WHERE owner_key = ? AND page_id = ?")
+        .text(owner)
+        .text(page_id)
+        .load(conn)?;
+    Ok(rows.into_iter().next())
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct PageLinkRow {
+    #[diesel(sql_type = Text)]
+    pub page_id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub owner_key: String,
+    #[diesel(sql_type = Text)]
+    pub name: String,
+    #[diesel(sql_type = Bool)]
+    pub subscribed: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub last_error: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub last_webhook_at: Option<i64>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub last_reconciled_at: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub lease_owner: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub lease_until: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    pub linked_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub updated_at: i64,
+}
+
+pub fn page_link(conn: &mut AnyConnection, page_id: &str) -> QueryResult<Option<PageLinkRow>> {
+    let rows: Vec<PageLinkRow> =
+        RawQuery::new("SELECT * FROM meta_page_links WHERE page_id = ?").text(page_id).load(conn)?;
+    Ok(rows.into_iter().next())
+}
+
+pub fn page_links_of_sites(conn: &mut AnyConnection, sites: &[String]) -> QueryResult<Vec<PageLinkRow>> {
+    if sites.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT * FROM meta_page_links WHERE site_id IN {} ORDER BY site_id, name, page_id",
+        placeholders(sites.len())
+    );
+    RawQuery::new(sql).texts(sites).load(conn)
+}
+
+/// The linked Pages among `page_ids`.
+pub fn page_links_of(conn: &mut AnyConnection, page_ids: &[String]) -> QueryResult<Vec<PageLinkRow>> {
+    if page_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!("SELECT * FROM meta_page_links WHERE page_id IN {}", placeholders(page_ids.len()));
+    RawQuery::new(sql).texts(page_ids).load(conn)
+}
+
+pub fn insert_page_link(conn: &mut AnyConnection, r: &PageLinkRow) -> QueryResult<()> {
+    RawQuery::new(
+        "INSERT INTO meta_page_links (page_id, site_id, owner_key, name, subscribed, last_error, last_webhook_at, \
+         last_reconciled_at, lease_owner, lease_until, linked_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)",
+    )
+    .text(&r.page_id)
+    .text(&r.site_id)
+    .text(&r.owner_key)
+    .text(&r.name)
+    .boolean(r.subscribed)
+    .opt_text(r.last_error.clone())
+    .opt_int(r.last_webhook_at)
+    .opt_int(r.last_reconciled_at)
+    .int(r.linked_at)
+    .int(r.updated_at)
+    .execute(conn)?;
+    Ok(())
+}
+
+pub fn set_page_error(conn: &mut AnyConnection, page_id: &str, error: Option<&str>, now: i64) -> QueryResult<()> {
+    RawQuery::new("UPDATE meta_page_links SET last_error = ?, updated_at = ? WHERE page_id = ?")
+        .opt_text(error)
+        .int(now)
+        .text(page_id)
+        .execute(conn)?;
+    Ok(())
+}
+
+pub fn touch_webhook(conn: &mut AnyConnection, page_id: &str, now: i64) -> QueryResult<()> {
+    RawQuery::new("UPDATE meta_page_links SET last_webhook_at = ? WHERE page_id = ?")
+        .int(now)
+        .text(page_id)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Takes the Page for one run until `until`, unless another run holds it.
+pub fn take_page_lease(
+    conn: &mut AnyConnection,
+    page_id: &str,
+    owner: &str,
+    until: i64,
+    now: i64,
+) -> QueryResult<bool> {
+    let n = RawQuery::new(
+        "UPDATE meta_page_links SET lease_owner = ?, lease_until = ? \
+         WHERE page_id = ? AND (lease_owner IS NULL OR lease_until < ?)",
+    )
+    .text(owner)
+    .int(until)
+    .text(page_id)
+    .int(now)
+    .execute(conn)?;
+    Ok(n == 1)
+}
+
+/// Whether `owner` still holds the Page (a run past its lease writes nothing).
+pub fn holds_page(conn: &mut AnyConnection, page_id: &str, owner: &str, now: i64) -> QueryResult<bool> {
+    Ok(page_link(conn, page_id)?
+        .is_some_and(|l| l.lease_owner.as_deref() == Some(owner) && l.lease_until.is_some_and(|u| u >= now)))
+}
+
+pub fn release_page_lease(conn: &mut AnyConnection, page_id: &str, owner: &str) -> QueryResult<()> {
+    RawQuery::new(
+        "UPDATE meta_page_links SET lease_owner = NULL, lease_until = NULL WHERE page_id = ? AND lease_owner = ?",
+    )
+    .text(page_id)
+    .text(owner)
+    .execute(conn)?;
+    Ok(())
+}
+
+/// A form as listed; the site's rules and the watermark are kept on a repeat.
+pub struct FormListing<'a> {
+    pub page_id: &'a str,
+    pub form_id: &'a str,
+    pub site_id: &'a str,
+    pub name: &'a str,
+    pub status: &'a str,
+    pub questions: &'a str,
+    pub now: i64,
+}
+
+pub fn upsert_form(conn: &mut AnyConnection, f: &FormListing<'_>) -> QueryResult<()> {
+    RawQuery::new(
+        "INSERT INTO meta_forms (page_id, form_id, site_id, name, status, questions, rules, watermark, listed_at) \
+         VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?) ON CONFLICT (page_id, form_id) DO UPDATE SET \
+         site_id = excluded.site_id, name = excluded.name, status = excluded.status, \
+         questions = excluded.questions, listed_at = excluded.listed_at",
+    )
+    .text(f.page_id)
+    .text(f.form_id)
+    .text(f.site_id)
+    .text(f.name)
+    .text(f.status)
+    .text(f.questions)
+    .int(f.now)
+    .execute(conn)?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct FormRow {
+    #[diesel(sql_type = Text)]
+    pub page_id: String,
+    #[diesel(sql_type = Text)]
+    pub form_id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub name: String,
+    #[diesel(sql_type = Text)]
+    pub status: String,
+    #[diesel(sql_type = Text)]
+    pub questions: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub rules: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub watermark: Option<i64>,
+}
+
+pub fn forms_of_page(conn: &mut AnyConnection, page_id: &str) -> QueryResult<Vec<FormRow>> {
+    RawQuery::new(
+        "SELECT page_id, form_id, site_id, name, status, questions, rules, watermark FROM meta_forms \
+         WHERE page_id = ? ORDER BY name, form_id",
+    )
+    .text(page_id)
+    .load(conn)
+}
+
+/// A receipt to store: ids and times only.
+#[derive(Debug, Clone)]
+pub struct NewReceipt {
+    pub id: String,
+    pub leadgen_id: String,
+    pub site_id: String,
+    pub page_id: String,
+    pub form_id: Option<String>,
+    pub ad_id: Option<String>,
+    pub created_time: Option<i64>,
+    pub received_at: i64,
+    /// `webhook` or `reconcile`.
+    pub source: &'static str,
+}
+
+/// Stores the receipt unless its leadgen id is known: true when it is new.
+pub fn insert_receipt(conn: &mut AnyConnection, r: &NewReceipt) -> QueryResult<bool> {
+    let n = RawQuery::new(
+        "INSERT INTO meta_lead_receipts (id, leadgen_id, site_id, page_id, form_id, ad_id, created_time, \
+         received_at, source, status, attempts, next_attempt_at, last_error, lead_id, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, NULL, NULL, ?) ON CONFLICT (leadgen_id) DO NOTHING",
+    )
+    .text(&r.id)
+    .text(&r.leadgen_id)
+    .text(&r.site_id)
+    .text(&r.page_id)
+    .opt_text(r.form_id.clone())
+    .opt_text(r.ad_id.clone())
+    .opt_int(r.created_time)
+    .int(r.received_at)
+    .text(r.source)
+    .text(PENDING)
+    .int(r.received_at)
+    .int(r.received_at)
+    .execute(conn)?;
+    Ok(n == 1)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct ReceiptRow {
+    #[diesel(sql_type = Text)]
+    pub id: String,
+    #[diesel(sql_type = Text)]
+    pub leadgen_id: String,
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub page_id: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub form_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub ad_id: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub created_time: Option<i64>,
+    #[diesel(sql_type = BigInt)]
+    pub received_at: i64,
+    #[diesel(sql_type = Text)]
+    pub source: String,
+    #[diesel(sql_type = Text)]
+    pub status: String,
+    #[diesel(sql_type = BigInt)]
+    pub attempts: i64,
+    #[diesel(sql_type = BigInt)]
+    pub next_attempt_at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub last_error: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub lead_id: Option<String>,
+}
+
+const RECEIPT_COLUMNS: &str = "id, leadgen_id, site_id, page_id, form_id, ad_id, created_time, received_at, \
+                               source, status, attempts, next_attempt_at, last_error, lead_id";
+
+pub fn receipt(conn: &mut AnyConnection, leadgen_id: &str) -> QueryResult<Option<ReceiptRow>> {
+    let rows: Vec<ReceiptRow> =
+        RawQuery::new(format!("SELECT {RECEIPT_COLUMNS} FROM meta_lead_receipts WHERE leadgen_id = ?"))
+            .text(leadgen_id)
+            .load(conn)?;
+    Ok(rows.into_iter().next())
+}
+
+/// The Page's pending receipts due by `now`, oldest first.
+pub fn due_receipts(conn: &mut AnyConnection, page_id: &str, now: i64, limit: i64) -> QueryResult<Vec<ReceiptRow>> {
+    RawQuery::new(format!(
+        "SELECT {RECEIPT_COLUMNS} FROM meta_lead_receipts WHERE page_id = ? AND status = ? AND next_attempt_at <= ? \
+         ORDER BY received_at, id LIMIT ?"
+    ))
+    .text(page_id)
+    .text(PENDING)
+    .int(now)
+    .int(limit)
+    .load(conn)
+}
+
+#[derive(QueryableByName)]
+struct At {
+    #[diesel(sql_type = Nullable<BigInt>)]
+    at: Option<i64>,
+}
+
+/// When the Page's receipts next need a look; None when none is pending.
+pub fn next_due(conn: &mut AnyConnection, page_id: &str) -> QueryResult<Option<i64>> {
+    let rows: Vec<At> =
+        RawQuery::new("SELECT MIN(next_attempt_at) AS at FROM meta_lead_receipts WHERE page_id = ? AND status = ?")
+            .text(page_id)
+            .text(PENDING)
+            .load(conn)?;
+    Ok(rows.into_iter().next().and_then(|r| r.at))
+}
+
+#[derive(QueryableByName)]
+struct Id {
+    #[diesel(sql_type = Text)]
+    id: String,
+}
+
+/// The linked Pages with a pending receipt (the sweep's and the start-up's look).
+pub fn pages_with_pending(conn: &mut AnyConnection) -> QueryResult<Vec<String>> {
+    let rows: Vec<Id> = RawQuery::new(
+        "SELECT l.page_id AS id FROM meta_page_links l WHERE EXISTS (SELECT 1 FROM meta_lead_receipts r \
+         WHERE r.page_id = l.page_id AND r.status = ?) ORDER BY l.page_id",
+    )
+    .text(PENDING)
+    .load(conn)?;
+    Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// The receipt became the lead `lead_id`.
+pub fn mark_recorded(conn: &mut AnyConnection, id: &str, lead_id: &str, now: i64) -> QueryResult<()> {
+    RawQuery::new(
+        "UPDATE meta_lead_receipts SET status = ?, lead_id = ?, attempts = attempts + 1, last_error = NULL, \
+         updated_at = ? WHERE id = ?",
+    )
+    .text(RECORDED)
+    .text(lead_id)
+    .int(now)
+    .text(id)
+    .execute(conn)?;
+    Ok(())
+}
+
+/// An attempt failed: the next one at `next_at`, or none (`failed`) when `next_at` is None.
+pub fn mark_attempt_failed(
+    conn: &mut AnyConnection,
+    id: &str,
+    error: &str,
+    next_at: Option<i64>,
+    now: i64,
+) -> QueryResult<()> {
+    RawQuery::new(
+        "UPDATE meta_lead_receipts SET status = ?, attempts = attempts + 1, next_attempt_at = ?, last_error = ?, \
+         updated_at = ? WHERE id = ?",
+    )
+    .text(if next_at.is_some() { PENDING } else { FAILED })
+    .int(next_at.unwrap_or(now))
+    .text(error)
+    .int(now)
+    .text(id)
+    .execute(conn)?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct PageCounts {
+    #[diesel(sql_type = Text)]
+    pub page_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub pending: i64,
+    #[diesel(sql_type = BigInt)]
+    pub failed: i64,
+}
+
+/// Pending and failed receipts per Page of these sites.
+pub fn counts_of_sites(conn: &mut AnyConnection, sites: &[String]) -> QueryResult<Vec<PageCounts>> {
+    if sites.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "SELECT page_id, CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT) AS pending, \
+         CAST(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END) AS BIGINT) AS failed \
+         FROM meta_lead_receipts WHERE site_id IN {} GROUP BY page_id",
+        placeholders(sites.len())
+    );
+    RawQuery::new(sql).text(PENDING).text(FAILED).texts(sites).load(conn)
+}

@@ -1,0 +1,603 @@
+//! Meta Lead Ads (../shared/design/LEADADS.md), first slice: the `metaLeads`
+//! capability, the Pages and their link to a site over the federated API,
+//! the leadgen webhook (`/rastro/meta/leadgen`) and the Page actors that turn
+//! receipts into form leads, against the fake Graph the daemon starts itself.
+//! The fake posts Meta's signed webhook to the daemon (`/__fake/leadgen`);
+//! the retries run on the manual clock through `page_leads::drain`.
+
+use std::sync::{Arc, Mutex};
+
+use rastrod::actors::page_leads;
+use rastrod::meta::fake::leads::{FORM_AGENDA, FORM_ORCAMENTO, PAGE_CAFE, PAGE_LOJA_X, PAGE_PET_MANIA, signature};
+use rastrod::meta::fake::sample::LOJA_X;
+use rastrod::service::meta::lead_ads::fetch::PageRound;
+use serde_json::{Value, json};
+
+use crate::backend_test;
+use crate::common::*;
+use crate::federation::{CONFIGURE, Fed, FedBuilder, READ, fed_builder};
+
+const SITE: &str = "loja-x";
+const VERIFY: &str = "verify-token-0123456789";
+const APP_SECRET: &str = "rastro-fake-app-secret";
+const MINUTE: i64 = 60_000;
+
+/// Federation on with `metaLeads`, and a verify token.
+fn leads_builder(backend: Backend) -> FedBuilder {
+    fed_builder(backend).env("RASTRO_FEDERATION_META_LEADS", "true").env("RASTRO_META_WEBHOOK_VERIFY_TOKEN", VERIFY)
+}
+
+/// The same with `metaLeads` off (its default).
+fn off_builder(backend: Backend) -> FedBuilder {
+    fed_builder(backend).env("RASTRO_META_WEBHOOK_VERIFY_TOKEN", VERIFY)
+}
+
+/// `metaLeads` on without the app secret or the audience: not ready.
+fn unready_builder(backend: Backend) -> TestAppBuilder {
+    TestApp::builder(backend)
+        .env("RASTRO_FEDERATION_META_LEADS", "true")
+        .env("RASTRO_META_WEBHOOK_VERIFY_TOKEN", VERIFY)
+}
+
+fn fake_url(app: &TestApp) -> String {
+    app.state.fake.as_ref().expect("RASTRO_META_FAKE starts the fake").base_url.clone()
+}
+
+async fn fake(app: &TestApp, method: &str, path: &str, body: Option<Value>) -> Value {
+    let http = reqwest::Client::new();
+    let url = format!("{}/__fake{path}", fake_url(app));
+    let req = if method == "GET" { http.get(url) } else { http.post(url).json(&body.unwrap_or(json!({}))) };
+    let res = req.send().await.unwrap();
+    let status = res.status();
+    let text = res.text().await.unwrap();
+    assert!(status.is_success(), "fake control {path}: {status} {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A sample ad of Loja X's account.
+fn ad() -> &'static rastrod::meta::fake::SampleAd {
+    rastrod::meta::fake::sample_ads().iter().find(|a| a.account == LOJA_X).unwrap()
+}
+
+/// A grant of the site with both scopes, and its token.
+async fn granted(fed: &Fed) -> String {
+    fed.app.site(SITE).await;
+    fed.grant(&[SITE], &[READ, CONFIGURE]).await;
+    fed.token(&[READ, CONFIGURE])
+}
+
+/// The connection's owner connected (a pasted token), its Pages listed, Loja X's Page linked.
+async fn linked(fed: &Fed) -> String {
+    let t = granted(fed).await;
+    fed.rest(Some(&t), "connectMeta", json!({"accessToken": "tok-agency-1"})).await.ok();
+    fed.rest(Some(&t), "metaPages", json!({})).await.ok();
+    let a = fed.rest(Some(&t), "linkMetaPage", json!({"siteId": SITE, "pageId": PAGE_LOJA_X})).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    t
+}
+
+/// A lead made on the fake; its webhook posted to the daemon unless `drop`.
+async fn emit(app: &TestApp, form: &str, extra: Value) -> (String, Value) {
+    let mut body = json!({"pageId": PAGE_LOJA_X, "formId": form, "createdTime": T0 / 1000,
+        "deliverTo": format!("{}/rastro/meta/leadgen", app.base), "appSecret": APP_SECRET});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let a = fake(app, "POST", "/leadgen", Some(body)).await;
+    (a["leadgenId"].as_str().unwrap().to_string(), a["webhookStatus"].clone())
+}
+
+/// Posts `body` as Meta would, signed with `secret` (None: no signature header).
+async fn deliver(app: &TestApp, body: &[u8], secret: Option<&str>) -> Answer {
+    let mut req = app
+        .http
+        .post(format!("{}/rastro/meta/leadgen", app.base))
+        .header("content-type", "application/json")
+        .body(body.to_vec());
+    if let Some(s) = secret {
+        req = req.header("x-hub-signature-256", signature(s, body));
+    }
+    let res = req.send().await.unwrap();
+    let status = res.status().as_u16();
+    let text = res.text().await.unwrap();
+    Answer { status, body: serde_json::from_str(&text).unwrap_or(Value::Null), text }
+}
+
+fn webhook(page: &str, form: &str, leadgen_id: &str) -> Vec<u8> {
+    let body = rastrod::meta::fake::leads::webhook_body(page, form, leadgen_id, Some(ad().id), T0 / 1000);
+    body.to_string().into_bytes()
+}
+
+/// A lead whose webhook the fake drops, a fault armed on its fetch, then its
+/// webhook delivered: whoever runs the Page first (its woken actor or a
+/// drain) meets the fault.
+async fn arm(app: &TestApp, fault: Value) -> String {
+    let (id, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "drop": true})).await;
+    let mut fault = fault;
+    fault["match"] = json!(format!("/v25.0/{id}"));
+    fake(app, "POST", "/faults", Some(fault)).await;
+    let a = deliver(app, &webhook(PAGE_LOJA_X, FORM_ORCAMENTO, &id), Some(APP_SECRET)).await.ok();
+    assert_eq!(a["received"], 1);
+    id
+}
+
+async fn drain(app: &TestApp) -> PageRound {
+    page_leads::drain(&app.state.actors).await.expect("drain")
+}
+
+async fn leads(app: &TestApp) -> Vec<Value> {
+    let path = format!("/v1/leads?siteIds={SITE}&from={}&to={}&limit=50", T0 - DAY, T0 + DAY);
+    app.get(&path).await.ok().as_array().unwrap().clone()
+}
+
+#[derive(diesel::QueryableByName, Debug)]
+struct Receipt {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    status: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    attempts: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    next_attempt_at: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    last_error: Option<String>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Text>)]
+    lead_id: Option<String>,
+}
+
+async fn receipt(app: &TestApp, leadgen_id: &str) -> Receipt {
+    let id = leadgen_id.to_string();
+    app.state
+        .cx
+        .read(move |c| {
+            let rows: Vec<Receipt> = rastrod::db::sql::RawQuery::new(
+                "SELECT status, attempts, next_attempt_at, last_error, lead_id FROM meta_lead_receipts WHERE leadgen_id = ?",
+            )
+            .text(id)
+            .load(c)?;
+            Ok(rows.into_iter().next().expect("the receipt"))
+        })
+        .await
+        .unwrap()
+}
+
+// rule: LA-01
+#[test]
+fn meta_leads_without_meta_ads_or_leads_stops_start_up() {
+    let load = |pairs: &[(&str, &str)]| {
+        let env = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        rastrod::config::Config::load_from(None, &env)
+    };
+    let on = ("RASTRO_FEDERATION_META_LEADS", "true");
+    assert!(load(&[on]).is_ok());
+    let err = load(&[on, ("RASTRO_FEDERATION_META_ADS", "false")]).unwrap_err();
+    assert!(err.contains("RASTRO_FEDERATION_META_LEADS"), "{err}");
+    let err = load(&[on, ("RASTRO_FEDERATION_META_ADS", "false"), ("RASTRO_FEDERATION_LEADS", "false")]).unwrap_err();
+    assert!(err.contains("RASTRO_FEDERATION_META_LEADS"), "{err}");
+    let err = load(&[("RASTRO_META_WEBHOOK_VERIFY_TOKEN", "short")]).unwrap_err();
+    assert!(err.contains("RASTRO_META_WEBHOOK_VERIFY_TOKEN"), "{err}");
+}
+
+// rule: LA-01
+backend_test!(off_its_functions_and_routes_are_absent, off_builder, |fed| {
+    let app = &fed.app;
+    let t = granted(&fed).await;
+    let manifest = fed.rest(None, "manifest", json!({})).await.ok();
+    let names = |k: &str| manifest[k].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+    let (caps, functions): (Vec<String>, Vec<String>) = (names("capabilities"), names("functions"));
+    assert!(!caps.contains(&"metaLeads".to_string()), "{caps:?}");
+    for f in ["metaPages", "linkMetaPage", "metaLinkedPages"] {
+        assert!(!functions.contains(&f.to_string()), "{f}");
+    }
+    fed.rest(Some(&t), "metaPages", json!({})).await.err(400, "FEDERATION_INVALID_SCOPE");
+    let link = json!({"siteId": SITE, "pageId": PAGE_LOJA_X});
+    fed.rest(Some(&t), "linkMetaPage", link).await.err(400, "FEDERATION_INVALID_SCOPE");
+    let check = format!("/rastro/meta/leadgen?hub.mode=subscribe&hub.verify_token={VERIFY}&hub.challenge=42");
+    app.get(&check).await.err(404, "NOT_FOUND");
+    deliver(app, &webhook(PAGE_LOJA_X, FORM_ORCAMENTO, "1"), Some(APP_SECRET)).await.err(404, "NOT_FOUND");
+    assert_eq!(app.count("meta_lead_receipts").await, 0);
+});
+
+// rule: LA-01
+// rule: LA-02
+backend_test!(meta_pages_lists_pages_never_a_token, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = granted(&fed).await;
+    let manifest = fed.rest(None, "manifest", json!({})).await.ok();
+    assert!(manifest["capabilities"].as_array().unwrap().contains(&json!("metaLeads")));
+    assert!(manifest["functions"].as_array().unwrap().contains(&json!("linkMetaPage")));
+    // Without a connection there is nothing to list.
+    fed.rest(Some(&t), "metaPages", json!({})).await.err(404, "NOT_FOUND");
+    fed.rest(Some(&t), "connectMeta", json!({"accessToken": "tok-agency-1"})).await.ok();
+    let a = fed.rest(Some(&t), "metaPages", json!({})).await;
+    assert!(!a.text.contains("rastro-fake-page-token"), "no token in the answer: {}", a.text);
+    let pages = a.ok()["pages"].as_array().unwrap().clone();
+    let page = |id: &str| pages.iter().find(|p| p["pageId"] == id).unwrap().clone();
+    assert_eq!(pages.len(), 3);
+    assert_eq!(
+        page(PAGE_LOJA_X),
+        json!({"pageId": PAGE_LOJA_X, "name": "Loja X", "linkedSiteId": null, "canRetrieveLeads": true, "lastError": null})
+    );
+    assert_eq!(page(PAGE_PET_MANIA)["canRetrieveLeads"], true, "ADVERTISE is enough");
+    assert_eq!(page(PAGE_CAFE)["canRetrieveLeads"], false, "ANALYZE alone reads no leads");
+    // The Page tokens are stored sealed: neither the token nor its Page id in the clear.
+    #[derive(diesel::QueryableByName)]
+    struct Sealed {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        sealed_token: String,
+    }
+    let sealed: Vec<Sealed> = app
+        .state
+        .cx
+        .read(|c| Ok(rastrod::db::sql::RawQuery::new("SELECT sealed_token FROM meta_pages").load(c)?))
+        .await
+        .unwrap();
+    assert_eq!(sealed.len(), 3);
+    for s in sealed {
+        assert!(s.sealed_token.starts_with("v1:") && !s.sealed_token.contains("rastro-fake"), "{}", s.sealed_token);
+    }
+});
+
+// rule: LA-03
+backend_test!(link_meta_page_subscribes_lists_forms_and_links_one_site, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = granted(&fed).await;
+    app.site("outra").await;
+    fed.grant(&[SITE, "outra"], &[READ, CONFIGURE]).await;
+    fed.rest(Some(&t), "connectMeta", json!({"accessToken": "tok-agency-1"})).await.ok();
+    // A Page outside the owner's listing (none read yet) is unknown.
+    let link = |site: &str, page: &str| json!({"siteId": site, "pageId": page});
+    fed.rest(Some(&t), "linkMetaPage", link(SITE, PAGE_LOJA_X)).await.err(404, "NOT_FOUND");
+    fed.rest(Some(&t), "metaPages", json!({})).await.ok();
+    fed.rest(Some(&t), "linkMetaPage", link(SITE, PAGE_CAFE)).await.err(400, "INVALID_ARGUMENT");
+    let a = fed.rest(Some(&t), "linkMetaPage", link(SITE, PAGE_LOJA_X)).await.ok();
+    assert_eq!(a, json!({"pageId": PAGE_LOJA_X, "siteId": SITE, "subscribed": true, "forms": 2}));
+    let log = fake(app, "GET", "/requests", None).await;
+    let subscribed = log.as_array().unwrap().iter().any(|r| {
+        r["method"] == "POST"
+            && r["path"].as_str().unwrap().ends_with(&format!("/{PAGE_LOJA_X}/subscribed_apps"))
+            && r["query"].as_str().unwrap().contains("subscribed_fields=leadgen")
+    });
+    assert!(subscribed, "the app subscribed to the Page's leadgen field: {log}");
+    assert_eq!(app.count("meta_forms").await, 2);
+    // Linking again to the same site is a repeat; another site is CONFLICT.
+    fed.rest(Some(&t), "linkMetaPage", link(SITE, PAGE_LOJA_X)).await.ok();
+    fed.rest(Some(&t), "linkMetaPage", link("outra", PAGE_LOJA_X)).await.err(409, "CONFLICT");
+    let pages = fed.rest(Some(&t), "metaPages", json!({})).await.ok();
+    let loja = pages["pages"].as_array().unwrap().iter().find(|p| p["pageId"] == PAGE_LOJA_X).unwrap().clone();
+    assert_eq!(loja["linkedSiteId"], SITE);
+    let linked = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE, "outra"]})).await.ok();
+    assert_eq!(linked[0]["pages"].as_array().unwrap().len(), 1);
+    assert_eq!((linked[0]["leadgenReady"].clone(), linked[1]["pages"].clone()), (json!(true), json!([])));
+    // At most 20 Pages a site: with 20 linked, a 21st is refused.
+    app.state
+        .cx
+        .write_plain(|c| {
+            for i in 0..20 {
+                rastrod::db::sql::RawQuery::new(
+                    "INSERT INTO meta_page_links (page_id, site_id, owner_key, name, subscribed, linked_at, updated_at) \
+                     VALUES (?, 'outra', 'o', 'p', TRUE, 0, 0)",
+                )
+                .text(format!("9{i:03}"))
+                .execute(c)?;
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
+    fed.rest(Some(&t), "linkMetaPage", link("outra", PAGE_PET_MANIA)).await.err(409, "CONFLICT");
+});
+
+// rule: LA-03
+backend_test!(without_the_app_secret_or_audience_lead_ads_is_not_ready, unready_builder, |app| {
+    app.site(SITE).await;
+    let body = webhook(PAGE_LOJA_X, FORM_ORCAMENTO, "1");
+    deliver(&app, &body, Some(APP_SECRET)).await.err(503, "UNAVAILABLE");
+    let args = json!({"siteId": SITE, "pageId": PAGE_LOJA_X});
+    let caller = rastrod::service::api::Caller::trusted("host", "host".into(), &args);
+    let f = rastrod::service::api::Function::LinkMetaPage;
+    let e = rastrod::service::api::call(&app.state.cx, Some(&caller), f, args).await.unwrap_err();
+    assert_eq!(e.code.as_str(), "FEDERATION_NOT_CONFIGURED");
+});
+
+// rule: LA-05
+backend_test!(the_verification_echoes_the_challenge_for_the_right_token, leads_builder, |fed| {
+    let app = &fed.app;
+    let check = |token: &str, challenge: &str| {
+        format!("/rastro/meta/leadgen?hub.mode=subscribe&hub.verify_token={token}&hub.challenge={challenge}")
+    };
+    let res = app.http.get(format!("{}{}", app.base, check(VERIFY, "1158201444"))).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
+    assert_eq!(res.text().await.unwrap(), "1158201444");
+    let wrong = app.get(&check("verify-token-0123456780", "1158201444")).await;
+    wrong.err(403, "FORBIDDEN");
+    assert!(!wrong.text.contains("1158201444") && !wrong.text.contains("verify-token"), "{}", wrong.text);
+    app.get(&check(&VERIFY[..VERIFY.len() - 1], "1")).await.err(403, "FORBIDDEN");
+    app.get(&format!("/rastro/meta/leadgen?hub.mode=unsubscribe&hub.verify_token={VERIFY}&hub.challenge=1"))
+        .await
+        .err(403, "FORBIDDEN");
+    app.get("/rastro/meta/leadgen").await.err(403, "FORBIDDEN");
+});
+
+// rule: LA-06
+backend_test!(a_delivery_without_the_right_signature_is_refused_and_stores_nothing, leads_builder, |fed| {
+    let app = &fed.app;
+    linked(&fed).await;
+    let body = webhook(PAGE_LOJA_X, FORM_ORCAMENTO, "700100299001");
+    for a in [
+        deliver(app, &body, None).await,
+        deliver(app, &body, Some("another-app-secret")).await,
+        // Signed over other bytes: the same JSON with one more space.
+        {
+            let mut other = body.clone();
+            other.push(b' ');
+            let req = app
+                .http
+                .post(format!("{}/rastro/meta/leadgen", app.base))
+                .header("x-hub-signature-256", signature(APP_SECRET, &other))
+                .body(body.clone());
+            let res = req.send().await.unwrap();
+            let status = res.status().as_u16();
+            let text = res.text().await.unwrap();
+            Answer { status, body: serde_json::from_str(&text).unwrap_or(Value::Null), text }
+        },
+    ] {
+        a.err(403, "FORBIDDEN");
+        assert!(!a.text.contains(APP_SECRET) && !a.text.contains("700100299001"), "{}", a.text);
+    }
+    assert_eq!(app.count("meta_lead_receipts").await, 0, "nothing stored");
+    // Signed but not Meta's JSON: a clear 400, never a 500.
+    deliver(app, b"not json", Some(APP_SECRET)).await.err(400, "INVALID_ARGUMENT");
+    deliver(app, b"{\"object\":\"page\"}", Some(APP_SECRET)).await.err(400, "INVALID_ARGUMENT");
+    assert_eq!(app.count("meta_lead_receipts").await, 0);
+});
+
+// rule: LA-07
+backend_test!(each_leadgen_change_is_a_receipt_committed_before_the_200, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    let body = webhook(PAGE_LOJA_X, FORM_ORCAMENTO, "700100299002");
+    let a = deliver(app, &body, Some(APP_SECRET)).await.ok();
+    assert_eq!(a, json!({"received": 1, "duplicates": 0, "ignored": 0}));
+    // Committed by the time the 200 came: read straight from the database, nothing drained
+    // (the Page's actor may have looked at it since: Meta knows no such lead).
+    let r = receipt(app, "700100299002").await;
+    assert!(r.status == "pending" || r.last_error.is_some_and(|e| e.starts_with("LEAD_EXPIRED")), "{}", r.status);
+    // The same delivery again changes nothing.
+    let a = deliver(app, &body, Some(APP_SECRET)).await.ok();
+    assert_eq!(a, json!({"received": 0, "duplicates": 1, "ignored": 0}));
+    assert_eq!(app.count("meta_lead_receipts").await, 1);
+    // A Page linked to no site is counted and dropped.
+    let a = deliver(app, &webhook(PAGE_PET_MANIA, "600100200303", "700100299003"), Some(APP_SECRET)).await.ok();
+    assert_eq!(a, json!({"received": 0, "duplicates": 0, "ignored": 1}));
+    assert_eq!(app.count("meta_lead_receipts").await, 1);
+    let metrics = app.get("/metrics").await.text;
+    assert!(metrics.contains("rastrod_leadgen_changes_total{outcome=\"ignored\"} 1"), "{metrics}");
+    assert!(metrics.contains("rastrod_leadgen_changes_total{outcome=\"duplicate\"} 1"), "{metrics}");
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["pages"][0]["lastWebhookAt"], T0);
+});
+
+// rule: LA-11
+backend_test!(a_receipt_becomes_one_form_lead, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    let (paid, status) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    assert_eq!(status, 200, "the fake's webhook was accepted");
+    let (organic, _) = emit(app, FORM_AGENDA, json!({})).await;
+    // The Page's actor was woken by each webhook; the drain waits for what it does.
+    drain(app).await;
+    let list = leads(app).await;
+    assert_eq!(list.len(), 2);
+    let lead = |id: &str| list.iter().find(|l| l["leadKey"] == format!("fbl_{id}")).unwrap().clone();
+    let p = lead(&paid);
+    assert_eq!(
+        (&p["origin"], &p["channel"], &p["adId"], &p["adsetId"], &p["campaignId"], &p["stage"], &p["firstAt"]),
+        (
+            &json!("lead_form"),
+            &json!("form"),
+            &json!(ad().id),
+            &json!(ad().adset_id),
+            &json!(ad().campaign_id),
+            &json!("new"),
+            &json!(T0)
+        )
+    );
+    let o = lead(&organic);
+    assert_eq!((&o["origin"], &o["channel"], &o["adId"]), (&json!("lead_form_organic"), &json!("form"), &Value::Null));
+    assert_eq!(receipt(app, &paid).await.lead_id.as_deref(), p["leadId"].as_str());
+    // Exactly once: the webhook again, and another run, make nothing more.
+    let a = deliver(app, &webhook(PAGE_LOJA_X, FORM_ORCAMENTO, &paid), Some(APP_SECRET)).await.ok();
+    assert_eq!(a["duplicates"], 1);
+    assert_eq!(drain(app).await, PageRound::default());
+    assert_eq!(leads(app).await.len(), 2);
+    // A host lead stays on the WhatsApp channel.
+    app.lead(SITE, "wa:1", T0, json!({})).await.ok();
+    let host = leads(app).await.into_iter().find(|l| l["leadKey"] == "wa:1").unwrap();
+    assert_eq!(host["channel"], "whatsapp");
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!((pages[0]["pages"][0]["pending"].clone(), pages[0]["pages"][0]["failed"].clone()), (json!(0), json!(0)));
+});
+
+// rule: LA-11
+backend_test!(a_failed_fetch_retries_on_the_schedule_then_makes_the_lead_once, leads_builder, |fed| {
+    let app = &fed.app;
+    linked(&fed).await;
+    let id = arm(app, json!({"kind": "server_error", "times": 2})).await;
+    drain(app).await;
+    let r = receipt(app, &id).await;
+    assert_eq!((r.status.as_str(), r.attempts, r.next_attempt_at), ("pending", 1, T0 + MINUTE));
+    assert!(r.last_error.unwrap().starts_with("META_UNAVAILABLE"));
+    // Not due yet: nothing is fetched.
+    assert!(!drain(app).await.worked());
+    app.clock.advance(MINUTE);
+    assert_eq!(drain(app).await.retried, 1);
+    let r = receipt(app, &id).await;
+    assert_eq!((r.attempts, r.next_attempt_at), (2, T0 + MINUTE + 5 * MINUTE), "the second step");
+    app.clock.advance(5 * MINUTE);
+    assert_eq!(drain(app).await.recorded, 1);
+    assert_eq!(receipt(app, &id).await.status, "recorded");
+    assert_eq!(leads(app).await.len(), 1);
+});
+
+// rule: LA-14
+backend_test!(expired_leads_and_refused_page_tokens_end_in_their_codes, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    let expired = arm(app, json!({"kind": "lead_expired"})).await;
+    drain(app).await;
+    let r = receipt(app, &expired).await;
+    assert_eq!(r.status, "failed");
+    assert!(r.last_error.unwrap().starts_with("LEAD_EXPIRED"));
+    // A refused Page token stops the Page: the receipt waits, the Page says why.
+    let waiting = arm(app, json!({"kind": "token_refused"})).await;
+    assert!(drain(app).await.stopped);
+    assert_eq!(receipt(app, &waiting).await.status, "pending");
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    let page = &pages[0]["pages"][0];
+    assert!(page["lastError"].as_str().unwrap().starts_with("PAGE_TOKEN_INVALID"), "{page}");
+    assert_eq!((page["pending"].clone(), page["failed"].clone()), (json!(1), json!(1)));
+    // Stopped, it waits: runs fetch nothing (the fake would answer now).
+    assert!(drain(app).await.stopped);
+    assert_eq!(receipt(app, &waiting).await.status, "pending");
+    // Listing the Pages again (a reconnect) resumes it; a missing permission stops it the same way.
+    let path = format!("/v25.0/{waiting}");
+    fake(app, "POST", "/faults", Some(json!({"match": path, "kind": "permission"}))).await;
+    fed.rest(Some(&t), "metaPages", json!({})).await.ok();
+    assert!(drain(app).await.stopped);
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    let page = &pages[0]["pages"][0];
+    assert!(page["lastError"].as_str().unwrap().starts_with("LEADS_PERMISSION_MISSING"), "{page}");
+    fed.rest(Some(&t), "metaPages", json!({})).await.ok();
+    drain(app).await;
+    assert_eq!(receipt(app, &waiting).await.status, "recorded");
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["pages"][0]["lastError"], Value::Null);
+    assert_eq!(leads(app).await.len(), 1);
+});
+
+/// Every log line of this thread (where the actors and the Graph client run), at trace, as text and JSON.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+/// Every row of every table, as text.
+async fn every_row(app: &TestApp) -> String {
+    #[derive(diesel::QueryableByName)]
+    struct Text {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        v: String,
+    }
+    app.state
+        .cx
+        .read(|c| {
+            use diesel::RunQueryDsl;
+            let tables: Vec<Text> = diesel::sql_query(
+                "SELECT CAST(table_name AS TEXT) AS v FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+            )
+            .load(c)?;
+            let mut out = String::new();
+            for t in tables {
+                let rows: Vec<Text> =
+                    diesel::sql_query(format!("SELECT CAST(row_to_json(t) AS TEXT) AS v FROM \"{}\" t", t.v))
+                        .load(c)?;
+                rows.iter().for_each(|r| out.push_str(&r.v));
+            }
+            Ok(out)
+        })
+        .await
+        .unwrap()
+}
+
+// rule: LA-08
+backend_test!(a_form_leads_answers_never_reach_storage_logs_metrics_or_answers, leads_builder, |fed| {
+    use tracing_subscriber::layer::SubscriberExt;
+    // One capture at a time: a thread's subscriber going away re-decides which
+    // log lines every thread's subscribers see (tracing's callsite interest).
+    static ONE_CAPTURE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _one = ONE_CAPTURE.lock().await;
+    let app = &fed.app;
+    let logs = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(logs.clone())
+        .with_ansi(false)
+        .finish()
+        .with(tracing_subscriber::fmt::layer().json().with_writer(logs.clone()));
+    // With a single dispatcher registered, tracing decides a log line's interest once, by the
+    // default of the thread that first reaches it (an HTTP worker's: none). A second one
+    // makes it ask every dispatcher, ours included, so every line reaches the capture.
+    let _second = tracing::Dispatch::new(tracing_subscriber::registry());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let t = linked(&fed).await;
+    // The pixel sends lead events, so the phone's hash has somewhere to go.
+    let pixel = json!({"siteId": SITE, "pixelId": "111222333444", "sendLeadEvent": true});
+    fed.rest(Some(&t), "setMetaPixel", pixel).await.ok();
+    let canaries = ["Canario Zyxwvut", "canario.zyxwvut@example.com", "5511987654321", "zyxwvut-segredo"];
+    let fields = json!([
+        {"name": "full_name", "values": [canaries[0]]}, {"name": "email", "values": [canaries[1]]},
+        {"name": "phone_number", "values": ["+55 11 98765-4321"]}, {"name": "interesse", "values": [canaries[3]]}]);
+    let (id, status) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "fieldData": fields})).await;
+    assert_eq!(status, 200);
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.status, "recorded");
+    rastrod::actors::pixel_sender::drain(&app.state.actors).await.unwrap();
+    // The hash reached the conversion sent to Meta; the phone itself went nowhere.
+    let digest: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(canaries[2].as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let sent = fake(app, "GET", "/events", None).await.to_string();
+    assert!(sent.contains(&digest), "the lead event carries the phone's hash: {sent}");
+    let mut seen = vec![("the events sent to Meta", sent)];
+    let mut answers = String::new();
+    answers.push_str(&leads(app).await.iter().map(Value::to_string).collect::<String>());
+    let lead_id = receipt(app, &id).await.lead_id.unwrap();
+    answers.push_str(&app.get(&format!("/v1/sites/{SITE}/leads/{lead_id}/journey")).await.text);
+    answers.push_str(&fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.text);
+    answers.push_str(
+        &fed.rest(Some(&t), "listLeads", json!({"siteIds": [SITE], "from": T0 - DAY, "to": T0 + DAY})).await.text,
+    );
+    seen.push(("the answers", answers));
+    seen.push(("/metrics", app.get("/metrics").await.text));
+    app.state.cx.truncate_wal().await.unwrap();
+    let stored = match app.db.sqlite_path() {
+        Some(path) => {
+            let mut bytes = std::fs::read(&path).unwrap();
+            bytes.extend(std::fs::read(path.with_extension("db-wal")).unwrap_or_default());
+            String::from_utf8_lossy(&bytes).into_owned()
+        }
+        None => every_row(app).await,
+    };
+    seen.push(("the database", stored));
+    let logged = String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned();
+    // The Page's actors run on this thread: the capture saw the run that held the answers,
+    // and the Graph client's lines (on every thread the daemon uses, only this one is captured).
+    assert!(logged.contains("lead ads: a Page's run") && logged.contains("recorded=1"), "the capture saw the run");
+    assert!(logged.contains("\"recorded\":1"), "and in JSON");
+    assert!(logged.contains("graph answer") && logged.contains("form_lead"), "and the lead's fetch");
+    seen.push(("the logs", logged));
+    for (place, text) in &seen {
+        for canary in canaries {
+            assert!(!text.contains(canary), "{canary} reached {place}");
+        }
+        assert!(!text.contains("Zyxwvut") && !text.contains("zyxwvut"), "a canary reached {place}");
+    }
+});
