@@ -217,6 +217,8 @@ settings! {
         "the token Meta's webhook subscription check sends to GET /rastro/meta/leadgen (at least 16 characters)";
     meta_leads_retry_steps: Vec<Duration> = "meta_leads.retry_steps", "RASTRO_META_LEADS_RETRY_STEPS", "1m,5m,15m,1h", parse_duration_list,
         "waits between attempts to fetch a received form lead from Meta; the last one repeats until Meta answers";
+    meta_leads_reconcile: Duration = "meta_leads.reconcile", "RASTRO_META_LEADS_RECONCILE", "15m", parse_duration,
+        "how often each linked form's leads are read from Meta, so a lead whose webhook never came is found";
     meta_leads_lease: Duration = "meta_leads.lease", "RASTRO_META_LEADS_LEASE", "5m", parse_duration,
         "how long a run holds its Page (another process takes it over after that)";
     meta_leads_sweep_interval: Duration = "meta_leads.sweep_interval", "RASTRO_META_LEADS_SWEEP_INTERVAL", "1m", parse_duration,

@@ -27,7 +27,7 @@ use crate::service::meta::lead_ads::fetch::{self, PageRound};
 const RETRY_AFTER_ERROR: Duration = Duration::from_secs(5);
 /// The shortest self-scheduled wake.
 const MIN_WAKE: Duration = Duration::from_millis(200);
-/// Drain passes at most (each pass runs every Page with pending receipts).
+/// Drain passes at most (each pass runs every Page with work).
 const DRAIN_PASSES: usize = 50;
 
 /// Starts the supervisor (once) and keeps its address in `actors.page_leads`.
@@ -98,7 +98,8 @@ impl Handler<PagesChanged> for PageLeadsSupervisor {
     }
 }
 
-/// Wakes every Page with a pending receipt (a lost wake-up, an actor that died).
+/// Wakes every Page with a pending receipt or a reconciliation due (a lost
+/// wake-up, an actor that died, the reconciliation's schedule).
 #[derive(Message)]
 #[rtype(result = "()")]
 struct Sweep;
@@ -107,15 +108,13 @@ impl Handler<Sweep> for PageLeadsSupervisor {
     type Result = ResponseActFuture<Self, ()>;
     fn handle(&mut self, _: Sweep, _: &mut Self::Context) -> Self::Result {
         let st = self.st.clone();
-        Box::pin(async move { fetch::pages_with_pending(&st).await }.into_actor(self).map(
-            |pages, act, _| match pages {
-                Ok(pages) => {
-                    act.children.retain(|_, addr| addr.connected());
-                    act.wake(pages);
-                }
-                Err(e) => tracing::warn!(code = e.code.as_str(), "lead ads sweep: reading the receipts failed"),
-            },
-        ))
+        Box::pin(async move { fetch::pages_with_work(&st).await }.into_actor(self).map(|pages, act, _| match pages {
+            Ok(pages) => {
+                act.children.retain(|_, addr| addr.connected());
+                act.wake(pages);
+            }
+            Err(e) => tracing::warn!(code = e.code.as_str(), "lead ads sweep: reading the receipts failed"),
+        }))
     }
 }
 
@@ -145,7 +144,7 @@ impl Handler<Drain> for PageLeadsSupervisor {
             let mut total = PageRound::default();
             for _ in 0..DRAIN_PASSES {
                 let mut pass = PageRound::default();
-                let pages = fetch::pages_with_pending(&st).await?;
+                let pages = fetch::pages_with_work(&st).await?;
                 for page in me.send(Children(pages)).await.map_err(gone)? {
                     pass.add(&page.send(RunNow).await.map_err(gone)??);
                 }

@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::config::Secret;
 
 pub use errors::{ErrorClass, GraphError, TOO_MUCH_DATA_SUBCODE, classify};
-pub use leads::{FormLead, GraphForm, GraphPage, Question, parse_graph_time};
+pub use leads::{FormLead, GraphForm, GraphPage, LeadStub, Question, parse_graph_time};
 pub use types::{
     AdAccount, AdRow, CreativeType, CustomData, Download, InsightRow, Insights, Me, Pixel, ServerEvent, TokenGrant,
     TokenInfo, UserData, decimal_to_cents,

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Shared;
-use super::reply::{Field, GraphError, select};
+use super::reply::{Field, GraphError, Query, get, select};
 use super::sample;
 
 /// A sample Page: id, name, the tasks the agency's user has on it, its forms.
@@ -123,6 +123,7 @@ pub fn route(
     method: &str,
     rest: &[&str],
     token: &str,
+    query: &Query,
     fields: Option<&[Field]>,
     list: &dyn Fn(Vec<Value>) -> Result<Value, GraphError>,
 ) -> Option<Result<Value, GraphError>> {
@@ -150,6 +151,20 @@ pub fn route(
             let forms = page(id).map(|p| p.forms.iter().map(|f| select(form_json(f), fields, &["id"])).collect());
             list(forms.unwrap_or_default())
         }),
+        ("GET", [id, "leads"]) if form_of(id).is_some() => {
+            let page_id = form_of(id).map(|(p, _)| p.id).unwrap_or_default();
+            check_page_token(token, page_id).and_then(|()| {
+                let since = since(query)?;
+                let leads: Vec<Value> = state
+                    .control()
+                    .leads
+                    .iter()
+                    .filter(|l| l["form_id"] == *id && epoch(&l["created_time"]).is_some_and(|t| t > since))
+                    .map(|l| select(l.clone(), fields, &["id"]))
+                    .collect();
+                list(leads)
+            })
+        }
         ("GET", [id]) => {
             let lead = state.control().leads.iter().find(|l| l["id"] == *id).cloned()?;
             let page_id = lead["page_id"].as_str().unwrap_or_default().to_string();
@@ -157,6 +172,27 @@ pub fn route(
         }
         _ => return None,
     })
+}
+
+/// A lead's `created_time` (`2026-11-30T12:00:00+0000`) in epoch seconds.
+fn epoch(v: &Value) -> Option<i64> {
+    chrono::DateTime::parse_from_str(v.as_str()?, "%Y-%m-%dT%H:%M:%S%z").ok().map(|t| t.timestamp())
+}
+
+/// The `time_created GREATER_THAN` value of `/{form}/leads`'s `filtering` (none: every lead).
+fn since(q: &Query) -> Result<i64, GraphError> {
+    let Some(raw) = get(q, "filtering") else { return Ok(i64::MIN) };
+    let filters: Vec<Value> = serde_json::from_str(raw).map_err(|_| GraphError::invalid("(#100) Invalid filtering"))?;
+    let mut since = i64::MIN;
+    for f in filters {
+        let ok = f["field"] == "time_created" && f["operator"] == "GREATER_THAN";
+        let value = f["value"].as_i64().or_else(|| f["value"].as_str().and_then(|s| s.parse().ok()));
+        match (ok, value) {
+            (true, Some(v)) => since = since.max(v),
+            _ => return Err(GraphError::invalid("(#100) The fake filters leads on time_created GREATER_THAN only")),
+        }
+    }
+    Ok(since)
 }
 
 #[derive(Debug, Deserialize)]

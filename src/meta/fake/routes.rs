@@ -189,7 +189,7 @@ fn route(
     let fields = fields.as_deref();
     let self_url = format!("{}{}", state.base_url, req.path());
     let list = |items: Vec<Value>| paginate(items, &q, req.query_string(), &self_url, MAX_LIMIT);
-    if let Some(answer) = super::leads::route(state, method, rest, &token, fields, &list) {
+    if let Some(answer) = super::leads::route(state, method, rest, &token, &q, fields, &list) {
         return answer;
     }
     match (method, rest) {

@@ -145,7 +145,44 @@ fn parse_lead(v: &Value) -> Option<FormLead> {
     })
 }
 
+/// One row of `GET /{form-id}/leads`: ids and the time only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeadStub {
+    pub id: String,
+    pub created_ms: Option<i64>,
+    pub ad_id: Option<String>,
+}
+
 impl GraphClient {
+    /// `GET /{form-id}/leads?fields=id,created_time,ad_id&filtering=[time_created > since]`,
+    /// every page (`since` in epoch seconds).
+    pub async fn form_leads(
+        &self,
+        page_token: &Secret,
+        form_id: &str,
+        since_secs: i64,
+    ) -> Result<Graph<Vec<LeadStub>>, GraphError> {
+        let op = "form_leads";
+        check_id(op, form_id)?;
+        let filter =
+            serde_json::json!([{"field": "time_created", "operator": "GREATER_THAN", "value": since_secs}]).to_string();
+        let params = [("fields", "id,created_time,ad_id"), ("filtering", filter.as_str()), ("limit", "500")];
+        let url = self.url(op, &format!("{form_id}/leads"), &params)?;
+        let (rows, usage) = self.pages(op, page_token, url).await.complete()?;
+        let stubs = rows
+            .iter()
+            .map(|r| {
+                Some(LeadStub {
+                    id: opt_id(r, "id")?,
+                    created_ms: r.get("created_time").and_then(parse_graph_time),
+                    ad_id: opt_id(r, "ad_id"),
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| malformed(op, usage))?;
+        Ok(Graph { value: stubs, usage })
+    }
+
     /// `GET /me/accounts?fields=id,name,tasks,access_token`: the first 100 Pages.
     pub async fn page_accounts(&self, token: &Secret) -> Result<Graph<Vec<GraphPage>>, GraphError> {
         let op = "pages";

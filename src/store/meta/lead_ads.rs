@@ -363,15 +363,40 @@ struct Id {
     id: String,
 }
 
-/// The linked Pages with a pending receipt (the sweep's and the start-up's look).
-pub fn pages_with_pending(conn: &mut AnyConnection) -> QueryResult<Vec<String>> {
+/// The linked Pages with work: a pending receipt, or a reconciliation due
+/// (never run, or last run at `reconcile_before` or earlier). The sweep's and the start-up's look.
+pub fn pages_with_work(conn: &mut AnyConnection, reconcile_before: i64) -> QueryResult<Vec<String>> {
     let rows: Vec<Id> = RawQuery::new(
-        "SELECT l.page_id AS id FROM meta_page_links l WHERE EXISTS (SELECT 1 FROM meta_lead_receipts r \
+        "SELECT l.page_id AS id FROM meta_page_links l WHERE l.last_reconciled_at IS NULL \
+         OR l.last_reconciled_at <= ? OR EXISTS (SELECT 1 FROM meta_lead_receipts r \
          WHERE r.page_id = l.page_id AND r.status = ?) ORDER BY l.page_id",
     )
+    .int(reconcile_before)
     .text(PENDING)
     .load(conn)?;
     Ok(rows.into_iter().map(|r| r.id).collect())
+}
+
+/// A form's reconciliation read committed: its watermark moves (never back).
+pub fn set_watermark(conn: &mut AnyConnection, page_id: &str, form_id: &str, watermark: i64) -> QueryResult<()> {
+    RawQuery::new(
+        "UPDATE meta_forms SET watermark = ? WHERE page_id = ? AND form_id = ? AND (watermark IS NULL OR watermark < ?)",
+    )
+    .int(watermark)
+    .text(page_id)
+    .text(form_id)
+    .int(watermark)
+    .execute(conn)?;
+    Ok(())
+}
+
+/// Every form of the Page was read: the Page's reconciliation ran at `now`.
+pub fn set_reconciled(conn: &mut AnyConnection, page_id: &str, now: i64) -> QueryResult<()> {
+    RawQuery::new("UPDATE meta_page_links SET last_reconciled_at = ? WHERE page_id = ?")
+        .int(now)
+        .text(page_id)
+        .execute(conn)?;
+    Ok(())
 }
 
 /// The receipt became the lead `lead_id`.

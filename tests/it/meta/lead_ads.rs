@@ -73,6 +73,8 @@ async fn linked(fed: &Fed) -> String {
     fed.rest(Some(&t), "metaPages", json!({})).await.ok();
     let a = fed.rest(Some(&t), "linkMetaPage", json!({"siteId": SITE, "pageId": PAGE_LOJA_X})).await;
     assert_eq!(a.status, 200, "{}", a.text);
+    // The first reconciliation (at once on linking) done, so the test's leads meet the next one only.
+    drain(&fed.app).await;
     t
 }
 
@@ -600,4 +602,85 @@ backend_test!(a_form_leads_answers_never_reach_storage_logs_metrics_or_answers, 
         }
         assert!(!text.contains("Zyxwvut") && !text.contains("zyxwvut"), "a canary reached {place}");
     }
+});
+
+/// The `time_created` value of each `/{form}/leads` read the fake saw, in order.
+async fn reconcile_reads(app: &TestApp, form: &str) -> Vec<i64> {
+    let log = fake(app, "GET", "/requests", None).await;
+    log.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["path"].as_str().unwrap().ends_with(&format!("/{form}/leads")))
+        .map(|r| {
+            let url = reqwest::Url::parse(&format!("http://fake/?{}", r["query"].as_str().unwrap())).unwrap();
+            let filtering = url.query_pairs().find(|(k, _)| k == "filtering").unwrap().1.into_owned();
+            let f: Value = serde_json::from_str(&filtering).unwrap();
+            assert_eq!((&f[0]["field"], &f[0]["operator"]), (&json!("time_created"), &json!("GREATER_THAN")));
+            f[0]["value"].as_i64().unwrap()
+        })
+        .collect()
+}
+
+#[derive(diesel::QueryableByName)]
+struct Watermark {
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
+    watermark: Option<i64>,
+}
+
+async fn watermark(app: &TestApp, form: &str) -> Option<i64> {
+    let form = form.to_string();
+    app.state
+        .cx
+        .read(move |c| {
+            let rows: Vec<Watermark> =
+                rastrod::db::sql::RawQuery::new("SELECT watermark FROM meta_forms WHERE form_id = ?")
+                    .text(form)
+                    .load(c)?;
+            Ok(rows[0].watermark)
+        })
+        .await
+        .unwrap()
+}
+
+// rule: LA-09
+// rule: LA-11
+backend_test!(reconciliation_finds_a_lead_whose_webhook_never_came, leads_builder, |fed| {
+    let app = &fed.app;
+    linked(&fed).await;
+    // A token that outlives the test's quarter of an hour.
+    let claims =
+        crate::federation::with(crate::federation::claims(&[READ, CONFIGURE]), json!({"exp": T0 / 1000 + 7200}));
+    let t = fed.key.sign(&claims);
+    // Linking reads each form at once, 90 days back; with nothing found the watermark is the read's start.
+    assert_eq!(reconcile_reads(app, FORM_ORCAMENTO).await, vec![(T0 - 90 * DAY) / 1000]);
+    assert_eq!(watermark(app, FORM_ORCAMENTO).await, Some(T0));
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["pages"][0]["lastReconciledAt"], T0);
+    // A lead whose webhook Meta never sent, and one whose webhook came.
+    let created = T0 / 1000 + 60;
+    let (lost, status) = emit(app, FORM_ORCAMENTO, json!({"drop": true, "createdTime": created})).await;
+    assert_eq!(status, Value::Null, "no webhook");
+    let (webhooked, _) = emit(app, FORM_ORCAMENTO, json!({"createdTime": created})).await;
+    drain(app).await;
+    assert_eq!(app.count("meta_lead_receipts").await, 1, "not due yet: only the webhook's receipt");
+    // A failed read moves nothing; the next run reads again from the same watermark.
+    app.clock.advance(15 * MINUTE);
+    let path = format!("/{FORM_ORCAMENTO}/leads");
+    fake(app, "POST", "/faults", Some(json!({"match": path, "kind": "server_error"}))).await;
+    drain(app).await;
+    assert_eq!(app.count("meta_lead_receipts").await, 1);
+    assert_eq!(watermark(app, FORM_ORCAMENTO).await, Some(T0));
+    drain(app).await;
+    // From the watermark minus 10 minutes: the lost lead is found and made; the other is not made twice.
+    let reads = reconcile_reads(app, FORM_ORCAMENTO).await;
+    assert_eq!(reads[reads.len() - 2..], [(T0 - 10 * MINUTE) / 1000, (T0 - 10 * MINUTE) / 1000]);
+    let r = receipt(app, &lost).await;
+    assert_eq!(r.status, "recorded");
+    assert_eq!(app.count("meta_lead_receipts").await, 2);
+    let keys: Vec<String> = leads(app).await.iter().map(|l| l["leadKey"].as_str().unwrap().to_string()).collect();
+    assert_eq!(keys.len(), 2, "{keys:?}");
+    assert!(keys.contains(&format!("fbl_{lost}")) && keys.contains(&format!("fbl_{webhooked}")));
+    assert_eq!(watermark(app, FORM_ORCAMENTO).await, Some(T0 + 15 * MINUTE), "moved with the read committed");
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["pages"][0]["lastReconciledAt"], T0 + 15 * MINUTE);
 });

@@ -15,7 +15,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::page_fault;
+use super::{page_fault, reconcile};
 use crate::codes::Fault;
 use crate::crypto::Identity;
 use crate::error::{Error, Result};
@@ -39,6 +39,8 @@ pub const ORGANIC_FORM_ORIGIN: &str = leads::Channel::FORM_ORIGINS[1];
 /// What one run over a Page's receipts did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct PageRound {
+    /// Receipts the reconciliation made (leads whose webhook never came).
+    pub found: u64,
     /// Receipts that became leads.
     pub recorded: u64,
     /// Receipts whose attempt failed and that wait for the next one.
@@ -53,6 +55,7 @@ pub struct PageRound {
 
 impl PageRound {
     pub fn add(&mut self, o: &PageRound) {
+        self.found += o.found;
         self.recorded += o.recorded;
         self.retried += o.retried;
         self.failed += o.failed;
@@ -64,7 +67,7 @@ impl PageRound {
     }
 
     pub fn worked(&self) -> bool {
-        self.recorded + self.retried + self.failed > 0
+        self.found + self.recorded + self.retried + self.failed > 0
     }
 }
 
@@ -79,9 +82,25 @@ pub fn retry_wait(cx: &Context, attempts: i64) -> i64 {
     steps.get(i).map_or(60_000, |d| ms(*d))
 }
 
-/// The Pages with a pending receipt (the supervisor's sweep).
-pub async fn pages_with_pending(cx: &Context) -> Result<Vec<String>> {
-    cx.read(|c| Ok(store::pages_with_pending(c)?)).await
+/// The Pages with a pending receipt or a reconciliation due (the supervisor's sweep).
+pub async fn pages_with_work(cx: &Context) -> Result<Vec<String>> {
+    let before = cx.now().saturating_sub(reconcile::interval_ms(cx));
+    cx.read(move |c| Ok(store::pages_with_work(c, before)?)).await
+}
+
+/// When the Page next needs a look: its next receipt due, or its next reconciliation.
+async fn next_due(cx: &Context, page_id: &str) -> Result<Option<i64>> {
+    let (page, every) = (page_id.to_string(), reconcile::interval_ms(cx));
+    cx.read(move |c| {
+        let receipt = store::next_due(c, &page)?;
+        let reconcile =
+            store::page_link(c, &page)?.map(|l| l.last_reconciled_at.map_or(0, |at| at.saturating_add(every)));
+        Ok(match (receipt, reconcile) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        })
+    })
+    .await
 }
 
 /// The lead a fetched form lead becomes. `answers` give the phone's hash only.
@@ -130,11 +149,9 @@ fn outcome(e: &GraphError, r: &ReceiptRow, now: i64) -> Outcome {
 pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
     let mut round = PageRound::default();
     let now = cx.now();
-    let page = page_id.to_string();
     // A read first: most wakes find nothing due, and a read costs the writer nothing.
-    if cx.read(move |c| Ok(store::due_receipts(c, &page, now, 1)?)).await?.is_empty() {
-        let page = page_id.to_string();
-        round.next_due = cx.read(move |c| Ok(store::next_due(c, &page)?)).await?;
+    round.next_due = next_due(cx, page_id).await?;
+    if round.next_due.is_none_or(|at| at > now) {
         return Ok(round);
     }
     let owner = crate::ids::run_id(crate::ids::RunKind::LeadFetch)?;
@@ -147,6 +164,7 @@ pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
         round.next_due = Some(until);
         return Ok(round);
     }
+    round.next_due = None;
     let result = work(cx, page_id, &owner, &mut round).await;
     let (page, o) = (page_id.to_string(), owner.clone());
     cx.write(move |c| Ok(Written::new(store::release_page_lease(c, &page, &o)?, Effects::quiet()))).await?;
@@ -159,9 +177,17 @@ pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
         failed = round.failed,
         "lead ads: a Page's run"
     );
-    if !round.stopped {
-        let page = page_id.to_string();
-        round.next_due = cx.read(move |c| Ok(store::next_due(c, &page)?)).await?;
+    if round.stopped {
+        round.next_due = None;
+    } else {
+        // Set by `work` only when a reconciliation failed: tried again after its wait, not at once.
+        let retry = round.next_due.take();
+        let (next, now) = (next_due(cx, page_id).await?, cx.now());
+        round.next_due = match (next, retry) {
+            (Some(at), Some(r)) if at <= now => Some(r),
+            (Some(at), Some(r)) => Some(at.min(r)),
+            (next, retry) => next.or(retry),
+        };
     }
     Ok(round)
 }
@@ -193,6 +219,19 @@ async fn work(cx: &Context, page_id: &str, owner: &str, round: &mut PageRound) -
             return stop_page(cx, page_id, why).await;
         }
     };
+    if reconcile::due(cx, &link, cx.now()) {
+        match reconcile::reconcile_page(cx, &link, &token).await? {
+            Ok(found) => round.found += found,
+            Err(e) => {
+                if let Some(why) = page_fault(&e) {
+                    round.stopped = true;
+                    return stop_page(cx, page_id, why).await;
+                }
+                tracing::warn!(page_id, code = e.class.code_str(), "lead ads: reading a form's leads failed; retried");
+                round.next_due = Some(cx.now().saturating_add(retry_wait(cx, 1)));
+            }
+        }
+    }
     loop {
         let (page, now) = (page_id.to_string(), cx.now());
         let due = cx.read(move |c| Ok(store::due_receipts(c, &page, now, BATCH)?)).await?;

@@ -10,6 +10,7 @@
 pub mod api;
 pub mod fetch;
 pub mod receive;
+pub mod reconcile;
 
 use serde::Serialize;
 use utoipa::ToSchema;
