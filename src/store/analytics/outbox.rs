@@ -4,7 +4,7 @@
 use super::*;
 
 /// One accepted event's effect on the rollups, applied once by a report actor.
-#[derive(Debug, Clone, QueryableByName, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, QueryableByName, PartialEq, Eq)]
 pub struct OutboxRow {
     #[diesel(sql_type = BigInt)]
     pub id: i64,

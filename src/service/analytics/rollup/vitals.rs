@@ -39,17 +39,10 @@ pub fn changes(before: &EventRow, after: &EventRow) -> Vec<OutboxRow> {
             session_start: after.occurred_at,
             route: after.route.clone(),
             name: Some((*metric).to_string()),
-            new_session: 0,
-            d_bounces: 0,
-            d_duration: 0,
-            d_engaged_sum: 0,
-            d_engaged_count: 0,
-            goals: None,
-            new_goals: None,
-            prev_route: None,
-            pageview_no: 0,
             vital_old: old,
             vital_new: new,
+            // A vital moves no session counter, goal or transition.
+            ..Default::default()
         });
     }
     out

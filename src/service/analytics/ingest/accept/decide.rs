@@ -131,17 +131,8 @@ fn outbox(row: &SessionRow, kind: Change, at: i64, route: &str, name: Option<Str
         session_start: row.started_at,
         route: route.to_string(),
         name,
-        new_session: 0,
-        d_bounces: 0,
-        d_duration: 0,
-        d_engaged_sum: 0,
-        d_engaged_count: 0,
-        goals: None,
-        new_goals: None,
-        prev_route: None,
-        pageview_no: 0,
-        vital_old: None,
-        vital_new: None,
+        // No delta yet: the decision fills in what this event moves.
+        ..Default::default()
     }
 }
 
