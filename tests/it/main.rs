@@ -18,5 +18,6 @@ mod layers;
 mod leads;
 mod meta;
 mod ops;
+mod reporting;
 mod rules_doc;
 mod schema_agreement;
