@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod body;
 pub mod connections;
+pub mod csv;
 pub mod dashboard;
 pub mod errors;
 pub mod federation;
@@ -16,6 +17,7 @@ pub mod openapi;
 pub mod openapi_contract;
 pub mod openapi_functions;
 pub mod ops;
+pub mod paged_body;
 pub mod routes;
 pub mod tracker;
 

@@ -4,7 +4,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::{federation, host, links, ops, tracker};
+use super::{csv, federation, host, links, ops, tracker};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -43,6 +43,8 @@ use super::{federation, host, links, ops, tracker};
         host::conversions::meta_conversions,
         host::analytics::import_events,
         host::analytics::export_events,
+        csv::reports::report_csv,
+        csv::leads::leads_csv,
         host::ledger::record_conversion,
         host::people::identify_visitor,
         host::people::forget_person,

@@ -130,6 +130,10 @@ fn rules_between_arguments(path: &str, method: &str) -> Option<String> {
         ("get", "/v1/leads") => "the `siteIds` list without repeats; `from <= to`, at most 366 UTC days",
         ("post", "/v1/reports/leads") => "`from <= to`, at most 366 UTC days; `adId` and `origin` not together",
         ("post", "/v1/reports/leads-daily") => "`from <= to`, at most 92 UTC days",
+        ("get", "/v1/sites/{siteId}/leads.csv") => "`from <= to`, at most 366 UTC days",
+        ("post", "/v1/reports/{name}.csv") => {
+            "the arguments' rules of the function `name` (as on `/v1/analytics/{name}`)"
+        }
         ("post", "/v1/meta/status") => "`siteIds` without repeats",
         ("post", "/v1/sites/{siteId}/leads/{leadKey}/stage") => "`revenueCents` only with the stage `won`",
         ("put", "/v1/meta/owners/{ownerKey}/connection") => {

@@ -334,6 +334,15 @@ impl TestApp {
         self.send(req).await
     }
 
+    /// A request with the host key, for a test that reads the response's headers or bytes.
+    pub fn host_request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let req = self.http.request(method, format!("{}{}", self.base, path));
+        match &self.key {
+            Some(k) => req.bearer_auth(k),
+            None => req,
+        }
+    }
+
     /// Sends a raw body (malformed JSON, huge payloads).
     pub async fn raw(&self, method: &str, path: &str, body: impl Into<reqwest::Body>) -> Answer {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();

@@ -1,18 +1,15 @@
 //! The host API's web-analytics routes: the import and the export of
 //! historical events (rules IMP-01, IMP-08), NDJSON both ways.
 
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use actix_web::http::header::CONTENT_TYPE;
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, mime, web};
-use futures_core::Stream;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
 use crate::http::AppState;
 use crate::http::errors::ErrorBody;
+use crate::http::paged_body;
 use crate::service::analytics::{ingest::export, ingest::import};
 use crate::service::sites;
 use crate::service::validate;
@@ -76,16 +73,6 @@ pub struct ExportQuery {
     to: i64,
 }
 
-/// Pages of NDJSON from a task, as a response body.
-struct Lines(tokio::sync::mpsc::Receiver<std::result::Result<Bytes, actix_web::Error>>);
-
-impl Stream for Lines {
-    type Item = std::result::Result<Bytes, actix_web::Error>;
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.0.poll_recv(cx)
-    }
-}
-
 /// `GET /v1/sites/{siteId}/analytics/export?from&to` (rule IMP-08): streamed.
 #[utoipa::path(get, path = "/v1/sites/{siteId}/analytics/export", tag = "analytics", security(("hostKey" = [])),
     params(("siteId" = String, Path), ExportQuery),
@@ -101,27 +88,13 @@ pub async fn export_events(
     validate::range(from, to, 366)?;
     let sid = site_id.clone();
     st.cx.read(move |c| sites::require(c, &sid).map(|_| ())).await?;
-    let (tx, rx) = tokio::sync::mpsc::channel(2);
     let cx = st.cx.clone();
-    actix_web::rt::spawn(async move {
-        let mut cursor = Some(export::Cursor::default());
-        loop {
-            let (site, mut cur) = (site_id.clone(), cursor.take().unwrap_or_default());
-            let page = cx.read(move |c| export::next_page(c, &site, from, to, &mut cur).map(|p| (p, cur))).await;
-            let chunk = match page {
-                Ok((Some(text), cur)) => {
-                    cursor = Some(cur);
-                    Ok(Bytes::from(text))
-                }
-                Ok((None, _)) => return,
-                // The status is sent: a failure mid-way ends the body early.
-                Err(e) => Err(actix_web::error::ErrorInternalServerError(e.code.as_str())),
-            };
-            let failed = chunk.is_err();
-            if tx.send(chunk).await.is_err() || failed {
-                return;
-            }
+    let body = paged_body::paged(export::Cursor::default(), move |mut cur| {
+        let (cx, site) = (cx.clone(), site_id.clone());
+        async move {
+            let page = cx.read(move |c| export::next_page(c, &site, from, to, &mut cur).map(|p| (p, cur))).await?;
+            Ok(page.0.map(|text| (Bytes::from(text), page.1)))
         }
     });
-    Ok(HttpResponse::Ok().content_type("application/x-ndjson").streaming(Lines(rx)))
+    Ok(HttpResponse::Ok().content_type("application/x-ndjson").streaming(body))
 }

@@ -24,6 +24,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/ping", web::get().to(ping))
         .configure(sites::routes)
         .configure(leads::routes)
+        .configure(crate::http::csv::routes)
         .configure(analytics::routes)
         .configure(ledger::routes)
         .configure(functions::routes)

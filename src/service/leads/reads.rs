@@ -136,3 +136,19 @@ pub fn journey(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> Result
         .collect();
     Ok(LeadJourney { lead: row.into(), ad, history })
 }
+
+/// One page of a site's leads for `leads.csv`: newest first, strictly before
+/// `before` (the last row's `(firstAt, leadId)`), at most `size`.
+pub fn export_page(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    from: i64,
+    to: i64,
+    before: Option<(i64, String)>,
+    size: i64,
+) -> Result<Vec<Lead>> {
+    let site_ids = [site_id.to_string()];
+    let before = before.as_ref().map(|(at, id)| (*at, Some(id.as_str())));
+    let rows = store::list(conn, &ListFilter { site_ids: &site_ids, from, to, ad_id: None, before, limit: size })?;
+    Ok(rows.into_iter().map(Lead::from).collect())
+}

@@ -109,11 +109,20 @@ backend_test!(without_the_new_arguments_every_answer_is_todays, fed_builder, |fe
         ("overview/90d".into(), json!({"siteIds": ["loja-x"], "from": d90, "to": end})),
         ("overview/366d".into(), json!({"siteIds": both, "from": d366, "to": end})),
         ("overview/hours".into(), json!({"siteIds": ["loja-x"], "from": today - DAY, "to": end, "interval": "hour"})),
-        ("overview/partial".into(), json!({"siteIds": ["loja-x"], "from": today - DAY + 3_600_000 * 5, "to": end - 3_600_000 * 7, "interval": "hour"})),
+        (
+            "overview/partial".into(),
+            json!({"siteIds": ["loja-x"], "from": today - DAY + 3_600_000 * 5, "to": end - 3_600_000 * 7, "interval": "hour"}),
+        ),
         ("liveVisitors".into(), json!({"siteIds": both, "now": T0, "limit": 20})),
-        ("listSessions".into(), json!({"siteId": "loja-x", "from": d7, "to": end, "paginationOpts": {"numItems": 5, "cursor": null}})),
+        (
+            "listSessions".into(),
+            json!({"siteId": "loja-x", "from": d7, "to": end, "paginationOpts": {"numItems": 5, "cursor": null}}),
+        ),
         ("dataCoverage".into(), json!({"siteId": "loja-x", "from": d90, "to": end, "now": T0})),
-        ("listConversions".into(), json!({"siteId": "loja-x", "from": d30, "to": end, "paginationOpts": {"numItems": 10, "cursor": null}})),
+        (
+            "listConversions".into(),
+            json!({"siteId": "loja-x", "from": d30, "to": end, "paginationOpts": {"numItems": 10, "cursor": null}}),
+        ),
         ("revenueSummary".into(), json!({"siteIds": both, "from": d30, "to": end})),
         ("goalsReport".into(), json!({"siteId": "loja-x", "from": d30, "to": end})),
         ("funnelsReport".into(), json!({"siteId": "loja-x", "from": d30, "to": end})),
@@ -144,8 +153,11 @@ backend_test!(without_the_new_arguments_every_answer_is_todays, fed_builder, |fe
     assert!(sid.is_string() && vid.is_string() && lead["leadId"].is_string(), "the demo has sessions and leads");
     let by_id = [
         ("getSession", json!({"siteId": "loja-x", "sessionId": sid})),
-        ("sessionJourney", json!({"siteId": "loja-x", "sessionId": sid, "from": d7, "to": end,
-            "paginationOpts": {"numItems": 50, "cursor": null}})),
+        (
+            "sessionJourney",
+            json!({"siteId": "loja-x", "sessionId": sid, "from": d7, "to": end,
+            "paginationOpts": {"numItems": 50, "cursor": null}}),
+        ),
         ("visitorJourney", json!({"siteIds": ["loja-x"], "visitorId": vid, "from": d30, "to": end, "limit": 20})),
         ("getVisitorProfile", json!({"siteId": "loja-x", "visitorId": vid})),
         ("leadJourney", json!({"siteId": lead["siteId"], "leadId": lead["leadId"]})),
