@@ -24,5 +24,6 @@ pub mod leads;
 pub mod meta;
 pub mod operators;
 pub mod read_cache;
+pub mod reporting;
 pub mod sites;
 pub mod validate;

@@ -20,6 +20,7 @@ use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
 use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::effects::{Effects, Written};
+use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::conversions::{self as store, AffiliateDay, ConversionRow, Money};
@@ -314,6 +315,9 @@ pub struct RevenueArgs {
     pub site_ids: Vec<String>,
     pub from: i64,
     pub to: i64,
+    /// The same summary over an earlier range beside this one (REPORTING §2).
+    #[serde(default)]
+    pub compare: Option<Compare>,
 }
 
 /// One site's ledger over an exact range: whole days and hours from the
@@ -352,6 +356,42 @@ pub struct RevenueSummary {
     pub commission_cents: Option<i64>,
     pub net_revenue_cents: Option<i64>,
     pub by_site: Vec<SiteRevenue>,
+    /// With `compare`: the earlier range's totals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<RevenueComparison>,
+    /// With `compare`: each total's change against the earlier range, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
+}
+
+/// The totals of `revenueSummary` (what a comparison sets side by side).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevenueTotals {
+    pub conversions: i64,
+    pub revenue_cents: Option<i64>,
+    pub commission_cents: Option<i64>,
+    pub net_revenue_cents: Option<i64>,
+}
+
+/// The earlier range of a compared `revenueSummary`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RevenueComparison {
+    pub from: i64,
+    pub to: i64,
+    pub totals: RevenueTotals,
+}
+
+impl RevenueSummary {
+    fn totals(&self) -> RevenueTotals {
+        RevenueTotals {
+            conversions: self.conversions,
+            revenue_cents: self.revenue_cents,
+            commission_cents: self.commission_cents,
+            net_revenue_cents: self.net_revenue_cents,
+        }
+    }
 }
 
 /// `revenueSummary` (rule ARPT-15): per site in request order; across two
@@ -359,6 +399,14 @@ pub struct RevenueSummary {
 pub fn revenue_summary(conn: &mut AnyConnection, a: RevenueArgs) -> Result<RevenueSummary> {
     validate::site_ids(&a.site_ids)?;
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
+    if let Some(compare) = a.compare {
+        let (from, to) = compare.range(a.from, a.to)?;
+        let before = revenue_summary(conn, RevenueArgs { from, to, compare: None, ..a.clone() })?.totals();
+        let mut main = revenue_summary(conn, RevenueArgs { compare: None, ..a })?;
+        main.change = Some(compare::changes_of(&main.totals(), &before));
+        main.comparison = Some(RevenueComparison { from, to, totals: before });
+        return Ok(main);
+    }
     let rows = sites::require_many(conn, &a.site_ids)?;
     let currency_of: HashMap<String, String> = rows.iter().map(|s| (s.id.clone(), s.currency.clone())).collect();
     let mut total = Money::default();
@@ -389,5 +437,7 @@ pub fn revenue_summary(conn: &mut AnyConnection, a: RevenueArgs) -> Result<Reven
         commission_cents: money(total.commission_cents),
         net_revenue_cents: money(total.revenue_cents - total.commission_cents),
         by_site,
+        comparison: None,
+        change: None,
     })
 }

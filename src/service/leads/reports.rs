@@ -13,6 +13,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::leads::names::Names;
 use crate::service::meta::spend::{Amount, ReportSpend};
+use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::rollups::{self, GroupRow, Grouping, Scope};
@@ -27,9 +28,12 @@ pub struct LeadsReportArgs {
     pub site_ids: Vec<String>,
     pub from: i64,
     pub to: i64,
+    /// The same report over an earlier range beside this one (REPORTING §2).
+    #[serde(default)]
+    pub compare: Option<Compare>,
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LeadsDailyArgs {
     pub site_ids: Vec<String>,
@@ -39,6 +43,9 @@ pub struct LeadsDailyArgs {
     pub ad_id: Option<String>,
     /// One origin's leads (not with `adId`); `ctwa_ad` for the leads the ads bought.
     pub origin: Option<String>,
+    /// Each day beside its day of an earlier range (REPORTING §2).
+    #[serde(default)]
+    pub compare: Option<Compare>,
 }
 
 /// The counters every report row carries. `null` spend means unknown, never zero.
@@ -148,6 +155,12 @@ pub struct LeadsReport {
     pub origins: Vec<OriginRow>,
     pub campaigns: Vec<CampaignRow>,
     pub by_site: Vec<SiteReportRow>,
+    /// With `compare`: the earlier range's totals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<LeadsComparison>,
+    /// With `compare`: each total's change against the earlier range, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
 }
 
 #[derive(Debug, Serialize, ToSchema, PartialEq)]
@@ -159,6 +172,46 @@ pub struct DailyRow {
     pub won: i64,
     pub revenue_cents: i64,
     pub spend_cents: Option<i64>,
+    /// With `compare`: the aligned day of the earlier range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<DailyFigures>,
+    /// With `compare`: each figure's change against that day, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
+}
+
+/// One day's figures of a compared `leadsDaily`.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct DailyFigures {
+    pub day_start: i64,
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+    pub spend_cents: Option<i64>,
+}
+
+impl DailyRow {
+    fn figures(&self) -> DailyFigures {
+        DailyFigures {
+            day_start: self.day_start,
+            leads: self.leads,
+            qualified: self.qualified,
+            won: self.won,
+            revenue_cents: self.revenue_cents,
+            spend_cents: self.spend_cents,
+        }
+    }
+}
+
+/// The earlier range of a compared `leadsReport`: its totals.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LeadsComparison {
+    pub from: i64,
+    pub to: i64,
+    pub totals: Counters,
 }
 
 pub fn check_report(a: &LeadsReportArgs) -> Result<()> {
@@ -216,6 +269,15 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     let caps = caps.into();
     let row_cap = caps.lead_rows;
     check_report_of(&a, caps.max_sites)?;
+    if let Some(compare) = a.compare {
+        let (from, to) = compare.range(a.from, a.to)?;
+        let before =
+            leads_report(conn, LeadsReportArgs { site_ids: a.site_ids.clone(), from, to, compare: None }, caps)?;
+        let mut main = leads_report(conn, LeadsReportArgs { compare: None, ..a }, caps)?;
+        main.change = Some(compare::changes_of(&main.totals, &before.totals));
+        main.comparison = Some(LeadsComparison { from, to, totals: before.totals });
+        return Ok(main);
+    }
     let sites = sites::require_many(conn, &a.site_ids)?;
     let spend =
         crate::service::meta::spend::for_report(conn, &sites, a.from, a.to, caps.spend_ad_rows, caps.spend_day_rows)?;
@@ -267,6 +329,8 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
         totals,
         origins,
         campaigns,
+        comparison: None,
+        change: None,
         by_site: sites
             .iter()
             .map(|s| {
@@ -444,6 +508,27 @@ pub fn leads_daily(conn: &mut AnyConnection, a: LeadsDailyArgs) -> Result<Vec<Da
 /// `leads_daily` for a reader allowed `max_sites` sites at once (the dashboard).
 pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: usize) -> Result<Vec<DailyRow>> {
     check_daily_of(&a, max_sites)?;
+    if let Some(compare) = a.compare {
+        let (from, to) = compare.range(a.from, a.to)?;
+        let (main_from, main_to) = (a.from, a.to);
+        let earlier = LeadsDailyArgs { from, to, compare: None, site_ids: a.site_ids.clone(), ..a.clone() };
+        let before = leads_daily_of(conn, earlier, max_sites)?;
+        let mut main = leads_daily_of(conn, LeadsDailyArgs { compare: None, ..a }, max_sites)?;
+        for row in &mut main {
+            let at = compare.align(main_from, main_to, row.day_start);
+            let then = before.iter().find(|b| b.day_start == at).map(DailyRow::figures).unwrap_or(DailyFigures {
+                day_start: at,
+                leads: 0,
+                qualified: 0,
+                won: 0,
+                revenue_cents: 0,
+                spend_cents: row.spend_cents.map(|_| 0),
+            });
+            row.change = Some(compare::changes_of(&row.figures(), &then));
+            row.comparison = Some(then);
+        }
+        return Ok(main);
+    }
     sites::require_many(conn, &a.site_ids)?;
     let scope =
         Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: a.ad_id.as_deref(), origin: a.origin.as_deref() };
@@ -466,6 +551,8 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
             won: r.map_or(0, |r| r.won),
             revenue_cents: r.map_or(0, |r| r.revenue_cents),
             spend_cents: spend.as_ref().map(|m| m.get(&day).copied().unwrap_or(0)),
+            comparison: None,
+            change: None,
         });
         day += DAY_MS;
     }

@@ -171,6 +171,7 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
         from: day,
         to: day + 86_400_000 - 1,
         interval: Default::default(),
+        compare: None,
     };
     let o = a.cx.read(move |c| rastrod::service::analytics::reports::overview::overview(c, args, false)).await.unwrap();
     let o = serde_json::to_value(o).unwrap();

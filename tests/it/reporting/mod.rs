@@ -1,5 +1,6 @@
 //! Reports as people read them (issue 23): what the reports answer without
 //! the new arguments (`golden`, REP-01), and the CSV files (`csv`).
 
+mod compare;
 mod csv;
 mod golden;

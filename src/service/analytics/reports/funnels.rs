@@ -18,6 +18,7 @@ use crate::service::analytics::definitions::{Matcher, Step, steps_of};
 use crate::service::analytics::reports::affiliates::check_days;
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::vocabulary::EventKind;
+use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
@@ -84,6 +85,9 @@ pub struct FunnelsArgs {
     pub site_id: String,
     pub from: i64,
     pub to: i64,
+    /// The same report over an earlier range beside this one (REPORTING §2).
+    #[serde(default)]
+    pub compare: Option<Compare>,
 }
 
 /// A funnel's rows in the range: from the index, or from the events while
@@ -212,6 +216,36 @@ pub struct FunnelRowReport {
     pub completed: i64,
     pub conversion_rate: Option<Fixed>,
     pub steps: Vec<FunnelStepRow>,
+    /// With `compare`: this funnel's figures over the earlier range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<FunnelFigures>,
+    /// With `compare`: each figure's change against the earlier range, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
+}
+
+/// What a compared funnel sets side by side.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunnelFigures {
+    pub entered: i64,
+    pub completed: i64,
+    pub conversion_rate: Option<Fixed>,
+}
+
+impl FunnelRowReport {
+    fn figures(&self) -> FunnelFigures {
+        FunnelFigures { entered: self.entered, completed: self.completed, conversion_rate: self.conversion_rate }
+    }
+}
+
+/// The earlier range of a compared `funnelsReport` (each funnel's figures are on its row).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FunnelsComparison {
+    pub from: i64,
+    pub to: i64,
+    pub incomplete: bool,
 }
 
 /// The `funnelsReport` answer (§5.4).
@@ -224,6 +258,9 @@ pub struct FunnelsReport {
     /// A funnel passed the row cap: its figures are lower bounds (ARPT-13).
     pub incomplete: bool,
     pub funnels: Vec<FunnelRowReport>,
+    /// With `compare`: the earlier range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<FunnelsComparison>,
 }
 
 /// A live row's furthest funnel (rule OVR-13).
@@ -268,6 +305,8 @@ fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> FunnelRowRe
         completed,
         conversion_rate: rate(completed, entered),
         steps: rows,
+        comparison: None,
+        change: None,
     }
 }
 
@@ -275,6 +314,20 @@ fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> FunnelRowRe
 /// row cap, `incomplete` and lower bounds (ARPT-13).
 pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> Result<FunnelsReport> {
     check_days(a.from, a.to, MAX_FUNNEL_DAYS)?;
+    if let Some(compare) = a.compare {
+        let (from, to) = compare.range(a.from, a.to)?;
+        let before = funnels_report(conn, FunnelsArgs { from, to, compare: None, ..a.clone() }, cap)?;
+        let mut main = funnels_report(conn, FunnelsArgs { compare: None, ..a }, cap)?;
+        for f in &mut main.funnels {
+            if let Some(then) = before.funnels.iter().find(|b| b.funnel_id == f.funnel_id).map(FunnelRowReport::figures)
+            {
+                f.change = Some(compare::changes_of(&f.figures(), &then));
+                f.comparison = Some(then);
+            }
+        }
+        main.comparison = Some(FunnelsComparison { from, to, incomplete: before.incomplete });
+        return Ok(main);
+    }
     sites::require(conn, &a.site_id)?;
     let mut funnels = defs_store::funnels(conn, &a.site_id).map_err(db)?;
     funnels.sort_by(|x, y| x.key.cmp(&y.key));
@@ -292,7 +345,7 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
         let of_rows = persons.of_rows(conn, &a.site_id, &rows)?;
         out.push(funnel_report(f, &steps, &levels(&of_rows, &rows, steps.len(), f.window_ms)));
     }
-    Ok(FunnelsReport { site_id: a.site_id, from: a.from, to: a.to, incomplete, funnels: out })
+    Ok(FunnelsReport { site_id: a.site_id, from: a.from, to: a.to, incomplete, funnels: out, comparison: None })
 }
 
 /// The live rows' `funnel` (rule OVR-13): per visitor, the funnel it advanced

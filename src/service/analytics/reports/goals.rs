@@ -15,6 +15,7 @@ use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::analytics::vocabulary::Tier;
+use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::definitions as defs_store;
@@ -40,6 +41,42 @@ pub struct GoalRow {
     pub sessions: i64,
     pub conversion_rate: Option<Fixed>,
     pub value_total_cents: Option<i64>,
+    /// With `compare`: this goal's figures over the earlier range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<GoalFigures>,
+    /// With `compare`: each figure's change against the earlier range, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
+}
+
+/// What a compared goal sets side by side.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GoalFigures {
+    pub completions: i64,
+    pub sessions: i64,
+    pub conversion_rate: Option<Fixed>,
+    pub value_total_cents: Option<i64>,
+}
+
+impl GoalRow {
+    fn figures(&self) -> GoalFigures {
+        GoalFigures {
+            completions: self.completions,
+            sessions: self.sessions,
+            conversion_rate: self.conversion_rate,
+            value_total_cents: self.value_total_cents,
+        }
+    }
+}
+
+/// The earlier range of a compared `goalsReport` (each goal's own figures are on its row).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GoalsComparison {
+    pub from: i64,
+    pub to: i64,
+    pub total_sessions: i64,
 }
 
 /// The `goalsReport` answer (rule ARPT-09).
@@ -51,6 +88,12 @@ pub struct GoalsReport {
     pub to: i64,
     pub total_sessions: i64,
     pub goals: Vec<GoalRow>,
+    /// With `compare`: the earlier range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<GoalsComparison>,
+    /// With `compare`: `totalSessions`' change against the earlier range, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
 }
 
 /// A row of the overview's `topGoals` (rule OVR-11).
@@ -72,6 +115,9 @@ pub struct GoalsArgs {
     pub site_id: String,
     pub from: i64,
     pub to: i64,
+    /// The same report over an earlier range beside this one (REPORTING §2).
+    #[serde(default)]
+    pub compare: Option<Compare>,
 }
 
 fn add_counts(into: &mut HashMap<String, (i64, i64)>, rows: Vec<GoalCount>) {
@@ -115,6 +161,21 @@ fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64)
 /// `goalsReport` (rules ARPT-09, ARPT-14): the current goals by key.
 pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsReport> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
+    if let Some(compare) = a.compare {
+        let (from, to) = compare.range(a.from, a.to)?;
+        let before = goals_report(conn, GoalsArgs { from, to, compare: None, ..a.clone() })?;
+        let mut main = goals_report(conn, GoalsArgs { compare: None, ..a })?;
+        for g in &mut main.goals {
+            if let Some(then) = before.goals.iter().find(|b| b.goal_id == g.goal_id).map(GoalRow::figures) {
+                g.change = Some(compare::changes_of(&g.figures(), &then));
+                g.comparison = Some(then);
+            }
+        }
+        let sessions = |n: i64| serde_json::json!({ "totalSessions": n });
+        main.change = Some(Changes(compare::changes(&sessions(main.total_sessions), &sessions(before.total_sessions))));
+        main.comparison = Some(GoalsComparison { from, to, total_sessions: before.total_sessions });
+        return Ok(main);
+    }
     sites::require(conn, &a.site_id)?;
     let mut goals = defs_store::goals(conn, &a.site_id, false).map_err(db)?;
     goals.sort_by(|x, y| x.key.cmp(&y.key));
@@ -135,10 +196,20 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
                 sessions,
                 conversion_rate: rate(sessions, total_sessions),
                 value_total_cents: g.value_cents.map(|c| c.saturating_mul(sessions)),
+                comparison: None,
+                change: None,
             }
         })
         .collect();
-    Ok(GoalsReport { site_id: a.site_id, from: a.from, to: a.to, total_sessions, goals: rows })
+    Ok(GoalsReport {
+        site_id: a.site_id,
+        from: a.from,
+        to: a.to,
+        total_sessions,
+        goals: rows,
+        comparison: None,
+        change: None,
+    })
 }
 
 /// The overview's `topGoals` (rule OVR-11): the range's goal rollups ranked

@@ -14,6 +14,7 @@ use crate::service::analytics::reports::numbers::{Fixed, avg_ms, per_session, ra
 use crate::service::analytics::reports::range_parts::{self, Part};
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
 use crate::service::analytics::vocabulary::{Dimension, EventKind, Tier};
+use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics as store;
@@ -40,6 +41,9 @@ pub struct OverviewArgs {
     pub to: i64,
     #[serde(default)]
     pub interval: Interval,
+    /// The same report over an earlier range beside this one (REPORTING §2).
+    #[serde(default)]
+    pub compare: Option<Compare>,
 }
 
 /// Rules OVR-01 and OVR-02.
@@ -317,6 +321,55 @@ pub struct Overview {
     pub events: Vec<EventCountRow>,
     pub top_goals: Vec<TopGoal>,
     pub by_site: Vec<SiteOverviewRow>,
+    /// With `compare`: the earlier range's totals and series.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<OverviewComparison>,
+    /// With `compare`: each total's change against the earlier range, as a
+    /// fraction (null when the earlier figure is 0 or unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
+}
+
+/// The earlier range of a compared `overview`: its series has one point per
+/// point of the main series, aligned (the same position, or the same date a year before).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverviewComparison {
+    pub from: i64,
+    pub to: i64,
+    pub totals: OverviewTotals,
+    pub series: Vec<SeriesPoint>,
+}
+
+impl Overview {
+    /// This answer with `before` (the same arguments over `compare`'s range) beside it.
+    fn compared(
+        mut self,
+        compare: Compare,
+        (from, to): (i64, i64),
+        (pf, pt): (i64, i64),
+        before: Overview,
+    ) -> Overview {
+        let series = self
+            .series
+            .iter()
+            .map(|p| {
+                let at = compare.align(from, to, p.bucket_start);
+                before.series.iter().find(|q| q.bucket_start == at).cloned().unwrap_or(SeriesPoint {
+                    bucket_start: at,
+                    visitors: 0,
+                    sessions: 0,
+                    pageviews: 0,
+                    bounces: 0,
+                    conversions: 0,
+                    revenue_cents: p.revenue_cents.map(|_| 0),
+                })
+            })
+            .collect();
+        self.change = Some(compare::changes_of(&self.totals, &before.totals));
+        self.comparison = Some(OverviewComparison { from: pf, to: pt, totals: before.totals, series });
+        self
+    }
 }
 
 /// `overview` (§5.3). `public` zeroes money and conversions and empties the
@@ -329,6 +382,17 @@ pub fn overview(conn: &mut AnyConnection, a: OverviewArgs, public: bool) -> Resu
 pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_sites: usize) -> Result<Overview> {
     validate::site_ids_up_to(&a.site_ids, max_sites)?;
     check_overview(&a)?;
+    if let Some(compare) = a.compare {
+        let earlier = compare.range(a.from, a.to)?;
+        let main = overview_of(conn, OverviewArgs { compare: None, ..a.clone() }, public, max_sites)?;
+        let before = overview_of(
+            conn,
+            OverviewArgs { compare: None, from: earlier.0, to: earlier.1, ..a.clone() },
+            public,
+            max_sites,
+        )?;
+        return Ok(main.compared(compare, (a.from, a.to), earlier, before));
+    }
     let site_rows = sites::require_many(conn, &a.site_ids)?;
     let currency_of: HashMap<String, String> = site_rows.iter().map(|s| (s.id.clone(), s.currency.clone())).collect();
     let mut currencies: Vec<&String> = currency_of.values().collect();
@@ -522,6 +586,8 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             .collect(),
         top_goals,
         by_site,
+        comparison: None,
+        change: None,
     })
 }
 
@@ -544,8 +610,10 @@ mod tests {
     // rule: OVR-02
     #[test]
     fn ranges_need_whole_buckets_within_the_ceilings() {
-        let day = |from: i64, to: i64| OverviewArgs { site_ids: vec![], from, to, interval: Interval::Day };
-        let hour = |from: i64, to: i64| OverviewArgs { site_ids: vec![], from, to, interval: Interval::Hour };
+        let day =
+            |from: i64, to: i64| OverviewArgs { site_ids: vec![], from, to, interval: Interval::Day, compare: None };
+        let hour =
+            |from: i64, to: i64| OverviewArgs { site_ids: vec![], from, to, interval: Interval::Hour, compare: None };
         let d0 = 20_000 * DAY_MS;
         assert!(check_overview(&day(d0, d0 + DAY_MS - 1)).is_ok());
         assert!(check_overview(&day(d0 + 1, d0 + DAY_MS - 1)).is_err());

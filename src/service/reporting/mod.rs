@@ -1,0 +1,5 @@
+//! What every report takes beside its own arguments (REPORTING.md): the
+//! comparison with an earlier range (`compare`). Below the contexts whose
+//! reports use it (leads, web analytics); it knows none of them.
+
+pub mod compare;
