@@ -11,6 +11,7 @@
 //! target/release/loadgen events --expired 5000000   # the same while retention deletes 5M expired events
 //! target/release/loadgen analytics-reports      # (alias `overview`) 10 sites × 366 days, every analytics read timed
 //! target/release/loadgen analytics-poll         # 200 dashboards polling liveVisitors every 5 s
+//! target/release/loadgen leads-csv              # leads.csv of a site with 1,000,000 leads: rows/s, memory
 //! ```
 //!
 //! `ingest` starts `rastrod serve` (the binary next to this one) as a child
@@ -61,6 +62,7 @@ mod expired_fill;
 mod events;
 mod federation;
 mod ingest;
+mod leads_csv;
 mod report;
 mod shared;
 #[allow(unused_imports)]
@@ -69,6 +71,8 @@ use events::*;
 use federation::*;
 #[allow(unused_imports)]
 use ingest::*;
+#[allow(unused_imports)]
+use leads_csv::*;
 #[allow(unused_imports)]
 use report::*;
 #[allow(unused_imports)]
@@ -116,6 +120,23 @@ pub(crate) enum Cmd {
     /// Start rastrod with federation on; dashboards poll liveVisitors every 5 s while the tracker
     /// posts pageviews; the database statements the polling costs against the polls.
     AnalyticsPoll(analytics_poll::PollArgs),
+    /// Fill one site with a million leads, start rastrod, download its leads.csv: rows/s and memory.
+    LeadsCsv(LeadsCsvArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct LeadsCsvArgs {
+    /// Leads of the site (one year of them).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub(crate) leads: usize,
+    /// Leads read per query (RASTRO_LEADS_CSV_PAGE).
+    #[arg(long, default_value_t = 2_000)]
+    pub(crate) page: usize,
+    /// Downloads of the whole file.
+    #[arg(long, default_value_t = 3)]
+    pub(crate) runs: usize,
+    #[command(flatten)]
+    pub(crate) daemon: DaemonArgs,
 }
 
 #[derive(Args)]
@@ -272,6 +293,7 @@ fn main() -> ExitCode {
         Cmd::Events(a) => events(a),
         Cmd::AnalyticsReports(a) => analytics_reports_cmd(a),
         Cmd::AnalyticsPoll(a) => analytics_poll::run(a),
+        Cmd::LeadsCsv(a) => leads_csv(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
