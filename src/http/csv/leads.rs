@@ -1,4 +1,4 @@
-//! `GET /v1/sites/{siteId}/leads.csv?from&to[&timezone]`: every lead of the
+//! `GET /v1/sites/{siteId}/leads.csv?from&to[&timezone&filters]`: every lead of the
 //! range that arrived in it, newest first, written page by page as it is read
 //! (rule REP-11: memory stays flat whatever the number of leads). Never a
 //! contact or a click id: the lead key (often a phone number) stays out too.
@@ -27,6 +27,8 @@ pub struct LeadsCsvQuery {
     to: i64,
     /// The IANA zone the arrival times are written in (default UTC).
     timezone: Option<String>,
+    /// A JSON array of filters on the leads' dimensions, as on `listLeads`.
+    filters: Option<String>,
 }
 
 const COLUMNS: [&str; 15] = [
@@ -96,6 +98,8 @@ pub async fn leads_csv(
         validate::timezone(tz)?;
     }
     let tz = zone_of(q.timezone.as_deref());
+    let filters = reads::filters_param(q.filters.as_deref())?;
+    let conditions = std::sync::Arc::new(crate::service::leads::filters::conditions(&filters)?);
     let sid = site_id.clone();
     // Checked before the status is sent: an unknown site is a 404, not an empty file.
     let currency = st.cx.read(move |c| Ok(sites::get(c, &sid)?.currency)).await?;
@@ -105,7 +109,7 @@ pub async fn leads_csv(
     // The state: the header still to send, then the position after the last row sent.
     let start: (Option<String>, Option<(i64, String)>, bool) = (Some(head), None, false);
     let body = paged_body::paged(start, move |(head, before, done)| {
-        let (cx, site, currency) = (cx.clone(), site_id.clone(), currency.clone());
+        let (cx, site, currency, conditions) = (cx.clone(), site_id.clone(), currency.clone(), conditions.clone());
         async move {
             if let Some(head) = head {
                 return Ok(Some((Bytes::from(head), (None, before, false))));
@@ -114,7 +118,7 @@ pub async fn leads_csv(
                 return Ok(None);
             }
             let after = before.clone();
-            let leads = cx.read(move |c| reads::export_page(c, &site, from, to, after, page)).await?;
+            let leads = cx.read(move |c| reads::export_page(c, &site, from, to, after, page, &conditions)).await?;
             if leads.is_empty() {
                 return Ok(None);
             }

@@ -61,7 +61,8 @@ pub async fn list_leads(
 ) -> Result<HttpResponse> {
     signed_in(&req)?;
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::reads::list(c, q)).await?))
+    let filters = leads::reads::filters_param(q.filters.as_deref())?;
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| leads::reads::list(c, q, &filters)).await?))
 }
 
 pub async fn lead_journey(

@@ -101,7 +101,8 @@ pub async fn lead_journey(st: web::Data<AppState>, path: web::Path<JourneyPath>)
     responses((status = 200, body = Vec<leads::Lead>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn list_leads(st: web::Data<AppState>, q: web::Query<ListLeads>) -> Result<HttpResponse> {
     let q = q.into_inner();
-    Ok(HttpResponse::Ok().json(st.cx.read(move |c| lead_reads::list(c, q)).await?))
+    let filters = lead_reads::filters_param(q.filters.as_deref())?;
+    Ok(HttpResponse::Ok().json(st.cx.read(move |c| lead_reads::list(c, q, &filters)).await?))
 }
 
 #[utoipa::path(put, path = "/v1/sites/{siteId}/pipeline", tag = "host", security(("hostKey" = [])),

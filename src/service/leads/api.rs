@@ -11,6 +11,7 @@ use super::{Lead, formatted};
 use crate::error::Result;
 use crate::service::api::Caller;
 use crate::service::context::Context;
+use crate::service::reporting::filters::Filter;
 
 pub async fn leads_report(cx: &Context, caller: &Caller, a: LeadsReportArgs) -> Result<LeadsReport> {
     caller.check_sites(&a.site_ids)?;
@@ -47,6 +48,9 @@ pub struct ListLeadsArgs {
     pub before: Option<i64>,
     pub before_lead_id: Option<String>,
     pub limit: Option<i64>,
+    /// Only the leads that pass these (REPORTING §3; the leads' dimensions).
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
 pub async fn list_leads(cx: &Context, caller: &Caller, a: ListLeadsArgs) -> Result<Vec<Lead>> {
@@ -59,8 +63,10 @@ pub async fn list_leads(cx: &Context, caller: &Caller, a: ListLeadsArgs) -> Resu
         before: a.before,
         before_lead_id: a.before_lead_id,
         limit: a.limit,
+        filters: None,
     };
-    cx.read(move |c| reads::list(c, q)).await
+    let filters = a.filters;
+    cx.read(move |c| reads::list(c, q, &filters)).await
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod board;
+pub mod filters;
 pub mod formatted;
 pub mod metrics;
 pub mod names;

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::*;
+use crate::service::reporting::filters::Filter;
+use crate::store::leads::conditions::Condition;
 
 #[derive(Debug, Deserialize, ToSchema, utoipa::IntoParams)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -22,9 +24,25 @@ pub struct ListLeads {
     pub before_lead_id: Option<String>,
     /// 1–100, default 50.
     pub limit: Option<i64>,
+    /// A JSON array of filters on the leads' dimensions, e.g.
+    /// `[{"dim":"stage","op":"is","values":["won"]}]` (REPORTING §3).
+    pub filters: Option<String>,
 }
 
-pub fn list(conn: &mut AnyConnection, q: ListLeads) -> Result<Vec<Lead>> {
+/// The `filters` query parameter (JSON text), decoded.
+pub fn filters_param(text: Option<&str>) -> Result<Vec<Filter>> {
+    match text {
+        None => Ok(Vec::new()),
+        Some(t) => serde_json::from_str(t).map_err(|_| {
+            Error::invalid("filters must be a JSON array of {dim, op, values} (see the OpenAPI document)")
+        }),
+    }
+}
+
+/// `listLeads`; `filters` on the leads' dimensions (REPORTING §3; the host's
+/// query gives them as JSON text in `filters`).
+pub fn list(conn: &mut AnyConnection, q: ListLeads, filters: &[Filter]) -> Result<Vec<Lead>> {
+    let conditions = super::filters::conditions(filters)?;
     let site_ids: Vec<String> = q.site_ids.split(',').map(|s| s.trim().to_string()).collect();
     validate::site_ids(&site_ids)?;
     validate::range(q.from, q.to, 366)?;
@@ -52,6 +70,7 @@ pub fn list(conn: &mut AnyConnection, q: ListLeads) -> Result<Vec<Lead>> {
             ad_id: q.ad_id.as_deref(),
             before: q.before.map(|b| (b, q.before_lead_id.as_deref())),
             limit,
+            conditions: &conditions,
         },
     )?;
     Ok(rows.into_iter().map(Lead::from).collect())
@@ -146,9 +165,11 @@ pub fn export_page(
     to: i64,
     before: Option<(i64, String)>,
     size: i64,
+    conditions: &[Condition],
 ) -> Result<Vec<Lead>> {
     let site_ids = [site_id.to_string()];
     let before = before.as_ref().map(|(at, id)| (*at, Some(id.as_str())));
-    let rows = store::list(conn, &ListFilter { site_ids: &site_ids, from, to, ad_id: None, before, limit: size })?;
+    let rows =
+        store::list(conn, &ListFilter { site_ids: &site_ids, from, to, ad_id: None, before, limit: size, conditions })?;
     Ok(rows.into_iter().map(Lead::from).collect())
 }

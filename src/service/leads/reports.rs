@@ -11,9 +11,11 @@ use utoipa::ToSchema;
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::leads::filters as lead_filters;
 use crate::service::leads::names::Names;
 use crate::service::meta::spend::{Amount, ReportSpend};
 use crate::service::reporting::compare::{self, Changes, Compare};
+use crate::service::reporting::filters::Filter;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::rollups::{self, GroupRow, Grouping, Scope};
@@ -31,6 +33,10 @@ pub struct LeadsReportArgs {
     /// The same report over an earlier range beside this one (REPORTING §2).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Only the leads that pass these (REPORTING §3; the leads' dimensions).
+    /// With filters, spend is null: which spend a filter on leads selects is not said yet.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -46,6 +52,9 @@ pub struct LeadsDailyArgs {
     /// Each day beside its day of an earlier range (REPORTING §2).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Only the leads that pass these (REPORTING §3); with filters, spend is null.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
 /// The counters every report row carries. `null` spend means unknown, never zero.
@@ -271,17 +280,23 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     check_report_of(&a, caps.max_sites)?;
     if let Some(compare) = a.compare {
         let (from, to) = compare.range(a.from, a.to)?;
-        let before =
-            leads_report(conn, LeadsReportArgs { site_ids: a.site_ids.clone(), from, to, compare: None }, caps)?;
+        let earlier =
+            LeadsReportArgs { site_ids: a.site_ids.clone(), from, to, compare: None, filters: a.filters.clone() };
+        let before = leads_report(conn, earlier, caps)?;
         let mut main = leads_report(conn, LeadsReportArgs { compare: None, ..a }, caps)?;
         main.change = Some(compare::changes_of(&main.totals, &before.totals));
         main.comparison = Some(LeadsComparison { from, to, totals: before.totals });
         return Ok(main);
     }
+    let conditions = lead_filters::conditions(&a.filters)?;
     let sites = sites::require_many(conn, &a.site_ids)?;
-    let spend =
-        crate::service::meta::spend::for_report(conn, &sites, a.from, a.to, caps.spend_ad_rows, caps.spend_day_rows)?;
-    let scope = Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: None, origin: None };
+    let spend = if conditions.is_empty() {
+        crate::service::meta::spend::for_report(conn, &sites, a.from, a.to, caps.spend_ad_rows, caps.spend_day_rows)?
+    } else {
+        ReportSpend::default()
+    };
+    let scope =
+        Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: None, origin: None, conditions: &conditions };
 
     let mut totals = Counters::default();
     let mut origins: BTreeMap<String, Counters> = BTreeMap::new();
@@ -529,14 +544,22 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
         }
         return Ok(main);
     }
+    let conditions = lead_filters::conditions(&a.filters)?;
     sites::require_many(conn, &a.site_ids)?;
-    let scope =
-        Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: a.ad_id.as_deref(), origin: a.origin.as_deref() };
+    let scope = Scope {
+        site_ids: &a.site_ids,
+        from: a.from,
+        to: a.to,
+        ad_id: a.ad_id.as_deref(),
+        origin: a.origin.as_deref(),
+        conditions: &conditions,
+    };
     let by_day: BTreeMap<i64, GroupRow> =
         rollups::grouped(conn, &scope, Grouping::Day, None)?.into_iter().map(|r| (r.day, r)).collect();
     // Spend for the same scope: the site's ads, one ad, or the ads again for
     // `ctwa_ad`; none for an organic origin.
     let spend = match a.origin.as_deref() {
+        _ if !conditions.is_empty() => None,
         Some(o) if o != PAID_ORIGIN => None,
         _ => crate::service::meta::spend::daily(conn, &a.site_ids, a.from, a.to, a.ad_id.as_deref())?,
     };

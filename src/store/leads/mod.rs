@@ -1,6 +1,7 @@
 //! Queries on `leads` and their history `lead_events`.
 
 pub mod board;
+pub mod conditions;
 pub mod rollups;
 pub mod sites;
 
@@ -171,9 +172,14 @@ pub struct ListFilter<'a> {
     pub ad_id: Option<&'a str>,
     pub before: Option<(i64, Option<&'a str>)>,
     pub limit: i64,
+    /// The reports' filters on the leads' columns (all must hold).
+    pub conditions: &'a [conditions::Condition],
 }
 
 pub fn list(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Vec<LeadRow>> {
+    if !f.conditions.is_empty() {
+        return list_filtered(conn, f);
+    }
     let mut q = leads::table
         .filter(leads::site_id.eq_any(f.site_ids))
         .filter(leads::first_at.ge(f.from))
@@ -192,6 +198,39 @@ pub fn list(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Vec<Lea
         None => {}
     }
     q.order((leads::first_at.desc(), leads::id.desc())).limit(f.limit).load(conn)
+}
+
+/// `list` with conditions: the page's ids by SQL written here (the conditions
+/// are SQL text), then the rows by id, in the same order.
+fn list_filtered(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Vec<LeadRow>> {
+    #[derive(QueryableByName)]
+    struct Id {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        id: String,
+    }
+    let mut q = crate::db::sql::RawQuery::new(format!(
+        "SELECT id FROM leads WHERE site_id IN {} AND first_at >= ? AND first_at <= ?",
+        crate::db::sql::placeholders(f.site_ids.len())
+    ));
+    q.texts(f.site_ids).int(f.from).int(f.to);
+    if let Some(ad) = f.ad_id {
+        q.push(" AND ad_id = ?").text(ad);
+    }
+    match f.before {
+        Some((at, None)) => {
+            q.push(" AND first_at < ?").int(at);
+        }
+        Some((at, Some(id))) => {
+            q.push(" AND (first_at < ? OR (first_at = ? AND id < ?))").int(at).int(at).text(id);
+        }
+        None => {}
+    }
+    conditions::push(&mut q, f.conditions);
+    q.push(&format!(" ORDER BY first_at DESC, id DESC LIMIT {}", f.limit.max(0)));
+    let ids: Vec<String> = q.load::<Id>(conn)?.into_iter().map(|r| r.id).collect();
+    let mut rows: Vec<LeadRow> = leads::table.filter(leads::id.eq_any(&ids)).select(LeadRow::as_select()).load(conn)?;
+    rows.sort_by(|a, b| b.first_at.cmp(&a.first_at).then_with(|| b.id.cmp(&a.id)));
+    Ok(rows)
 }
 
 /// Distinct leads that entered each column in `[from, to]`.

@@ -13,6 +13,7 @@ use diesel::sql_types::{BigInt, HasSqlType, Text};
 use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
+use crate::store::leads::conditions::{self, Condition};
 
 /// The key a lead is counted under: its cohort day and its place in the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,6 +198,8 @@ pub struct Scope<'a> {
     pub to: i64,
     pub ad_id: Option<&'a str>,
     pub origin: Option<&'a str>,
+    /// The report's filters (all must hold).
+    pub conditions: &'a [Condition],
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -244,6 +247,7 @@ fn filters(q: &mut RawQuery, s: &Scope<'_>) {
     if let Some(origin) = s.origin {
         q.push(" AND origin = ?").text(origin);
     }
+    conditions::push(q, s.conditions);
 }
 
 /// Counters of the scope's leads, grouped; at most `limit` groups.
@@ -288,7 +292,9 @@ pub fn grouped(
         ", CAST(SUM(leads) AS BIGINT) AS leads, CAST(SUM(qualified) AS BIGINT) AS qualified, \
          CAST(SUM(won) AS BIGINT) AS won, CAST(SUM(revenue_cents) AS BIGINT) AS revenue_cents FROM (",
     );
-    let whole = whole_days(s.from, s.to);
+    // A condition on what only the leads hold (stage, column) reads every
+    // lead of the range: the rollups cannot tell.
+    let whole = whole_days(s.from, s.to).filter(|_| s.conditions.iter().all(|c| c.column.in_rollups()));
     // The leads of the partial days at the edges (the whole range when it holds
     // no whole UTC day), each edge a range of its own: one `first_at` range with
     // the whole days excluded by an OR made the index on (site_id, first_at)

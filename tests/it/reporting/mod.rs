@@ -3,4 +3,5 @@
 
 mod compare;
 mod csv;
+mod filters;
 mod golden;
