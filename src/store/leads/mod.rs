@@ -193,7 +193,11 @@ pub fn list(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Vec<Lea
         Some((at, None)) => q = q.filter(leads::first_at.lt(at)),
         Some((at, Some(id))) => {
             let id = id.to_string();
-            q = q.filter(leads::first_at.lt(at).or(leads::first_at.eq(at).and(leads::id.lt(id))));
+            // `first_at <= at` first, as a bound of its own: the index on
+            // (site_id, first_at) then starts at the cursor instead of walking
+            // every newer lead again on each page (a million-lead export slowed
+            // down page after page with the plain OR).
+            q = q.filter(leads::first_at.le(at)).filter(leads::first_at.lt(at).or(leads::id.lt(id)));
         }
         None => {}
     }
@@ -221,7 +225,7 @@ fn list_filtered(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Ve
             q.push(" AND first_at < ?").int(at);
         }
         Some((at, Some(id))) => {
-            q.push(" AND (first_at < ? OR (first_at = ? AND id < ?))").int(at).int(at).text(id);
+            q.push(" AND first_at <= ? AND (first_at < ? OR id < ?)").int(at).int(at).text(id);
         }
         None => {}
     }
