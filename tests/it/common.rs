@@ -528,6 +528,19 @@ pub fn secret(s: &str) -> Secret {
 /// A free loopback port for a child process, drawn outside Linux's ephemeral
 /// range (32768–60999): a port the kernel hands to another test's `bind(0)`
 /// between our probe and the child's bind can then never be this one.
+/// `s` percent-encoded for a query string (RFC 3986's unreserved characters kept).
+pub fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
 pub fn free_port() -> u16 {
     loop {
         let mut b = [0u8; 2];

@@ -33,16 +33,7 @@ pub(crate) fn leads_csv(a: LeadsCsvArgs) -> AnyResult<()> {
     let (from, to) = (plan.day0, plan.day0 + days * DAY_MS - 1);
     fill_rt.block_on(async {
         let db = Db::open(&url, 4, 256, 100_000)?;
-        let input = CreateSite {
-            site_id: FillPlan::site_id(0),
-            name: "Site 0".into(),
-            currency: "BRL".into(),
-            timezone: "America/Sao_Paulo".into(),
-            owner_id: "loadgen".into(),
-            domains: None,
-            cookieless: None,
-        };
-        db.write(move |c| sites::create(c, plan_now(), input)).await?;
+        create_fill_site(&db, 0).await?;
         let start = Instant::now();
         let batch = if fresh.pg.is_some() { 500 } else { 5_000 };
         let written = fill_sites(db.clone(), plan.clone(), vec![0], batch, Arc::new(AtomicUsize::new(0))).await?;

@@ -170,16 +170,7 @@ pub(crate) fn report(a: ReportArgs) -> AnyResult<()> {
                 a.leads, a.sites, a.days, a.ads_per_site, batch
             );
             for s in 0..a.sites {
-                let input = CreateSite {
-                    site_id: FillPlan::site_id(s),
-                    name: format!("Site {s}"),
-                    currency: "BRL".into(),
-                    timezone: "America/Sao_Paulo".into(),
-                    owner_id: "loadgen".into(),
-                    domains: None,
-                    cookieless: None,
-                };
-                db.write(move |c| sites::create(c, plan_now(), input)).await?;
+                create_fill_site(&db, s).await?;
             }
             let done = Arc::new(AtomicUsize::new(0));
             let start = Instant::now();
@@ -319,6 +310,21 @@ pub(crate) fn report(a: ReportArgs) -> AnyResult<()> {
 }
 
 /// The recording time of the sites (before every lead).
+/// The fill's site number `s` (BRL, São Paulo).
+pub(crate) async fn create_fill_site(db: &Db, s: usize) -> AnyResult<()> {
+    let input = CreateSite {
+        site_id: FillPlan::site_id(s),
+        name: format!("Site {s}"),
+        currency: "BRL".into(),
+        timezone: "America/Sao_Paulo".into(),
+        owner_id: "loadgen".into(),
+        domains: None,
+        cookieless: None,
+    };
+    db.write(move |c| sites::create(c, plan_now(), input)).await?;
+    Ok(())
+}
+
 pub(crate) fn plan_now() -> i64 {
     FILL_END_DAY - 400 * DAY_MS
 }

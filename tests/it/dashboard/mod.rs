@@ -372,23 +372,14 @@ backend_test!(link_preview_and_unlink_through_the_dashboard, fake_meta_builder, 
 backend_test!(the_fake_serves_a_login_dialog_that_returns_code_and_state, fake_meta_builder, |app| {
     let fake = app.state.fake.as_ref().unwrap().base_url.clone();
     let redirect = format!("{}/meta/retorno", app.base);
-    let url = format!("{fake}/v25.0/dialog/oauth?client_id=1&redirect_uri={}&state=abc%3C", urlencode(&redirect));
+    let url = format!(
+        "{fake}/v25.0/dialog/oauth?client_id=1&redirect_uri={}&state=abc%3C",
+        crate::common::urlencode(&redirect)
+    );
     let page = reqwest::get(url).await.unwrap().text().await.unwrap();
     assert!(page.contains(&format!("href=\"{redirect}?code=fake-login-code-")), "{page}");
     assert!(page.contains("state=abc%3C") && !page.contains("abc<"), "the state is encoded, never raw HTML");
 });
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
 
 #[actix_web::test]
 async fn operator_add_reads_the_password_from_stdin() {

@@ -178,15 +178,3 @@ backend_test!(lead_filters_keep_the_leads_a_recount_keeps, |app| {
     bad.err(400, "INVALID_ARGUMENT");
     app.get(&format!("/v1/leads?siteIds=s1&from={from}&to={to}&filters=notjson")).await.err(400, "INVALID_ARGUMENT");
 });
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
