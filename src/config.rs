@@ -133,7 +133,7 @@ settings! {
         "per-ad spend rows read for the campaign tree before spendIncomplete";
     spend_day_row_cap: usize = "reports.spend_day_row_cap", "RASTRO_REPORT_SPEND_DAY_ROW_CAP", "12000", parse_usize_nonzero,
         "site-day spend rows read for the rest of a report before spendIncomplete";
-    leads_csv_page: usize = "reports.leads_csv_page", "RASTRO_LEADS_CSV_PAGE", "2000", parse_usize_nonzero,
+    leads_csv_page: usize = "reports.leads_csv_page", "RASTRO_LEADS_CSV_PAGE", "5000", parse_usize_nonzero,
         "leads read per query while leads.csv streams (memory holds about two such pages)";
     read_cache_ttl: Duration = "reports.read_cache_ttl", "RASTRO_READ_CACHE_TTL", "2s", parse_duration,
         "longest a polled read (meta.status) is served from cache; any write of this process ends it sooner";

@@ -130,7 +130,7 @@ pub(crate) struct LeadsCsvArgs {
     #[arg(long, default_value_t = 1_000_000)]
     pub(crate) leads: usize,
     /// Leads read per query (RASTRO_LEADS_CSV_PAGE).
-    #[arg(long, default_value_t = 2_000)]
+    #[arg(long, default_value_t = 5_000)]
     pub(crate) page: usize,
     /// Downloads of the whole file.
     #[arg(long, default_value_t = 3)]
