@@ -46,6 +46,8 @@ pub enum Fault {
     PageTokenInvalid,
     /// Lead Ads: the Page's token may not read its leads; the receipts wait.
     LeadsPermissionMissing,
+    /// Lead Ads: the Page was unlinked before this receipt became a lead.
+    PageUnlinked,
 }
 
 impl Fault {
@@ -68,6 +70,7 @@ impl Fault {
         Fault::LeadExpired,
         Fault::PageTokenInvalid,
         Fault::LeadsPermissionMissing,
+        Fault::PageUnlinked,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -90,6 +93,7 @@ impl Fault {
             Fault::LeadExpired => "LEAD_EXPIRED",
             Fault::PageTokenInvalid => "PAGE_TOKEN_INVALID",
             Fault::LeadsPermissionMissing => "LEADS_PERMISSION_MISSING",
+            Fault::PageUnlinked => "PAGE_UNLINKED",
         }
     }
 

@@ -207,6 +207,18 @@ impl GraphClient {
         }
     }
 
+    /// `DELETE /{page-id}/subscribed_apps` with the Page token: the app no longer gets its leadgen webhooks.
+    pub async fn unsubscribe_leadgen(&self, page_token: &Secret, page_id: &str) -> Result<Graph<()>, GraphError> {
+        let op = "unsubscribe_leadgen";
+        check_id(op, page_id)?;
+        let url = self.url(op, &format!("{page_id}/subscribed_apps"), &[])?;
+        let (v, usage) = self.call(op, Endpoint::Api, self.api.delete(url).bearer_auth(page_token.expose())).await?;
+        match v.get("success") {
+            Some(Value::Bool(true)) => Ok(Graph { value: (), usage }),
+            _ => Err(malformed(op, usage)),
+        }
+    }
+
     /// `GET /{page-id}/leadgen_forms?fields=id,name,status,questions`, every page.
     pub async fn forms(&self, page_token: &Secret, page_id: &str) -> Result<Graph<Vec<GraphForm>>, GraphError> {
         let op = "forms";

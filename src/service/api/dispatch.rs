@@ -141,6 +141,7 @@ use_cases! {
     SyncMetaNow => meta::api::sync_meta_now, SiteArgs => meta::sync::SyncNowAnswer;
     MetaPages => meta::lead_ads::api::meta_pages, NoArgs => meta::lead_ads::Pages;
     LinkMetaPage => meta::lead_ads::api::link_meta_page, meta::lead_ads::api::LinkPageArgs => meta::lead_ads::PageLinked;
+    UnlinkMetaPage => meta::lead_ads::api::unlink_meta_page, meta::lead_ads::api::LinkPageArgs => meta::lead_ads::PageUnlinked;
     MetaLinkedPages => meta::lead_ads::api::meta_linked_pages, meta::lead_ads::api::LinkedPagesArgs => Vec<meta::lead_ads::SitePages>;
     Overview => reports::api::overview, reports::overview::OverviewArgs => reports::overview::Overview;
     LiveVisitors => reports::api::live_visitors, reports::live::LiveArgs => reports::live::LiveVisitors;

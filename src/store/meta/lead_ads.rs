@@ -153,6 +153,23 @@ pub fn touch_webhook(conn: &mut AnyConnection, page_id: &str, now: i64) -> Query
     Ok(())
 }
 
+/// Unlinks the Page: its link (and so its lease and reconciliation) goes; its
+/// forms' rows stay for the reports; receipts still pending end `failed` with
+/// `error` (the leads already made stay). Answers whether a link was there.
+pub fn delete_page_link(conn: &mut AnyConnection, page_id: &str, error: &str, now: i64) -> QueryResult<bool> {
+    let n = RawQuery::new("DELETE FROM meta_page_links WHERE page_id = ?").text(page_id).execute(conn)?;
+    RawQuery::new(
+        "UPDATE meta_lead_receipts SET status = ?, last_error = ?, updated_at = ? WHERE page_id = ? AND status = ?",
+    )
+    .text(FAILED)
+    .text(error)
+    .int(now)
+    .text(page_id)
+    .text(PENDING)
+    .execute(conn)?;
+    Ok(n == 1)
+}
+
 /// Takes the Page for one run until `until`, unless another run holds it.
 pub fn take_page_lease(
     conn: &mut AnyConnection,

@@ -684,3 +684,69 @@ backend_test!(reconciliation_finds_a_lead_whose_webhook_never_came, leads_builde
     let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
     assert_eq!(pages[0]["pages"][0]["lastReconciledAt"], T0 + 15 * MINUTE);
 });
+
+/// The DELETE calls on the Page's `subscribed_apps` edge in the fake's log.
+async fn unsubscribe_calls(app: &TestApp) -> usize {
+    let log = fake(app, "GET", "/requests", None).await;
+    log.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["method"] == "DELETE" && r["path"].as_str().unwrap().ends_with(&format!("/{PAGE_LOJA_X}/subscribed_apps"))
+        })
+        .count()
+}
+
+// rule: LA-04
+backend_test!(unlinking_a_page_unsubscribes_stops_it_and_keeps_its_leads, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    let (made, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    assert_eq!(leads(app).await.len(), 1);
+    // A receipt still waiting: its fetch failed once and retries in a minute.
+    let waiting = arm(app, json!({"kind": "server_error", "times": 5})).await;
+    drain(app).await;
+    assert_eq!(receipt(app, &waiting).await.status, "pending");
+    // Meta fails the unsubscription: recorded in the answer, the unlink stands.
+    fake(app, "POST", "/faults", Some(json!({"match": "/subscribed_apps", "kind": "server_error"}))).await;
+    let unlink = json!({"siteId": SITE, "pageId": PAGE_LOJA_X});
+    let a = fed.rest(Some(&t), "unlinkMetaPage", unlink.clone()).await.ok();
+    assert_eq!(a, json!({"unlinked": true, "unsubscribed": false}));
+    assert_eq!(unsubscribe_calls(app).await, 1, "the app asked Meta to stop");
+    // The lead made stays; the waiting receipt ends PAGE_UNLINKED; the Page is no longer listed.
+    let list = leads(app).await;
+    assert_eq!((list.len(), list[0]["leadKey"].as_str()), (1, Some(format!("fbl_{made}").as_str())));
+    let r = receipt(app, &waiting).await;
+    assert_eq!(r.status, "failed");
+    assert!(r.last_error.unwrap().starts_with("PAGE_UNLINKED"));
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["pages"], json!([]));
+    // Reconciliation stops: a reconciliation interval later, no form of the Page is read.
+    let before = reconcile_reads(app, FORM_ORCAMENTO).await.len();
+    app.clock.advance(16 * MINUTE);
+    drain(app).await;
+    assert_eq!(reconcile_reads(app, FORM_ORCAMENTO).await.len(), before);
+    assert!(!drain(app).await.worked());
+    // Its webhooks are now an unlinked Page's: counted and dropped.
+    let a = deliver(app, &webhook(PAGE_LOJA_X, FORM_ORCAMENTO, "700100299555"), Some(APP_SECRET)).await.ok();
+    assert_eq!(a["ignored"], 1);
+    // The first token expired with the clock: one issued now.
+    let now = (T0 + 16 * MINUTE) / 1000;
+    let t = fed.key.sign(&crate::federation::with(
+        crate::federation::claims(&[READ, CONFIGURE]),
+        json!({"iat": now, "exp": now + 600}),
+    ));
+    // Unlinking again changes nothing; linked again and unlinked with Meta answering, it says so.
+    let a = fed.rest(Some(&t), "unlinkMetaPage", unlink.clone()).await.ok();
+    assert_eq!(a, json!({"unlinked": false, "unsubscribed": false}));
+    fed.rest(Some(&t), "linkMetaPage", unlink.clone()).await.ok();
+    let a = fed.rest(Some(&t), "unlinkMetaPage", unlink.clone()).await.ok();
+    assert_eq!(a, json!({"unlinked": true, "unsubscribed": true}));
+    assert_eq!(unsubscribe_calls(app).await, 2);
+    // Only a writer unlinks.
+    let reader = fed
+        .key
+        .sign(&crate::federation::with(crate::federation::claims(&[READ]), json!({"iat": now, "exp": now + 600})));
+    fed.rest(Some(&reader), "unlinkMetaPage", unlink).await.err(403, "FEDERATION_CONFIGURE_FORBIDDEN");
+});

@@ -1,11 +1,14 @@
 //! The Lead Ads use cases of the Meta context (capability `metaLeads`):
-//! `metaPages`, `linkMetaPage`, `metaLinkedPages`. They act for the caller's
+//! `metaPages`, `linkMetaPage`, `unlinkMetaPage`, `metaLinkedPages`. They act for the caller's
 //! owner like the other Meta functions; what is outside the caller's sites
 //! shows no site (FED-13).
 
 use serde::Deserialize;
 
-use super::{LinkedContext, PageLinked, Pages, SitePages, leadgen_ready, link_page, linked_pages, list_pages};
+use super::{
+    LinkedContext, PageLinked, PageUnlinked, Pages, SitePages, leadgen_ready, link_page, linked_pages, list_pages,
+    unlink_page,
+};
 use crate::error::Result;
 use crate::service::api::{Caller, NoArgs};
 use crate::service::context::Context;
@@ -27,6 +30,13 @@ pub async fn link_meta_page(cx: &Context, caller: &Caller, a: LinkPageArgs) -> R
     caller.check_site(&a.site_id)?;
     crate::service::validate::text("pageId", &a.page_id, 1, 64)?;
     link_page(cx, &caller.owner, &a.site_id, &a.page_id).await
+}
+
+/// `unlinkMetaPage`: unsubscribes and unlinks the Page, keeping its leads (LA-04).
+pub async fn unlink_meta_page(cx: &Context, caller: &Caller, a: LinkPageArgs) -> Result<PageUnlinked> {
+    caller.check_site(&a.site_id)?;
+    crate::service::validate::text("pageId", &a.page_id, 1, 64)?;
+    unlink_page(cx, &caller.owner, &a.site_id, &a.page_id).await
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]

@@ -239,6 +239,66 @@ pub async fn link_page(cx: &Context, owner: &str, site_id: &str, page_id: &str) 
     .await
 }
 
+/// `unlinkMetaPage`'s answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PageUnlinked {
+    /// The Page was linked to the site and is not any more.
+    pub unlinked: bool,
+    /// Meta confirmed the app no longer gets the Page's leadgen webhooks;
+    /// false when that call failed (the unlink stands: later webhooks of the
+    /// Page are counted and dropped like any unlinked Page's).
+    pub unsubscribed: bool,
+}
+
+/// `unlinkMetaPage` (LA-04): unsubscribes the app from the Page's leads with
+/// its token (a failure is logged with its code and answered, not fatal),
+/// then removes the link, which stops its actor and reconciliation; receipts
+/// still waiting end `PAGE_UNLINKED`; every lead already made stays.
+pub async fn unlink_page(cx: &Context, owner: &str, site_id: &str, page_id: &str) -> Result<PageUnlinked> {
+    let (s, p, o) = (site_id.to_string(), page_id.to_string(), owner.to_string());
+    let (link, row) = cx
+        .read(move |c| {
+            sites::require(c, &s)?;
+            let link = store::page_link(c, &p)?.filter(|l| l.site_id == s);
+            let row = match &link {
+                Some(l) => store::page(c, &l.owner_key, &p)?.or(store::page(c, &o, &p)?),
+                None => None,
+            };
+            Ok((link, row))
+        })
+        .await?;
+    if link.is_none() {
+        return Ok(PageUnlinked { unlinked: false, unsubscribed: false });
+    }
+    let unsubscribed = match row.as_ref().map(|r| open_page_token(cx, r)) {
+        Some(Ok(token)) => match cx.graph.unsubscribe_leadgen(&token, page_id).await {
+            Ok(_) => true,
+            Err(e) => {
+                let code = errors::from_graph(&e).code;
+                tracing::warn!(
+                    page_id,
+                    code = code.as_str(),
+                    "unsubscribing the Page from leadgen failed; unlinked anyway"
+                );
+                false
+            }
+        },
+        _ => {
+            tracing::warn!(page_id, "no usable Page token to unsubscribe with; unlinked anyway");
+            false
+        }
+    };
+    let (page, now) = (page_id.to_string(), cx.now());
+    cx.write(move |c| {
+        let unlinked = store::delete_page_link(c, &page, &Fault::PageUnlinked.with("the Page was unlinked"), now)?;
+        let mut effects = Effects::default();
+        effects.leadgen_pages.insert(page);
+        Ok(Written::new(PageUnlinked { unlinked, unsubscribed }, effects))
+    })
+    .await
+}
+
 /// One linked Page of `metaLinkedPages`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
