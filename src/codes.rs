@@ -48,6 +48,12 @@ pub enum Fault {
     LeadsPermissionMissing,
     /// Lead Ads: the Page was unlinked before this receipt became a lead.
     PageUnlinked,
+    /// Lead Ads: the site has no form-lead handler; its receipts wait for one.
+    HandlerMissing,
+    /// Lead Ads: the handler refused the lead (a 4xx other than 408/429); only `returnMetaFormLead` sends it again.
+    HandlerRefused,
+    /// Lead Ads: the handler stayed away (408/429/5xx/timeouts) through every retry.
+    HandlerUnavailable,
 }
 
 impl Fault {
@@ -71,6 +77,9 @@ impl Fault {
         Fault::PageTokenInvalid,
         Fault::LeadsPermissionMissing,
         Fault::PageUnlinked,
+        Fault::HandlerMissing,
+        Fault::HandlerRefused,
+        Fault::HandlerUnavailable,
     ];
 
     pub const fn as_str(self) -> &'static str {
@@ -94,6 +103,9 @@ impl Fault {
             Fault::PageTokenInvalid => "PAGE_TOKEN_INVALID",
             Fault::LeadsPermissionMissing => "LEADS_PERMISSION_MISSING",
             Fault::PageUnlinked => "PAGE_UNLINKED",
+            Fault::HandlerMissing => "HANDLER_MISSING",
+            Fault::HandlerRefused => "HANDLER_REFUSED",
+            Fault::HandlerUnavailable => "HANDLER_UNAVAILABLE",
         }
     }
 

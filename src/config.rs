@@ -219,6 +219,8 @@ settings! {
         "the token Meta's webhook subscription check sends to GET /rastro/meta/leadgen (at least 16 characters)";
     meta_leads_retry_steps: Vec<Duration> = "meta_leads.retry_steps", "RASTRO_META_LEADS_RETRY_STEPS", "1m,5m,15m,1h", parse_duration_list,
         "waits between attempts to fetch a received form lead from Meta; the last one repeats until Meta answers";
+    meta_leads_handler_timeout: Duration = "meta_leads.handler_timeout", "RASTRO_META_LEADS_HANDLER_TIMEOUT", "10s", parse_duration,
+        "how long a form-lead delivery waits for the site's handler (then retried on RASTRO_CAPI_RETRY_STEPS)";
     meta_leads_reconcile: Duration = "meta_leads.reconcile", "RASTRO_META_LEADS_RECONCILE", "15m", parse_duration,
         "how often each linked form's leads are read from Meta, so a lead whose webhook never came is found";
     meta_leads_lease: Duration = "meta_leads.lease", "RASTRO_META_LEADS_LEASE", "5m", parse_duration,

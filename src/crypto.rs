@@ -30,6 +30,8 @@ pub enum Identity<'a> {
     Pixel(&'a str),
     /// A Facebook Page's token (Lead Ads), by owner key and Page id.
     Page(&'a str, &'a str),
+    /// A site's form-lead handler secret (Lead Ads), by site id.
+    FormHandler(&'a str),
 }
 
 impl Identity<'_> {
@@ -38,6 +40,7 @@ impl Identity<'_> {
             Identity::Connection(owner) => format!("rastrod:connection:{owner}"),
             Identity::Pixel(site) => format!("rastrod:pixel:{site}"),
             Identity::Page(owner, page) => format!("rastrod:page:{owner}:{page}"),
+            Identity::FormHandler(site) => format!("rastrod:form-handler:{site}"),
         }
     }
 }
@@ -64,6 +67,16 @@ pub struct SecretsKey {
 pub const IDENTIFY_INFO: &[u8] = b"rastro identify v1";
 
 /// HKDF-SHA256 (empty salt) of `ikm` with `info`, 32 bytes.
+/// `sha256=<hex HMAC-SHA256(secret, body)>`: how Meta signs its webhooks and
+/// rastrod its form-lead deliveries.
+pub fn signature_sha256(secret: &[u8], body: &[u8]) -> String {
+    use hmac::{Hmac, KeyInit, Mac};
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret).expect("HMAC takes any key");
+    mac.update(body);
+    let hex: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256={hex}")
+}
+
 pub fn derive_key(ikm: &[u8], info: &[u8]) -> [u8; 32] {
     let mut out = [0u8; 32];
     hkdf::Hkdf::<Sha256>::new(None, ikm).expand(info, &mut out).expect("32 bytes is a valid HKDF-SHA256 length");

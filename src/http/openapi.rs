@@ -39,6 +39,8 @@ use super::{csv, federation, host, links, ops, tracker};
         host::meta::meta_unlink_preview,
         host::meta::sync_meta_now,
         host::meta::meta_status,
+        host::lead_ads::set_form_lead_handler,
+        host::lead_ads::remove_form_lead_handler,
         ops::thumbnail,
         host::conversions::meta_conversions,
         host::analytics::import_events,

@@ -1,5 +1,6 @@
 //! The web-analytics functions in the OpenAPI document: one operation per
-//! function at `POST /v1/analytics/{name}` (the host's route for them), its
+//! function at `POST /v1/analytics/{name}` (the host's route for them; the
+//! Lead Ads functions at `POST /v1/meta/owners/{ownerKey}/lead-ads/{name}`), its
 //! request body the use case's argument type and its 200 answer the use
 //! case's answer type, both from the function table (`api::schemas`), so
 //! the document describes exactly what runs. Each operation carries an
@@ -56,6 +57,7 @@ fn capability_note(c: Capability) -> &'static str {
         Capability::SiteMap => " Served while `RASTRO_FEDERATION_SITE_MAP` is on (else 404).",
         Capability::People => " Served while `RASTRO_FEDERATION_PEOPLE` is on (else 404).",
         Capability::TrackedLinks => " Served while `RASTRO_FEDERATION_TRACKED_LINKS` is on (else 404).",
+        Capability::MetaLeads => " Served while `RASTRO_FEDERATION_META_LEADS` is on (else 404).",
         _ => "",
     }
 }
@@ -75,8 +77,12 @@ pub fn add(doc: &mut Value) -> Added {
     let mut arguments = Vec::new();
     let mut named: Map<String, Value> = Map::new();
     let mut paths: Map<String, Value> = Map::new();
-    for function in Function::ALL.iter().copied().filter(|f| f.is_web_analytics()) {
+    for function in Function::ALL.iter().copied() {
         let spec = function.spec();
+        let lead_ads = spec.capability == Capability::MetaLeads;
+        if !function.is_web_analytics() && !lead_ads {
+            continue;
+        }
         let schemas = api::schemas(function);
         for (name, schema) in &schemas.named {
             named.insert(name.clone(), serde_json::to_value(schema).unwrap_or_default());
@@ -90,11 +96,19 @@ pub fn add(doc: &mut Value) -> Added {
             Kind::Query => "Reads",
             Kind::Mutation | Kind::Action => "Writes",
         };
+        let (path, tag, parameters) = if lead_ads {
+            let owner = json!({"name": "ownerKey", "in": "path", "required": true,
+                "description": "The Meta connection's owner the function acts for", "schema": {"type": "string"}});
+            (format!("/v1/meta/owners/{{ownerKey}}/lead-ads/{}", spec.name), "meta", json!([owner]))
+        } else {
+            (format!("/v1/analytics/{}", spec.name), "analytics", json!([]))
+        };
         paths.insert(
-            format!("/v1/analytics/{}", spec.name),
+            path,
             json!({"post": {
-                "tags": ["analytics"],
-                "operationId": format!("analytics_{}", spec.name),
+                "tags": [tag],
+                "parameters": parameters,
+                "operationId": format!("{tag}_{}", spec.name),
                 "summary": format!("`{}` on the host API", spec.name),
                 "description": format!(
                     "{what} as the federated function `{}`, for the host (its key), over any site it names.{}",

@@ -137,7 +137,7 @@ impl GraphClient {
         let api = builder().redirect(reqwest::redirect::Policy::none()).build().expect("building the HTTP client");
         let files = builder()
             .redirect(reqwest::redirect::Policy::custom(|attempt| {
-                if attempt.previous().len() >= 3 || !allowed_file_url(attempt.url()) {
+                if attempt.previous().len() >= 3 || !allowed_external_url(attempt.url()) {
                     attempt.stop()
                 } else {
                     attempt.follow()
@@ -277,7 +277,7 @@ impl GraphClient {
         let op = "download";
         let url = Url::parse(url)
             .ok()
-            .filter(allowed_file_url)
+            .filter(allowed_external_url)
             .ok_or_else(|| GraphError::local(op, ErrorClass::Invalid, "not an allowed thumbnail URL"))?;
         let mut resp = self.files.get(url).send().await.map_err(|e| GraphError::transport(op, &e, Usage::default()))?;
         let status = resp.status().as_u16();
@@ -478,8 +478,9 @@ fn check_id(op: &'static str, id: &str) -> Result<(), GraphError> {
     if ok { Ok(()) } else { Err(GraphError::local(op, ErrorClass::Invalid, "not a valid Graph id")) }
 }
 
-/// Thumbnails: https anywhere, plain http only on loopback (the fake Graph API).
-fn allowed_file_url(url: &Url) -> bool {
+/// URLs rastrod calls outside Graph (thumbnails, form-lead handlers): https
+/// anywhere, plain http only on loopback (the fake Graph API, a local handler).
+pub fn allowed_external_url(url: &Url) -> bool {
     match url.scheme() {
         "https" => url.host_str().is_some(),
         "http" => matches!(url.host_str(), Some("127.0.0.1" | "localhost" | "[::1]")),

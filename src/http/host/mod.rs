@@ -9,6 +9,7 @@ pub mod analytics;
 pub mod conversions;
 pub mod federation;
 pub mod functions;
+pub mod lead_ads;
 pub mod leads;
 pub mod ledger;
 pub mod meta;
@@ -30,6 +31,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .configure(functions::routes)
         .configure(people::routes)
         .configure(meta::routes)
+        .configure(lead_ads::routes)
         .configure(conversions::routes)
         .configure(federation::routes);
 }

@@ -124,6 +124,9 @@ pub struct Control {
     pub next_lead: u64,
     /// The Pages whose `leadgen` field the app is subscribed to.
     pub subscriptions: std::collections::BTreeSet<String>,
+    /// The form-lead handler's deliveries and its next answers ([`super::handler`]).
+    pub handler_deliveries: Vec<Value>,
+    pub handler_statuses: std::collections::VecDeque<u16>,
 }
 
 impl Control {
@@ -168,7 +171,7 @@ impl Control {
     }
 }
 
-fn push_capped<T>(v: &mut Vec<T>, x: T) {
+pub fn push_capped<T>(v: &mut Vec<T>, x: T) {
     if v.len() >= LOG_CAP {
         v.remove(0);
     }
@@ -177,7 +180,7 @@ fn push_capped<T>(v: &mut Vec<T>, x: T) {
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        web::scope("/__fake")
+        super::handler::configure(web::scope("/__fake"))
             .route("/faults", web::post().to(add_fault))
             .route("/faults", web::get().to(list_faults))
             .route("/config", web::post().to(set_config))

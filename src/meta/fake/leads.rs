@@ -223,11 +223,7 @@ pub fn webhook_body(page_id: &str, form_id: &str, leadgen_id: &str, ad_id: Optio
 
 /// `sha256=<hex HMAC-SHA256(secret, body)>`: Meta's `X-Hub-Signature-256`.
 pub fn signature(secret: &str, body: &[u8]) -> String {
-    use hmac::{Hmac, KeyInit, Mac};
-    let mut mac = <Hmac<sha2::Sha256> as KeyInit>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key");
-    mac.update(body);
-    let hex: String = mac.finalize().into_bytes().iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256={hex}")
+    crate::crypto::signature_sha256(secret.as_bytes(), body)
 }
 
 /// `POST /__fake/leadgen` (served in the `/__fake` scope of `faults`).

@@ -14,7 +14,8 @@
 //! * Login (`POST /oauth/access_token`, `GET /debug_token`): see [`login`].
 //! * Conversions (`POST /{pixel_id}/events`) are validated, counted per
 //!   `event_id` and kept in memory; nothing leaves the machine.
-//! * Lead Ads (Pages, forms, leads, signed `leadgen` webhooks): see [`leads`].
+//! * Lead Ads (Pages, forms, leads, signed `leadgen` webhooks): see [`leads`];
+//!   a form-lead handler as a host runs one: see [`handler`].
 //! * Tests steer it through `/__fake/` (see [`faults`]): faults, config, the
 //!   request log, the delivery counts.
 //!
@@ -22,6 +23,7 @@
 
 pub mod dialog;
 pub mod faults;
+pub mod handler;
 pub mod leads;
 pub mod login;
 pub mod png;

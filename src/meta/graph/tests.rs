@@ -49,7 +49,7 @@ fn next_page_strips_tokens_and_stays_on_graph() {
 
 #[test]
 fn thumbnail_urls() {
-    let ok = |s: &str| allowed_file_url(&Url::parse(s).unwrap());
+    let ok = |s: &str| allowed_external_url(&Url::parse(s).unwrap());
     assert!(ok("https://scontent.xx.fbcdn.net/v/t45/x.png?stp=1"));
     assert!(ok("http://127.0.0.1:4000/thumb/1.png"));
     assert!(ok("http://localhost:4000/thumb/1.png"));

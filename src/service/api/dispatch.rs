@@ -143,6 +143,7 @@ use_cases! {
     LinkMetaPage => meta::lead_ads::api::link_meta_page, meta::lead_ads::api::LinkPageArgs => meta::lead_ads::PageLinked;
     UnlinkMetaPage => meta::lead_ads::api::unlink_meta_page, meta::lead_ads::api::LinkPageArgs => meta::lead_ads::PageUnlinked;
     MetaLinkedPages => meta::lead_ads::api::meta_linked_pages, meta::lead_ads::api::LinkedPagesArgs => Vec<meta::lead_ads::SitePages>;
+    ReturnMetaFormLead => meta::lead_ads::api::return_meta_form_lead, meta::lead_ads::api::ReturnFormLeadArgs => meta::lead_ads::api::Requeued;
     Overview => reports::api::overview, reports::overview::OverviewArgs => reports::overview::Overview;
     LiveVisitors => reports::api::live_visitors, reports::live::LiveArgs => reports::live::LiveVisitors;
     GetSession => reports::api::get_session, reports::sessions::SessionArgs => Option<reports::sessions::SessionSummary>;

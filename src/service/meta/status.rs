@@ -84,6 +84,9 @@ pub struct SiteStatus {
     pub ad_accounts: Vec<AccountStatus>,
     pub pixel: PixelStatus,
     pub conversions: ConversionCounters,
+    /// Meta Lead Ads (LA-20): only while the `metaLeads` capability is on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead_ads: Option<crate::service::meta::lead_ads::LeadAdsStatus>,
 }
 
 pub fn check(a: &MetaStatusArgs) -> Result<()> {
@@ -166,6 +169,7 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
                 ad_accounts,
                 pixel,
                 conversions: counters.remove(site).unwrap_or_default(),
+                lead_ads: None,
             }
         })
         .collect())
@@ -185,9 +189,22 @@ pub async fn status_cached(st: &Context, a: MetaStatusArgs) -> Result<std::sync:
     let (generation, now) = (st.generation(), st.now());
     let ttl = st.config.read_cache_ttl.as_millis() as i64;
     let cx = st.clone();
+    let lead_ads = st.capabilities().serves(crate::service::api::Capability::MetaLeads);
     st.reads
         .get_or(key, generation, now, ttl, async move {
-            let answer = cx.read(move |c| status(c, a)).await?;
+            let answer = cx
+                .read(move |c| {
+                    let mut answer = status(c, a)?;
+                    if lead_ads {
+                        let ids: Vec<String> = answer.iter().map(|s| s.site_id.clone()).collect();
+                        let mut of = crate::service::meta::lead_ads::status_of_sites(c, &ids)?;
+                        for s in &mut answer {
+                            s.lead_ads = of.remove(&s.site_id);
+                        }
+                    }
+                    Ok(answer)
+                })
+                .await?;
             let value = serde_json::to_value(answer).map_err(crate::error::Error::internal)?;
             let json = serde_json::to_string(&value).map_err(crate::error::Error::internal)?;
             Ok(StatusAnswer { value, json })

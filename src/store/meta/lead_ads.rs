@@ -10,9 +10,11 @@ use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
 
-/// Receipt statuses, stored as these strings.
+/// Receipt statuses, stored as these strings: `pending` until the lead is
+/// made (`lead_id`) and handed to the site's handler, then `delivered`;
+/// `failed` (with `last_error`) when it ended without either.
 pub const PENDING: &str = "pending";
-pub const RECORDED: &str = "recorded";
+pub const DELIVERED: &str = "delivered";
 pub const FAILED: &str = "failed";
 
 #[derive(Debug, Clone, QueryableByName)]
@@ -416,18 +418,129 @@ pub fn set_reconciled(conn: &mut AnyConnection, page_id: &str, now: i64) -> Quer
     Ok(())
 }
 
-/// The receipt became the lead `lead_id`.
-pub fn mark_recorded(conn: &mut AnyConnection, id: &str, lead_id: &str, now: i64) -> QueryResult<()> {
+/// The receipt became the lead `lead_id`; its delivery to the handler
+/// starts with a fresh count of attempts (the handler's own schedule).
+pub fn mark_made(conn: &mut AnyConnection, id: &str, lead_id: &str, now: i64) -> QueryResult<()> {
     RawQuery::new(
-        "UPDATE meta_lead_receipts SET status = ?, lead_id = ?, attempts = attempts + 1, last_error = NULL, \
-         updated_at = ? WHERE id = ?",
+        "UPDATE meta_lead_receipts SET lead_id = ?, attempts = 0, last_error = NULL, updated_at = ? WHERE id = ?",
     )
-    .text(RECORDED)
     .text(lead_id)
     .int(now)
     .text(id)
     .execute(conn)?;
     Ok(())
+}
+
+/// The handler took the lead (2xx).
+pub fn mark_delivered(conn: &mut AnyConnection, id: &str, now: i64) -> QueryResult<()> {
+    RawQuery::new(
+        "UPDATE meta_lead_receipts SET status = ?, attempts = attempts + 1, last_error = NULL, updated_at = ? \
+         WHERE id = ?",
+    )
+    .text(DELIVERED)
+    .int(now)
+    .text(id)
+    .execute(conn)?;
+    Ok(())
+}
+
+/// `returnMetaFormLead`: the site's receipt of `leadgen_id` waits to be
+/// fetched and delivered again from `now` (its lead, if made, is kept).
+/// The Page it belongs to, or None for an unknown leadgen id.
+pub fn requeue(conn: &mut AnyConnection, site_id: &str, leadgen_id: &str, now: i64) -> QueryResult<Option<String>> {
+    #[derive(QueryableByName)]
+    struct Page {
+        #[diesel(sql_type = Text)]
+        page_id: String,
+    }
+    let page: Option<Page> =
+        RawQuery::new("SELECT page_id FROM meta_lead_receipts WHERE site_id = ? AND leadgen_id = ?")
+            .text(site_id)
+            .text(leadgen_id)
+            .load(conn)?
+            .into_iter()
+            .next();
+    if page.is_some() {
+        RawQuery::new(
+            "UPDATE meta_lead_receipts SET status = ?, attempts = 0, next_attempt_at = ?, last_error = NULL, \
+             updated_at = ? WHERE site_id = ? AND leadgen_id = ?",
+        )
+        .text(PENDING)
+        .int(now)
+        .int(now)
+        .text(site_id)
+        .text(leadgen_id)
+        .execute(conn)?;
+    }
+    Ok(page.map(|p| p.page_id))
+}
+
+/// The site's form-lead handler: where answers are delivered, its secret sealed.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct HandlerRow {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub url: String,
+    #[diesel(sql_type = Text)]
+    pub sealed_secret: String,
+}
+
+pub fn handler(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<HandlerRow>> {
+    let rows: Vec<HandlerRow> =
+        RawQuery::new("SELECT site_id, url, sealed_secret FROM meta_form_handlers WHERE site_id = ?")
+            .text(site_id)
+            .load(conn)?;
+    Ok(rows.into_iter().next())
+}
+
+/// The sites of `sites` that have a handler.
+pub fn sites_with_handler(conn: &mut AnyConnection, sites: &[String]) -> QueryResult<Vec<String>> {
+    if sites.is_empty() {
+        return Ok(Vec::new());
+    }
+    #[derive(QueryableByName)]
+    struct Site {
+        #[diesel(sql_type = Text)]
+        site_id: String,
+    }
+    let sql = format!("SELECT site_id FROM meta_form_handlers WHERE site_id IN {}", placeholders(sites.len()));
+    let rows: Vec<Site> = RawQuery::new(sql).texts(sites).load(conn)?;
+    Ok(rows.into_iter().map(|r| r.site_id).collect())
+}
+
+pub fn set_handler(conn: &mut AnyConnection, site_id: &str, url: &str, sealed: &str, now: i64) -> QueryResult<()> {
+    RawQuery::new(
+        "INSERT INTO meta_form_handlers (site_id, url, sealed_secret, updated_at) VALUES (?, ?, ?, ?) \
+         ON CONFLICT (site_id) DO UPDATE SET url = excluded.url, sealed_secret = excluded.sealed_secret, \
+         updated_at = excluded.updated_at",
+    )
+    .text(site_id)
+    .text(url)
+    .text(sealed)
+    .int(now)
+    .execute(conn)?;
+    Ok(())
+}
+
+/// Removes the site's handler; whether there was one.
+pub fn delete_handler(conn: &mut AnyConnection, site_id: &str) -> QueryResult<bool> {
+    Ok(RawQuery::new("DELETE FROM meta_form_handlers WHERE site_id = ?").text(site_id).execute(conn)? > 0)
+}
+
+/// Clears `lastError` on the site's Pages where it starts with `code` (a
+/// handler set ends `HANDLER_MISSING`); the Pages touched.
+pub fn clear_page_errors(conn: &mut AnyConnection, site_id: &str, code: &str, now: i64) -> QueryResult<Vec<String>> {
+    let pattern = format!("{code}%");
+    let links: Vec<PageLinkRow> = page_links_of_sites(conn, &[site_id.to_string()])?;
+    RawQuery::new(
+        "UPDATE meta_page_links SET last_error = NULL, updated_at = ? WHERE site_id = ? AND last_error LIKE ?",
+    )
+    .int(now)
+    .text(site_id)
+    .text(&pattern)
+    .execute(conn)?;
+    Ok(links.into_iter().map(|l| l.page_id).collect())
 }
 
 /// An attempt failed: the next one at `next_at`, or none (`failed`) when `next_at` is None.

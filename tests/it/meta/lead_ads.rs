@@ -66,16 +66,43 @@ async fn granted(fed: &Fed) -> String {
     fed.token(&[READ, CONFIGURE])
 }
 
-/// The connection's owner connected (a pasted token), its Pages listed, Loja X's Page linked.
+/// The handler's secret in these tests.
+const HANDLER_SECRET: &str = "handler-secret-0123456789abcdef-0123";
+
+/// The site's form-lead handler: the fake's (a real HTTP hop on loopback).
+async fn set_handler(app: &TestApp) -> Answer {
+    let body = json!({"url": format!("{}/__fake/handler", fake_url(app)), "secret": HANDLER_SECRET});
+    app.put(&format!("/v1/sites/{SITE}/meta/form-lead-handler"), body).await
+}
+
+/// What the fake's handler received, oldest first.
+async fn handed(app: &TestApp) -> Vec<Value> {
+    fake(app, "GET", "/handler/deliveries", None).await.as_array().unwrap().clone()
+}
+
+/// The connection's owner connected (a pasted token), its Pages listed, Loja X's Page linked, a handler set.
 async fn linked(fed: &Fed) -> String {
+    let t = linked_without_handler(fed).await;
+    set_handler(&fed.app).await.ok();
+    t
+}
+
+/// The same without a handler: receipts wait (LA-10).
+async fn linked_without_handler(fed: &Fed) -> String {
     let t = granted(fed).await;
+    link_loja_x(fed, &t).await;
+    t
+}
+
+/// Connects the owner, lists its Pages and links Loja X's Page with `t`.
+async fn link_loja_x(fed: &Fed, t: &str) {
+    let t = t.to_string();
     fed.rest(Some(&t), "connectMeta", json!({"accessToken": "tok-agency-1"})).await.ok();
     fed.rest(Some(&t), "metaPages", json!({})).await.ok();
     let a = fed.rest(Some(&t), "linkMetaPage", json!({"siteId": SITE, "pageId": PAGE_LOJA_X})).await;
     assert_eq!(a.status, 200, "{}", a.text);
     // The first reconciliation (at once on linking) done, so the test's leads meet the next one only.
     drain(&fed.app).await;
-    t
 }
 
 /// A lead made on the fake; its webhook posted to the daemon unless `drop`.
@@ -438,7 +465,7 @@ backend_test!(a_failed_fetch_retries_on_the_schedule_then_makes_the_lead_once, l
     assert_eq!((r.attempts, r.next_attempt_at), (2, T0 + MINUTE + 5 * MINUTE), "the second step");
     app.clock.advance(5 * MINUTE);
     assert_eq!(drain(app).await.recorded, 1);
-    assert_eq!(receipt(app, &id).await.status, "recorded");
+    assert_eq!(receipt(app, &id).await.status, "delivered");
     assert_eq!(leads(app).await.len(), 1);
 });
 
@@ -472,7 +499,7 @@ backend_test!(expired_leads_and_refused_page_tokens_end_in_their_codes, leads_bu
     assert!(page["lastError"].as_str().unwrap().starts_with("LEADS_PERMISSION_MISSING"), "{page}");
     fed.rest(Some(&t), "metaPages", json!({})).await.ok();
     drain(app).await;
-    assert_eq!(receipt(app, &waiting).await.status, "recorded");
+    assert_eq!(receipt(app, &waiting).await.status, "delivered");
     let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
     assert_eq!(pages[0]["pages"][0]["lastError"], Value::Null);
     assert_eq!(leads(app).await.len(), 1);
@@ -559,7 +586,7 @@ backend_test!(a_form_leads_answers_never_reach_storage_logs_metrics_or_answers, 
     let (id, status) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "fieldData": fields})).await;
     assert_eq!(status, 200);
     drain(app).await;
-    assert_eq!(receipt(app, &id).await.status, "recorded");
+    assert_eq!(receipt(app, &id).await.status, "delivered");
     rastrod::actors::pixel_sender::drain(&app.state.actors).await.unwrap();
     // The hash reached the conversion sent to Meta; the phone itself went nowhere.
     let digest: String = {
@@ -675,7 +702,7 @@ backend_test!(reconciliation_finds_a_lead_whose_webhook_never_came, leads_builde
     let reads = reconcile_reads(app, FORM_ORCAMENTO).await;
     assert_eq!(reads[reads.len() - 2..], [(T0 - 10 * MINUTE) / 1000, (T0 - 10 * MINUTE) / 1000]);
     let r = receipt(app, &lost).await;
-    assert_eq!(r.status, "recorded");
+    assert_eq!(r.status, "delivered");
     assert_eq!(app.count("meta_lead_receipts").await, 2);
     let keys: Vec<String> = leads(app).await.iter().map(|l| l["leadKey"].as_str().unwrap().to_string()).collect();
     assert_eq!(keys.len(), 2, "{keys:?}");
@@ -749,4 +776,237 @@ backend_test!(unlinking_a_page_unsubscribes_stops_it_and_keeps_its_leads, leads_
         .key
         .sign(&crate::federation::with(crate::federation::claims(&[READ]), json!({"iat": now, "exp": now + 600})));
     fed.rest(Some(&reader), "unlinkMetaPage", unlink).await.err(403, "FEDERATION_CONFIGURE_FORBIDDEN");
+});
+
+/// A writer's token issued at the manual clock's now (tokens expire as it moves).
+fn token_now(fed: &Fed) -> String {
+    let now = rastrod::clock::Clock::now_ms(&*fed.app.clock) / 1000;
+    let claims = crate::federation::claims(&[READ, CONFIGURE]);
+    fed.key.sign(&crate::federation::with(claims, json!({"iat": now, "exp": now + 600})))
+}
+
+/// `metaStatus`' row of the test's site.
+async fn status_of(fed: &Fed, t: &str) -> Value {
+    let a = fed.rest(Some(t), "metaStatus", json!({"siteIds": [SITE]})).await.ok();
+    a.as_array().and_then(|rows| rows.iter().find(|r| r["siteId"] == SITE)).cloned().expect("the site's status")
+}
+
+// rule: LA-20
+backend_test!(meta_status_tells_the_lead_ads_state_as_it_is, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = granted(&fed).await;
+    // On, before any Page: zeros, never a webhook or a reconciliation.
+    let before = status_of(&fed, &t).await;
+    assert_eq!(
+        before["leadAds"],
+        json!({"pages": 0, "pending": 0, "failed": 0, "lastWebhookAt": null, "lastReconciledAt": null})
+    );
+    link_loja_x(&fed, &t).await;
+    set_handler(app).await.ok();
+    // A receipt whose fetch keeps failing (pending), one Meta no longer serves (failed).
+    let waiting = arm(app, json!({"kind": "server_error", "times": 1})).await;
+    let gone = arm(app, json!({"kind": "lead_expired"})).await;
+    drain(app).await;
+    assert_eq!(receipt(app, &waiting).await.status, "pending");
+    assert_eq!(receipt(app, &gone).await.status, "failed");
+    let s = status_of(&fed, &t).await;
+    assert_eq!(s["leadAds"]["pages"], 1);
+    assert_eq!(s["leadAds"]["pending"], 1);
+    assert_eq!(s["leadAds"]["failed"], 1);
+    assert_eq!(s["leadAds"]["lastWebhookAt"], rastrod::clock::Clock::now_ms(&*app.clock));
+    assert_eq!(s["leadAds"]["lastReconciledAt"], T0, "the reconciliation that ran on linking");
+    // The same counts as metaLinkedPages tells per Page.
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    let page = &pages[0]["pages"][0];
+    assert_eq!((page["pending"].clone(), page["failed"].clone()), (json!(1), json!(1)));
+    assert_eq!(page["lastWebhookAt"], s["leadAds"]["lastWebhookAt"]);
+    // The retry succeeds after its wait: nothing pending; a reconciliation later moves its time.
+    app.clock.advance(16 * MINUTE);
+    drain(app).await;
+    let s = status_of(&fed, &token_now(&fed)).await;
+    assert_eq!((s["leadAds"]["pending"].clone(), s["leadAds"]["failed"].clone()), (json!(0), json!(1)));
+    assert_eq!(s["leadAds"]["lastReconciledAt"], T0 + 16 * MINUTE);
+});
+
+// rule: LA-20
+backend_test!(meta_status_has_no_lead_ads_while_the_capability_is_off, off_builder, |fed| {
+    let t = granted(&fed).await;
+    let s = status_of(&fed, &t).await;
+    assert!(s.get("leadAds").is_none(), "{s}");
+    assert!(s.get("pixel").is_some(), "the rest of the status stays");
+});
+
+/// The Graph requests that fetched the lead `id`.
+async fn lead_fetches(app: &TestApp, id: &str) -> usize {
+    let log = fake(app, "GET", "/requests", None).await;
+    log.as_array().unwrap().iter().filter(|r| r["method"] == "GET" && r["path"] == format!("/v25.0/{id}")).count()
+}
+
+// rule: LA-10
+backend_test!(without_a_handler_nothing_is_fetched_and_setting_one_delivers_the_waiting_leads, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked_without_handler(&fed).await;
+    let (id, status) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    assert_eq!(status, 200, "the receipt is taken without a handler");
+    let round = drain(app).await;
+    assert!(round.held, "{round:?}");
+    assert_eq!(lead_fetches(app, &id).await, 0, "nothing is fetched from Meta");
+    assert_eq!(receipt(app, &id).await.status, "pending");
+    assert!(leads(app).await.is_empty());
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["handlerReady"], false);
+    let page = &pages[0]["pages"][0];
+    assert!(page["lastError"].as_str().is_some_and(|e| e.starts_with("HANDLER_MISSING")), "{page}");
+    assert_eq!(page["pending"], 1);
+    // Still nothing on later runs; the reconciliation goes on meanwhile.
+    app.clock.advance(16 * MINUTE);
+    drain(app).await;
+    assert_eq!(lead_fetches(app, &id).await, 0);
+    assert_eq!(reconcile_reads(app, FORM_ORCAMENTO).await.len(), 2);
+    // Setting the handler delivers what waited.
+    assert_eq!(set_handler(app).await.ok(), json!({"handlerReady": true}));
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.status, "delivered");
+    assert_eq!(leads(app).await.len(), 1);
+    assert_eq!(handed(app).await.len(), 1);
+    let pages = fed.rest(Some(&token_now(&fed)), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["handlerReady"], true);
+    assert_eq!(pages[0]["pages"][0]["lastError"], Value::Null);
+    // Removed, the next lead waits again.
+    let path = format!("/v1/sites/{SITE}/meta/form-lead-handler");
+    assert_eq!(app.delete(&path).await.ok(), json!({"handlerReady": false}));
+    let (next, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    assert_eq!((receipt(app, &next).await.status.as_str(), lead_fetches(app, &next).await), ("pending", 0));
+});
+
+// rule: LA-10
+backend_test!(a_handler_must_be_https_or_loopback_with_a_long_secret, leads_builder, |fed| {
+    let app = &fed.app;
+    granted(&fed).await;
+    let path = format!("/v1/sites/{SITE}/meta/form-lead-handler");
+    let long = "x".repeat(32);
+    app.put(&path, json!({"url": "http://crm.example.com/leads", "secret": long})).await.err(400, "INVALID_ARGUMENT");
+    app.put(&path, json!({"url": "ftp://127.0.0.1/x", "secret": long})).await.err(400, "INVALID_ARGUMENT");
+    app.put(&path, json!({"url": "https://crm.example.com/leads", "secret": "short"}))
+        .await
+        .err(400, "INVALID_ARGUMENT");
+    app.put("/v1/sites/nope/meta/form-lead-handler", json!({"url": "https://crm.example.com/l", "secret": long}))
+        .await
+        .err(404, "NOT_FOUND");
+    let a = app.put(&path, json!({"url": "https://crm.example.com/leads", "secret": long})).await;
+    assert!(!a.text.contains(&long), "the secret is never answered");
+    assert_eq!(a.ok(), json!({"handlerReady": true}));
+});
+
+// rule: LA-01
+backend_test!(the_handler_route_is_absent_while_meta_leads_is_off, off_builder, |fed| {
+    let app = &fed.app;
+    granted(&fed).await;
+    let body = json!({"url": "https://crm.example.com/leads", "secret": "x".repeat(32)});
+    app.put(&format!("/v1/sites/{SITE}/meta/form-lead-handler"), body).await.err(404, "NOT_FOUND");
+    app.post("/v1/meta/owners/agency/lead-ads/metaLinkedPages", json!({"siteIds": [SITE]})).await.err(404, "NOT_FOUND");
+});
+
+// rule: LA-12
+backend_test!(the_handler_receives_the_signed_answers_and_its_refusal_is_visible, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    let fields = json!([{"name": "full_name", "values": ["Maria Souza"]}, {"name": "email", "values": ["m@example.com"]},
+        {"name": "phone_number", "values": ["+55 11 91234-5678"]}, {"name": "interesse", "values": ["Sofá"]}]);
+    let (id, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "fieldData": fields})).await;
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.status, "delivered");
+    let got = handed(app).await;
+    assert_eq!(got.len(), 1);
+    let d = &got[0];
+    // Signed over the exact bytes sent with the site's secret; the delivery id is the receipt's.
+    let bytes = serde_json::to_vec(&d["body"]).unwrap();
+    assert_eq!(d["signature"].as_str().unwrap(), signature(HANDLER_SECRET, &bytes));
+    assert!(d["delivery"].as_str().is_some_and(|s| !s.is_empty()));
+    let b = &d["body"];
+    let lead = &leads(app).await[0];
+    assert_eq!(b["leadgenId"], id.as_str());
+    assert_eq!(b["leadId"], lead["leadId"]);
+    assert_eq!((b["siteId"].as_str(), b["pageId"].as_str()), (Some(SITE), Some(PAGE_LOJA_X)));
+    assert_eq!((b["formId"].as_str(), b["adId"].as_str()), (Some(FORM_ORCAMENTO), Some(ad().id)));
+    assert_eq!(b["isOrganic"], false);
+    assert_eq!(b["fields"], json!({"fullName": "Maria Souza", "phone": "+55 11 91234-5678", "email": "m@example.com"}));
+    assert!(
+        b["answers"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"key": "interesse", "label": "Qual seu interesse?", "value": "Sofá"}))
+    );
+    // A refusal (4xx) fails at once, visibly; the lead stays made.
+    fake(app, "POST", "/handler/respond", Some(json!({"statuses": [422]}))).await;
+    let (refused, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    let r = receipt(app, &refused).await;
+    assert_eq!(r.status, "failed");
+    assert!(r.last_error.unwrap().starts_with("HANDLER_REFUSED"));
+    assert!(r.lead_id.is_some(), "the lead is made before its delivery");
+    let pages = fed.rest(Some(&t), "metaLinkedPages", json!({"siteIds": [SITE]})).await.ok();
+    assert_eq!(pages[0]["pages"][0]["failed"], 1);
+});
+
+// rule: LA-12
+backend_test!(an_unavailable_handler_is_retried_on_the_conversions_schedule_then_fails, leads_builder, |fed| {
+    let app = &fed.app;
+    linked(&fed).await;
+    // 503, 429, then 500 again: RASTRO_CAPI_RETRY_STEPS is 1m,10m, so the third failure is the last.
+    fake(app, "POST", "/handler/respond", Some(json!({"statuses": [503, 429, 500, 503, 200]}))).await;
+    let (id, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    let r = receipt(app, &id).await;
+    assert_eq!((r.status.as_str(), r.next_attempt_at), ("pending", T0 + MINUTE));
+    assert!(r.last_error.unwrap().starts_with("HANDLER_UNAVAILABLE"));
+    assert!(!drain(app).await.worked(), "not due yet");
+    app.clock.advance(MINUTE);
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.next_attempt_at, T0 + MINUTE + 10 * MINUTE);
+    app.clock.advance(10 * MINUTE);
+    drain(app).await;
+    let r = receipt(app, &id).await;
+    assert_eq!(r.status, "failed");
+    assert!(r.last_error.unwrap().starts_with("HANDLER_UNAVAILABLE"));
+    // Three deliveries, each of the lead fetched again; one lead.
+    assert_eq!(handed(app).await.len(), 3);
+    assert_eq!(lead_fetches(app, &id).await, 3);
+    assert_eq!(leads(app).await.len(), 1);
+    // An unreachable handler is the same: retried, not refused.
+    let body = json!({"url": "http://127.0.0.1:9/handler", "secret": HANDLER_SECRET});
+    app.put(&format!("/v1/sites/{SITE}/meta/form-lead-handler"), body).await.ok();
+    let (away, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    let r = receipt(app, &away).await;
+    assert_eq!(r.status, "pending");
+    assert!(r.last_error.unwrap().starts_with("HANDLER_UNAVAILABLE"));
+});
+
+// rule: LA-13
+backend_test!(returning_a_form_lead_delivers_it_again_without_a_second_lead, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    fake(app, "POST", "/handler/respond", Some(json!({"statuses": [400]}))).await;
+    let (id, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.status, "failed");
+    let args = json!({"siteId": SITE, "leadgenId": id});
+    assert_eq!(fed.rest(Some(&t), "returnMetaFormLead", args.clone()).await.ok(), json!({"requeued": true}));
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.status, "delivered");
+    // Delivered leads can be returned too (the host lost it): a third delivery, still one lead.
+    let a = app.post("/v1/meta/owners/agency/lead-ads/returnMetaFormLead", args.clone()).await.ok();
+    assert_eq!(a, json!({"requeued": true}));
+    drain(app).await;
+    let got = handed(app).await;
+    assert_eq!(got.len(), 3);
+    assert!(got.iter().all(|d| d["body"]["leadgenId"] == id.as_str()));
+    assert_eq!(leads(app).await.len(), 1);
+    // Unknown ids and readers are refused.
+    let unknown = json!({"siteId": SITE, "leadgenId": "999999"});
+    fed.rest(Some(&t), "returnMetaFormLead", unknown).await.err(404, "NOT_FOUND");
+    let reader = fed.token(&[READ]);
+    fed.rest(Some(&reader), "returnMetaFormLead", args).await.err(403, "FEDERATION_CONFIGURE_FORBIDDEN");
 });

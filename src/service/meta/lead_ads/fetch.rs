@@ -1,9 +1,12 @@
 //! What one Page's actor runs ([`run_page`], LEADADS.md §5): under the
-//! Page's lease, its due receipts oldest first, each lead fetched
-//! from Meta with the Page token and recorded through the leads service as a
-//! form lead (`leadKey "fbl_" + leadgen id`, origin `lead_form` or
-//! `lead_form_organic`), the lead and the receipt's end in one transaction,
-//! so a leadgen id makes exactly one lead (LA-11). A failed fetch waits its
+//! Page's lease, its due receipts oldest first. While the site has no
+//! handler nothing is fetched (`HANDLER_MISSING`, LA-10). Each lead is
+//! fetched from Meta with the Page token and recorded through the leads
+//! service as a form lead (`leadKey "fbl_" + leadgen id`, origin `lead_form`
+//! or `lead_form_organic`), the lead and the receipt's `lead_id` in one
+//! transaction, so a leadgen id makes exactly one lead (LA-11); then its
+//! answers are delivered to the handler ([`handler`], LA-12), a retry
+//! fetching them again (they are never stored). A failed fetch waits its
 //! step of `RASTRO_META_LEADS_RETRY_STEPS` (the last repeats); a lead Meta no
 //! longer serves ends `LEAD_EXPIRED`; a refused Page token or a missing
 //! permission stops the Page with its code, its receipts waiting until the
@@ -15,6 +18,7 @@
 
 use sha2::{Digest, Sha256};
 
+use super::handler::{self, Delivery};
 use super::{page_fault, reconcile};
 use crate::codes::Fault;
 use crate::crypto::Identity;
@@ -23,7 +27,7 @@ use crate::meta::graph::{ErrorClass, FormLead, GraphError};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::leads::{self, RecordLead};
-use crate::store::meta::lead_ads::{self as store, ReceiptRow};
+use crate::store::meta::lead_ads::{self as store, FormRow, PageLinkRow, ReceiptRow};
 
 /// Receipts read per batch of a run.
 const BATCH: i64 = 50;
@@ -43,6 +47,8 @@ pub struct PageRound {
     pub found: u64,
     /// Receipts that became leads.
     pub recorded: u64,
+    /// Receipts whose lead the site's handler took.
+    pub delivered: u64,
     /// Receipts whose attempt failed and that wait for the next one.
     pub retried: u64,
     /// Receipts that ended without a lead.
@@ -51,12 +57,15 @@ pub struct PageRound {
     pub next_due: Option<i64>,
     /// The Page stopped on its token or permission (`lastError`): its receipts wait.
     pub stopped: bool,
+    /// The site has no handler (`HANDLER_MISSING`): nothing was fetched, the receipts wait.
+    pub held: bool,
 }
 
 impl PageRound {
     pub fn add(&mut self, o: &PageRound) {
         self.found += o.found;
         self.recorded += o.recorded;
+        self.delivered += o.delivered;
         self.retried += o.retried;
         self.failed += o.failed;
         self.next_due = match (self.next_due, o.next_due) {
@@ -64,10 +73,11 @@ impl PageRound {
             (a, b) => a.or(b),
         };
         self.stopped |= o.stopped;
+        self.held |= o.held;
     }
 
     pub fn worked(&self) -> bool {
-        self.found + self.recorded + self.retried + self.failed > 0
+        self.found + self.recorded + self.delivered + self.retried + self.failed > 0
     }
 }
 
@@ -86,6 +96,15 @@ pub fn retry_wait(cx: &Context, attempts: i64) -> i64 {
 pub async fn pages_with_work(cx: &Context) -> Result<Vec<String>> {
     let before = cx.now().saturating_sub(reconcile::interval_ms(cx));
     cx.read(move |c| Ok(store::pages_with_work(c, before)?)).await
+}
+
+/// When the Page's next reconciliation is due.
+async fn next_reconciliation(cx: &Context, page_id: &str) -> Result<Option<i64>> {
+    let (page, every) = (page_id.to_string(), reconcile::interval_ms(cx));
+    cx.read(move |c| {
+        Ok(store::page_link(c, &page)?.map(|l| l.last_reconciled_at.map_or(0, |at| at.saturating_add(every))))
+    })
+    .await
 }
 
 /// When the Page next needs a look: its next receipt due, or its next reconciliation.
@@ -165,7 +184,7 @@ pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
         return Ok(round);
     }
     round.next_due = None;
-    let result = work(cx, page_id, &owner, &mut round).await;
+    let result = work(cx, page_id, &owner, until, &mut round).await;
     let (page, o) = (page_id.to_string(), owner.clone());
     cx.write(move |c| Ok(Written::new(store::release_page_lease(c, &page, &o)?, Effects::quiet()))).await?;
     result?;
@@ -173,12 +192,16 @@ pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
     tracing::debug!(
         page_id,
         recorded = round.recorded,
+        delivered = round.delivered,
         retried = round.retried,
         failed = round.failed,
         "lead ads: a Page's run"
     );
     if round.stopped {
         round.next_due = None;
+    } else if round.held {
+        // Receipts wait for a handler (setting one wakes the Page): only the reconciliation is due.
+        round.next_due = next_reconciliation(cx, page_id).await?;
     } else {
         // Set by `work` only when a reconciliation failed: tried again after its wait, not at once.
         let retry = round.next_due.take();
@@ -192,14 +215,15 @@ pub async fn run_page(cx: &Context, page_id: &str) -> Result<PageRound> {
     Ok(round)
 }
 
-/// The run's work under the lease.
-async fn work(cx: &Context, page_id: &str, owner: &str, round: &mut PageRound) -> Result<()> {
+/// The run's work under the lease (held until `until`).
+async fn work(cx: &Context, page_id: &str, owner: &str, until: i64, round: &mut PageRound) -> Result<()> {
     let page = page_id.to_string();
-    let Some((link, row)) = cx
+    let Some((link, row, forms)) = cx
         .read(move |c| {
             let Some(link) = store::page_link(c, &page)? else { return Ok(None) };
             let row = store::page(c, &link.owner_key, &page)?;
-            Ok(Some((link, row)))
+            let forms = store::forms_of_page(c, &page)?;
+            Ok(Some((link, row, forms)))
         })
         .await?
     else {
@@ -232,6 +256,19 @@ async fn work(cx: &Context, page_id: &str, owner: &str, round: &mut PageRound) -
             }
         }
     }
+    // Without a handler nothing is fetched: the receipts wait for one (LA-10).
+    let handler = match handler::of_site(cx, &link.site_id).await? {
+        Ok(h) => h,
+        Err(why) => {
+            round.held = true;
+            if link.last_error.as_deref() != Some(why.as_str()) {
+                stop_page(cx, page_id, why).await?;
+            }
+            return Ok(());
+        }
+    };
+    // A delivery may wait its whole timeout: none starts that the lease could not see through.
+    let margin = ms(cx.config.meta_leads_handler_timeout).saturating_add(30_000);
     loop {
         let (page, now) = (page_id.to_string(), cx.now());
         let due = cx.read(move |c| Ok(store::due_receipts(c, &page, now, BATCH)?)).await?;
@@ -239,63 +276,137 @@ async fn work(cx: &Context, page_id: &str, owner: &str, round: &mut PageRound) -
             return Ok(());
         }
         for r in due {
+            if cx.now() > until.saturating_sub(margin) {
+                // The next run, under a fresh lease, goes on at once.
+                round.next_due = Some(cx.now());
+                return Ok(());
+            }
             let fetched = cx.graph.form_lead(&token, &r.leadgen_id).await;
             let now = cx.now();
-            let (page, owner_s, id) = (page_id.to_string(), owner.to_string(), r.id.clone());
-            match fetched {
-                Ok(lead) => {
-                    let input = lead_input(&r, &lead.value);
-                    drop(lead);
-                    let site = r.site_id.clone();
-                    let had_error = link.last_error.is_some();
-                    let recorded = cx
-                        .write(move |c| {
-                            if !store::holds_page(c, &page, &owner_s, now)? {
-                                return Err(Error::unavailable("the Page's run outlived its lease"));
-                            }
-                            let made = leads::record(c, now, &site, input)?;
-                            store::mark_recorded(c, &id, &made.value.lead_id, now)?;
-                            if had_error {
-                                store::set_page_error(c, &page, None, now)?;
-                            }
-                            Ok(Written::new((), made.effects))
-                        })
-                        .await;
-                    match recorded {
-                        Ok(()) => round.recorded += 1,
-                        Err(e) if e.code == crate::error::Code::InvalidArgument => {
-                            // A lead the leads service refuses can never be made: visible, not retried.
-                            let why = Fault::MetaInvalid.with("the lead Meta answered cannot be recorded");
+            let lead = match fetched {
+                Ok(lead) => lead.value,
+                Err(e) => {
+                    match outcome(&e, &r, now) {
+                        Outcome::Fail(why) => {
                             end_attempt(cx, &r.id, &why, None).await?;
                             round.failed += 1;
                         }
-                        Err(e) => return Err(e),
+                        Outcome::Retry(why) => {
+                            let mut wait = retry_wait(cx, r.attempts + 1);
+                            if e.class == ErrorClass::Throttled {
+                                wait = wait.max(ms(cx.config.sync_rate_limit_wait));
+                            }
+                            end_attempt(cx, &r.id, &why, Some(now.saturating_add(wait))).await?;
+                            round.retried += 1;
+                            if matches!(e.class, ErrorClass::Throttled | ErrorClass::Transient) {
+                                // Meta is away or throttling: the rest of the Page waits for the next run.
+                                return Ok(());
+                            }
+                        }
+                        Outcome::StopPage(why) => {
+                            round.stopped = true;
+                            return stop_page(cx, page_id, why).await;
+                        }
                     }
+                    continue;
                 }
-                Err(e) => match outcome(&e, &r, now) {
-                    Outcome::Fail(why) => {
-                        end_attempt(cx, &r.id, &why, None).await?;
+            };
+            // The lead first (once per leadgen id, LA-11), then its delivery.
+            let (lead_id, attempts) = match &r.lead_id {
+                Some(id) => (id.clone(), r.attempts),
+                None => match make_lead(cx, page_id, owner, &link, &r, &lead, &forms).await? {
+                    Some(id) => {
+                        round.recorded += 1;
+                        (id, 0)
+                    }
+                    None => {
                         round.failed += 1;
-                    }
-                    Outcome::Retry(why) => {
-                        let mut wait = retry_wait(cx, r.attempts + 1);
-                        if e.class == ErrorClass::Throttled {
-                            wait = wait.max(ms(cx.config.sync_rate_limit_wait));
-                        }
-                        end_attempt(cx, &r.id, &why, Some(now.saturating_add(wait))).await?;
-                        round.retried += 1;
-                        if matches!(e.class, ErrorClass::Throttled | ErrorClass::Transient) {
-                            // Meta is away or throttling: the rest of the Page waits for the next run.
-                            return Ok(());
-                        }
-                    }
-                    Outcome::StopPage(why) => {
-                        round.stopped = true;
-                        return stop_page(cx, page_id, why).await;
+                        continue;
                     }
                 },
+            };
+            let form = forms.iter().find(|f| Some(&f.form_id) == r.form_id.as_ref().or(lead.form_id.as_ref()));
+            let body = handler::body(&r, &lead_id, &lead, form);
+            drop(lead);
+            match handler::deliver(cx, &handler, &r.id, body).await {
+                Delivery::Delivered => {
+                    let (page, owner_s, id, now) = (page_id.to_string(), owner.to_string(), r.id.clone(), cx.now());
+                    cx.write(move |c| {
+                        if !store::holds_page(c, &page, &owner_s, now)? {
+                            return Err(Error::unavailable("the Page's run outlived its lease"));
+                        }
+                        store::mark_delivered(c, &id, now)?;
+                        Ok(Written::new((), Effects::default()))
+                    })
+                    .await?;
+                    round.delivered += 1;
+                }
+                Delivery::Refused(status) => {
+                    let why = Fault::HandlerRefused.with(format!("the handler answered {status}"));
+                    end_attempt(cx, &r.id, &why, None).await?;
+                    round.failed += 1;
+                }
+                Delivery::Unavailable(why) => {
+                    let steps = &cx.config.capi_retry_steps;
+                    let step = usize::try_from(attempts).unwrap_or(usize::MAX);
+                    match steps.get(step) {
+                        Some(wait) => {
+                            let why = Fault::HandlerUnavailable.with(format!("{why}; retried"));
+                            end_attempt(cx, &r.id, &why, Some(cx.now().saturating_add(ms(*wait)))).await?;
+                            round.retried += 1;
+                        }
+                        None => {
+                            let why = Fault::HandlerUnavailable.with(format!("{why}, after every retry"));
+                            end_attempt(cx, &r.id, &why, None).await?;
+                            round.failed += 1;
+                        }
+                    }
+                    // The handler is away: the Page's other receipts wait for the next run.
+                    return Ok(());
+                }
             }
         }
+    }
+}
+
+/// Records the fetched lead and ties the receipt to it, in one transaction
+/// under the lease: its id, or None when the leads service refuses it (the
+/// receipt then fails visibly and for good).
+async fn make_lead(
+    cx: &Context,
+    page_id: &str,
+    owner: &str,
+    link: &PageLinkRow,
+    r: &ReceiptRow,
+    lead: &FormLead,
+    _forms: &[FormRow],
+) -> Result<Option<String>> {
+    let input = lead_input(r, lead);
+    let (page, owner_s, id, site, now) =
+        (page_id.to_string(), owner.to_string(), r.id.clone(), r.site_id.clone(), cx.now());
+    let had_error = link.last_error.is_some();
+    let made = cx
+        .write(move |c| {
+            if !store::holds_page(c, &page, &owner_s, now)? {
+                return Err(Error::unavailable("the Page's run outlived its lease"));
+            }
+            let made = leads::record(c, now, &site, input)?;
+            store::mark_made(c, &id, &made.value.lead_id, now)?;
+            if had_error {
+                store::set_page_error(c, &page, None, now)?;
+            }
+            Ok(Written::new(made.value.lead_id.clone(), made.effects))
+        })
+        .await;
+    match made {
+        Ok(id) => Ok(Some(id)),
+        Err(e) if e.code == crate::error::Code::InvalidArgument => {
+            // A lead the leads service refuses can never be made: visible, not retried.
+            let why = Fault::MetaInvalid.with("the lead Meta answered cannot be recorded");
+            end_attempt(cx, &r.id, &why, None).await?;
+            Ok(None)
+        }
+        Err(e) => Err(e),
     }
 }
 

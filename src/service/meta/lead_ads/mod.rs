@@ -9,8 +9,11 @@
 
 pub mod api;
 pub mod fetch;
+pub mod handler;
 pub mod receive;
 pub mod reconcile;
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -322,7 +325,7 @@ pub struct SitePages {
     pub site_id: String,
     pub pages: Vec<LinkedPage>,
     pub leadgen_ready: bool,
-    /// Whether a host handler receives the answers (not served yet: always false).
+    /// Whether the site has a form-lead handler (without one nothing is fetched, LA-10).
     pub handler_ready: bool,
     pub issuer: String,
     pub audience: Option<String>,
@@ -336,6 +339,7 @@ pub fn linked_pages(
 ) -> Result<Vec<SitePages>> {
     let links = store::page_links_of_sites(conn, sites)?;
     let counts = store::counts_of_sites(conn, sites)?;
+    let handlers = store::sites_with_handler(conn, sites)?;
     Ok(sites
         .iter()
         .map(|site| SitePages {
@@ -358,11 +362,52 @@ pub fn linked_pages(
                 })
                 .collect(),
             leadgen_ready: ready,
-            handler_ready: false,
+            handler_ready: handlers.contains(site),
             issuer: settings.issuer.clone(),
             audience: settings.audience.clone(),
         })
         .collect())
+}
+
+/// `metaStatus`' `leadAds` of one site (LA-20), while `metaLeads` is on.
+#[derive(Debug, Clone, Default, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LeadAdsStatus {
+    /// Pages linked to the site.
+    pub pages: i64,
+    /// Receipts waiting to become leads.
+    pub pending: i64,
+    /// Receipts that ended without a lead.
+    pub failed: i64,
+    /// The latest webhook of any of its Pages.
+    pub last_webhook_at: Option<i64>,
+    /// The stalest of its Pages' last reconciliations (null while one has never run).
+    pub last_reconciled_at: Option<i64>,
+}
+
+/// `leadAds` per site of `sites` (every site has one, zeros without a Page).
+pub fn status_of_sites(conn: &mut AnyConnection, sites: &[String]) -> Result<BTreeMap<String, LeadAdsStatus>> {
+    let links = store::page_links_of_sites(conn, sites)?;
+    let counts = store::counts_of_sites(conn, sites)?;
+    let mut out: BTreeMap<String, LeadAdsStatus> =
+        sites.iter().map(|s| (s.clone(), LeadAdsStatus::default())).collect();
+    for l in &links {
+        let Some(st) = out.get_mut(&l.site_id) else { continue };
+        let never = st.pages > 0 && st.last_reconciled_at.is_none();
+        st.last_reconciled_at = match (st.pages, st.last_reconciled_at, l.last_reconciled_at) {
+            (0, _, at) => at,
+            _ if never => None,
+            (_, Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+        st.pages += 1;
+        st.last_webhook_at = st.last_webhook_at.max(l.last_webhook_at);
+        if let Some(n) = counts.iter().find(|c| c.page_id == l.page_id) {
+            st.pending += n.pending;
+            st.failed += n.failed;
+        }
+    }
+    Ok(out)
 }
 
 /// What `metaLinkedPages` reports of the settings.

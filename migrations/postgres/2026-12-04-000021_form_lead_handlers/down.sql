@@ -1,0 +1,2 @@
+UPDATE meta_lead_receipts SET status = 'recorded' WHERE status IN ('pending', 'delivered') AND lead_id IS NOT NULL;
+DROP TABLE meta_form_handlers;
