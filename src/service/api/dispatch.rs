@@ -144,6 +144,11 @@ use_cases! {
     UnlinkMetaPage => meta::lead_ads::api::unlink_meta_page, meta::lead_ads::api::LinkPageArgs => meta::lead_ads::PageUnlinked;
     MetaLinkedPages => meta::lead_ads::api::meta_linked_pages, meta::lead_ads::api::LinkedPagesArgs => Vec<meta::lead_ads::SitePages>;
     ReturnMetaFormLead => meta::lead_ads::api::return_meta_form_lead, meta::lead_ads::api::ReturnFormLeadArgs => meta::lead_ads::api::Requeued;
+    MetaForms => meta::lead_ads::api::meta_forms, meta::lead_ads::api::FormsArgs => meta::lead_ads::api::Forms;
+    RefreshMetaForms => meta::lead_ads::api::refresh_meta_forms, meta::lead_ads::api::FormsArgs => meta::lead_ads::api::FormsRefreshed;
+    SetMetaFormRules => meta::lead_ads::api::set_meta_form_rules, meta::lead_ads::api::SetRulesArgs => meta::lead_ads::api::FormRulesView;
+    MetaFormRules => meta::lead_ads::api::meta_form_rules, meta::lead_ads::api::RulesArgs => Vec<meta::lead_ads::api::FormRulesView>;
+    SimulateMetaFormRules => meta::lead_ads::api::simulate_meta_form_rules, meta::lead_ads::api::SimulateArgs => meta::lead_ads::forms::Outcome;
     Overview => reports::api::overview, reports::overview::OverviewArgs => reports::overview::Overview;
     LiveVisitors => reports::api::live_visitors, reports::live::LiveArgs => reports::live::LiveVisitors;
     GetSession => reports::api::get_session, reports::sessions::SessionArgs => Option<reports::sessions::SessionSummary>;

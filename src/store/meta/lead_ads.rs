@@ -587,3 +587,49 @@ pub fn counts_of_sites(conn: &mut AnyConnection, sites: &[String]) -> QueryResul
     );
     RawQuery::new(sql).text(PENDING).text(FAILED).texts(sites).load(conn)
 }
+
+/// The site's forms (of every Page linked to it), by name.
+pub fn forms_of_site(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<FormRow>> {
+    RawQuery::new(
+        "SELECT f.page_id, f.form_id, f.site_id, f.name, f.status, f.questions, f.rules, f.watermark \
+         FROM meta_forms f JOIN meta_page_links l ON l.page_id = f.page_id AND l.site_id = f.site_id \
+         WHERE f.site_id = ? ORDER BY f.name, f.form_id",
+    )
+    .text(site_id)
+    .load(conn)
+}
+
+/// Sets (or clears) a form's rules; whether the site has that form.
+pub fn set_form_rules(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    form_id: &str,
+    rules: Option<&str>,
+) -> QueryResult<bool> {
+    let q = RawQuery::new("UPDATE meta_forms SET rules = ? WHERE site_id = ? AND form_id = ?")
+        .opt_text(rules.map(str::to_string))
+        .text(site_id)
+        .text(form_id)
+        .execute(conn)?;
+    Ok(q > 0)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct FormCount {
+    #[diesel(sql_type = Text)]
+    pub form_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub leads: i64,
+}
+
+/// Leads made per form of the site whose creation time is at or after `since`.
+pub fn leads_per_form(conn: &mut AnyConnection, site_id: &str, since: i64) -> QueryResult<Vec<FormCount>> {
+    RawQuery::new(
+        "SELECT form_id, CAST(COUNT(*) AS BIGINT) AS leads FROM meta_lead_receipts \
+         WHERE site_id = ? AND form_id IS NOT NULL AND lead_id IS NOT NULL \
+         AND COALESCE(created_time, received_at) >= ? GROUP BY form_id",
+    )
+    .text(site_id)
+    .int(since)
+    .load(conn)
+}

@@ -1010,3 +1010,93 @@ backend_test!(returning_a_form_lead_delivers_it_again_without_a_second_lead, lea
     let reader = fed.token(&[READ]);
     fed.rest(Some(&reader), "returnMetaFormLead", args).await.err(403, "FEDERATION_CONFIGURE_FORBIDDEN");
 });
+
+// rule: LA-17
+backend_test!(form_rules_are_checked_simulated_and_applied_to_real_leads, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    let cols =
+        json!({"columns": [{"key": "orcamento", "name": "Orçamento pedido"}, {"key": "visita", "name": "Visita"}]});
+    app.put(&format!("/v1/sites/{SITE}/pipeline"), cols).await.ok();
+    let forms = fed.rest(Some(&t), "metaForms", json!({"siteId": SITE})).await.ok();
+    let list = forms["forms"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{forms}");
+    let orc = list.iter().find(|f| f["formId"] == FORM_ORCAMENTO).unwrap();
+    assert_eq!((orc["rules"].clone(), orc["leads30d"].clone()), (Value::Null, json!(0)));
+    assert!(
+        orc["questions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"key": "interesse", "label": "Qual seu interesse?", "type": "CUSTOM"}))
+    );
+    // Refused: an undeclared column, an unknown question, a contact field in the label, a stage of the board's end.
+    let set = |rules: Value| json!({"siteId": SITE, "formId": FORM_ORCAMENTO, "rules": rules});
+    for bad in [
+        json!({"column": "nao-existe"}),
+        json!({"qualifyWhen": [{"key": "orcamento_valor", "anyOf": ["alto"]}]}),
+        json!({"label": "{cidade}"}),
+        json!({"label": "{full_name}"}),
+        json!({"label": "{interesse"}),
+        json!({"stage": "won"}),
+        json!({"qualifyWhen": [{"key": "interesse", "anyOf": []}]}),
+    ] {
+        fed.rest(Some(&t), "setMetaFormRules", set(bad)).await.err(400, "INVALID_ARGUMENT");
+    }
+    let unknown = json!({"siteId": SITE, "formId": "600999", "rules": null});
+    fed.rest(Some(&t), "setMetaFormRules", unknown).await.err(404, "NOT_FOUND");
+    let rules = json!({"column": "orcamento", "label": "Interesse: {interesse}",
+        "qualifyWhen": [{"key": "interesse", "anyOf": ["Sofá", "Mesa"]}]});
+    assert_eq!(fed.rest(Some(&t), "setMetaFormRules", set(rules.clone())).await.ok()["rules"], rules);
+    let stored = fed.rest(Some(&t), "metaFormRules", json!({"siteId": SITE})).await.ok();
+    let stored: Vec<&Value> = stored.as_array().unwrap().iter().filter(|f| f["rules"] != Value::Null).collect();
+    assert_eq!((stored.len(), stored[0]["rules"].clone()), (1, rules.clone()));
+    // The simulation: the stored rules, or rules being edited; nothing is written.
+    let sofa = json!([{"key": "interesse", "value": "sofá"}, {"key": "full_name", "value": "Ana"}]);
+    let sim = json!({"siteId": SITE, "formId": FORM_ORCAMENTO, "answers": sofa});
+    let predicted = fed.rest(Some(&t), "simulateMetaFormRules", sim.clone()).await.ok();
+    assert_eq!(
+        predicted,
+        json!({"column": "orcamento", "stage": "qualified", "label": "Interesse: sofá", "qualified": true})
+    );
+    let mut trial = sim.clone();
+    trial["rules"] = json!({"column": "visita"});
+    let other = fed.rest(Some(&t), "simulateMetaFormRules", trial).await.ok();
+    assert_eq!(other, json!({"column": "visita", "stage": "new", "label": null, "qualified": false}));
+    let mut bad_trial = sim.clone();
+    bad_trial["rules"] = json!({"column": "nao-existe"});
+    fed.rest(Some(&t), "simulateMetaFormRules", bad_trial).await.err(400, "INVALID_ARGUMENT");
+    assert_eq!(
+        fed.rest(Some(&t), "metaFormRules", json!({"siteId": SITE, "formId": FORM_ORCAMENTO})).await.ok()[0]["rules"],
+        rules
+    );
+    assert!(leads(app).await.is_empty());
+    // A real lead with those answers becomes what the simulation said.
+    let fields = json!([{"name": "interesse", "values": ["sofá"]}, {"name": "full_name", "values": ["Ana"]}]);
+    let (id, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "fieldData": fields})).await;
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.status, "delivered");
+    let lead = leads(app).await[0].clone();
+    assert_eq!(lead["column"], predicted["column"], "{lead}");
+    assert_eq!(lead["stage"], predicted["stage"]);
+    assert_eq!(lead["label"], predicted["label"]);
+    // Without a match: new, in the column, the label from its own answer.
+    let fields = json!([{"name": "interesse", "values": ["Cama"]}]);
+    let (plain, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "fieldData": fields})).await;
+    drain(app).await;
+    let row = leads(app).await.into_iter().find(|l| l["leadKey"] == format!("fbl_{plain}")).unwrap();
+    assert_eq!(
+        (row["stage"].as_str(), row["column"].as_str(), row["label"].as_str()),
+        (Some("new"), Some("orcamento"), Some("Interesse: Cama"))
+    );
+    // The forms count their leads; reading them again from Meta keeps the rules.
+    let forms = fed.rest(Some(&t), "metaForms", json!({"siteId": SITE})).await.ok();
+    let orc = forms["forms"].as_array().unwrap().iter().find(|f| f["formId"] == FORM_ORCAMENTO).unwrap().clone();
+    assert_eq!((orc["leads30d"].clone(), orc["rules"].clone()), (json!(2), rules.clone()));
+    assert_eq!(fed.rest(Some(&t), "refreshMetaForms", json!({"siteId": SITE})).await.ok(), json!({"forms": 2}));
+    let forms = fed.rest(Some(&t), "metaForms", json!({"siteId": SITE})).await.ok();
+    assert!(forms["forms"].as_array().unwrap().iter().any(|f| f["rules"] == rules));
+    // Only writers set rules; clearing them is null.
+    let reader = fed.token(&[READ]);
+    fed.rest(Some(&reader), "setMetaFormRules", set(Value::Null)).await.err(403, "FEDERATION_CONFIGURE_FORBIDDEN");
+    assert_eq!(fed.rest(Some(&t), "setMetaFormRules", set(Value::Null)).await.ok()["rules"], Value::Null);
+});

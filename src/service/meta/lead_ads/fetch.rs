@@ -379,9 +379,22 @@ async fn make_lead(
     link: &PageLinkRow,
     r: &ReceiptRow,
     lead: &FormLead,
-    _forms: &[FormRow],
+    forms: &[FormRow],
 ) -> Result<Option<String>> {
-    let input = lead_input(r, lead);
+    let mut input = lead_input(r, lead);
+    // The form's rules give the column, label and stage (LA-17), from the answers in memory.
+    let form = forms.iter().find(|f| Some(&f.form_id) == r.form_id.as_ref().or(lead.form_id.as_ref()));
+    let ruled = super::forms::apply(form.and_then(super::forms::rules_of).as_ref(), &lead.answers);
+    input.column = ruled.column;
+    input.label = ruled.label;
+    let qualify = ruled.qualified.then(|| leads::SetLeadStage {
+        stage: Some(leads::Stage::Qualified),
+        column: None,
+        revenue_cents: None,
+        event_id: format!("fbl_{}-qualified", r.leadgen_id),
+        occurred_at: input.occurred_at,
+        meta: None,
+    });
     let (page, owner_s, id, site, now) =
         (page_id.to_string(), owner.to_string(), r.id.clone(), r.site_id.clone(), cx.now());
     let had_error = link.last_error.is_some();
@@ -390,12 +403,17 @@ async fn make_lead(
             if !store::holds_page(c, &page, &owner_s, now)? {
                 return Err(Error::unavailable("the Page's run outlived its lease"));
             }
+            let key = input.lead_key.clone();
             let made = leads::record(c, now, &site, input)?;
+            let mut effects = made.effects;
+            if let Some(stage) = qualify {
+                effects = effects.merge(leads::set_stage(c, now, &site, &key, stage)?.effects);
+            }
             store::mark_made(c, &id, &made.value.lead_id, now)?;
             if had_error {
                 store::set_page_error(c, &page, None, now)?;
             }
-            Ok(Written::new(made.value.lead_id.clone(), made.effects))
+            Ok(Written::new(made.value.lead_id.clone(), effects))
         })
         .await;
     match made {

@@ -9,6 +9,7 @@
 
 pub mod api;
 pub mod fetch;
+pub mod forms;
 pub mod handler;
 pub mod receive;
 pub mod reconcile;
@@ -60,7 +61,7 @@ pub struct Pages {
     pub pages: Vec<PageView>,
 }
 
-fn open_page_token(cx: &Context, row: &PageRow) -> Result<Secret> {
+pub(crate) fn open_page_token(cx: &Context, row: &PageRow) -> Result<Secret> {
     cx.secrets()?.open(&row.sealed_token, Identity::Page(&row.owner_key, &row.page_id)).map_err(|e| match e {
         CryptoError::KeyMismatch => Error::new(
             Code::SecretsKeyMissing,
