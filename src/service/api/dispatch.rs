@@ -149,6 +149,7 @@ use_cases! {
     SetMetaFormRules => meta::lead_ads::api::set_meta_form_rules, meta::lead_ads::api::SetRulesArgs => meta::lead_ads::api::FormRulesView;
     MetaFormRules => meta::lead_ads::api::meta_form_rules, meta::lead_ads::api::RulesArgs => Vec<meta::lead_ads::api::FormRulesView>;
     SimulateMetaFormRules => meta::lead_ads::api::simulate_meta_form_rules, meta::lead_ads::api::SimulateArgs => meta::lead_ads::forms::Outcome;
+    MetaFormsReport => meta::lead_ads::api::meta_forms_report, meta::lead_ads::report::FormsReportArgs => meta::lead_ads::report::FormsReport;
     Overview => reports::api::overview, reports::overview::OverviewArgs => reports::overview::Overview;
     LiveVisitors => reports::api::live_visitors, reports::live::LiveArgs => reports::live::LiveVisitors;
     GetSession => reports::api::get_session, reports::sessions::SessionArgs => Option<reports::sessions::SessionSummary>;

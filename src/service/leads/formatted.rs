@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::metrics::{ReturnBand, RowCounts, format_money, format_return, return_band, row_metrics};
 use super::reads::{HistoryEntry, LeadJourney};
-use super::reports::{AdRow, AdsetRow, CampaignRow, Counters, LeadsReport, OriginRow, PAID_ORIGIN, SiteReportRow};
+use super::reports::{AdRow, AdsetRow, CampaignRow, Counters, LeadsReport, OriginRow, SiteReportRow, is_paid};
 use crate::service::sites::Site;
 
 /// A row's money and ratios as the screen shows them.
@@ -167,7 +167,7 @@ pub fn leads_report(report: LeadsReport, sites: &[Site]) -> FormattedLeadsReport
         origins: report
             .origins
             .into_iter()
-            .map(|o| WithFmt { fmt: money.counters(&o.counters, o.origin == PAID_ORIGIN), row: o })
+            .map(|o| WithFmt { fmt: money.counters(&o.counters, is_paid(&o.origin)), row: o })
             .collect(),
         campaigns: report.campaigns.into_iter().map(|c| campaign(&money, c)).collect(),
         by_site,

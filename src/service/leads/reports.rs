@@ -21,6 +21,15 @@ use crate::service::validate;
 use crate::store::leads::rollups::{self, GroupRow, Grouping, Scope};
 
 pub const PAID_ORIGIN: &str = "ctwa_ad";
+/// The origins ads paid for: click-to-WhatsApp and Meta's instant forms (LA-18).
+pub const PAID_ORIGINS: [&str; 2] = [PAID_ORIGIN, super::Channel::FORM_ORIGINS[0]];
+/// `leadsDaily`'s `origin` that selects every paid origin at once.
+pub const ANY_PAID: &str = "paid";
+
+/// Whether the spend bought leads of this origin.
+pub fn is_paid(origin: &str) -> bool {
+    PAID_ORIGINS.contains(&origin)
+}
 pub const REPORT_MAX_DAYS: i64 = 366;
 pub const DAILY_MAX_DAYS: i64 = 92;
 
@@ -47,7 +56,7 @@ pub struct LeadsDailyArgs {
     pub to: i64,
     /// One ad's leads (not with `origin`).
     pub ad_id: Option<String>,
-    /// One origin's leads (not with `adId`); `ctwa_ad` for the leads the ads bought.
+    /// One origin's leads (not with `adId`); `paid` for every origin the ads bought (`ctwa_ad` and `lead_form`).
     pub origin: Option<String>,
     /// Each day beside its day of an earlier range (REPORTING §2).
     #[serde(default)]
@@ -296,7 +305,7 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
         ReportSpend::default()
     };
     let scope =
-        Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: None, origin: None, conditions: &conditions };
+        Scope { site_ids: &a.site_ids, from: a.from, to: a.to, ad_id: None, origins: &[], conditions: &conditions };
 
     let mut totals = Counters::default();
     let mut origins: BTreeMap<String, Counters> = BTreeMap::new();
@@ -306,7 +315,7 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
         origins.entry(r.origin.clone()).or_default().add(&r);
         let (site, paid) = by_site.entry(r.site_id.clone()).or_default();
         site.add(&r);
-        if r.origin == PAID_ORIGIN {
+        if is_paid(&r.origin) {
             paid.leads += r.leads;
             paid.qualified += r.qualified;
             paid.won += r.won;
@@ -325,8 +334,9 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     if total_spend.is_some() && !origins.contains_key(PAID_ORIGIN) {
         origins.insert(PAID_ORIGIN.to_string(), Counters::default());
     }
+    let by_origin = split_paid_spend(conn, &scope, &spend, total_spend, origins.contains_key(PAID_ORIGINS[1]))?;
     for (origin, counters) in origins.iter_mut() {
-        set_amount(counters, if origin == PAID_ORIGIN { total_spend } else { None });
+        set_amount(counters, by_origin.iter().find(|(o, _)| o == origin).and_then(|(_, a)| *a));
     }
 
     let first_currency = sites.first().map(|s| s.currency.clone());
@@ -365,6 +375,37 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
             })
             .collect(),
     })
+}
+
+/// The spend per paid origin (LA-18): an ad whose leads came from its
+/// instant form spent for `lead_form`, every other ad for `ctwa_ad` (as
+/// before forms existed, so a site without form leads reads the same).
+fn split_paid_spend(
+    conn: &mut AnyConnection,
+    scope: &Scope<'_>,
+    spend: &ReportSpend,
+    total: Option<Amount>,
+    has_form_leads: bool,
+) -> Result<Vec<(String, Option<Amount>)>> {
+    let Some(total) = total else { return Ok(Vec::new()) };
+    if !has_form_leads {
+        return Ok(vec![(PAID_ORIGIN.to_string(), Some(total))]);
+    }
+    let form_scope = Scope { origins: &PAID_ORIGINS[1..], ..*scope };
+    let mut form = Amount::default();
+    for r in rollups::grouped(conn, &form_scope, Grouping::Tree, None)? {
+        if let Some((a, _, _)) = spend.ads.get(&(r.site_id.clone(), r.ad_id.clone())) {
+            form.spend_cents += a.spend_cents;
+            form.impressions += a.impressions;
+            form.clicks += a.clicks;
+        }
+    }
+    let rest = Amount {
+        spend_cents: total.spend_cents - form.spend_cents,
+        impressions: total.impressions - form.impressions,
+        clicks: total.clicks - form.clicks,
+    };
+    Ok(vec![(PAID_ORIGIN.to_string(), Some(rest)), (PAID_ORIGINS[1].to_string(), Some(form))])
 }
 
 fn opt(s: &str) -> Option<String> {
@@ -546,12 +587,17 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
     }
     let conditions = lead_filters::conditions(&a.filters)?;
     sites::require_many(conn, &a.site_ids)?;
+    let origins: Vec<&str> = match a.origin.as_deref() {
+        Some(ANY_PAID) => PAID_ORIGINS.to_vec(),
+        Some(o) => vec![o],
+        None => Vec::new(),
+    };
     let scope = Scope {
         site_ids: &a.site_ids,
         from: a.from,
         to: a.to,
         ad_id: a.ad_id.as_deref(),
-        origin: a.origin.as_deref(),
+        origins: &origins,
         conditions: &conditions,
     };
     let by_day: BTreeMap<i64, GroupRow> =
@@ -560,7 +606,7 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
     // `ctwa_ad`; none for an organic origin.
     let spend = match a.origin.as_deref() {
         _ if !conditions.is_empty() => None,
-        Some(o) if o != PAID_ORIGIN => None,
+        Some(o) if o != ANY_PAID && !is_paid(o) => None,
         _ => crate::service::meta::spend::daily(conn, &a.site_ids, a.from, a.to, a.ad_id.as_deref())?,
     };
     let mut out = Vec::new();

@@ -192,12 +192,14 @@ pub fn labels(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResult<Vec<
 }
 
 /// What a grouped read selects: which leads, over which range, grouped how.
+#[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
     pub site_ids: &'a [String],
     pub from: i64,
     pub to: i64,
     pub ad_id: Option<&'a str>,
-    pub origin: Option<&'a str>,
+    /// Only these origins (none: every origin).
+    pub origins: &'a [&'a str],
     /// The report's filters (all must hold).
     pub conditions: &'a [Condition],
 }
@@ -244,8 +246,8 @@ fn filters(q: &mut RawQuery, s: &Scope<'_>) {
     if let Some(ad) = s.ad_id {
         q.push(" AND ad_id = ?").text(ad);
     }
-    if let Some(origin) = s.origin {
-        q.push(" AND origin = ?").text(origin);
+    if !s.origins.is_empty() {
+        q.push(&format!(" AND origin IN {}", placeholders(s.origins.len()))).texts(s.origins);
     }
     conditions::push(q, s.conditions);
 }

@@ -633,3 +633,72 @@ pub fn leads_per_form(conn: &mut AnyConnection, site_id: &str, since: i64) -> Qu
     .int(since)
     .load(conn)
 }
+
+/// A form's leads of a cohort range (`metaFormsReport`).
+#[derive(Debug, Clone, QueryableByName)]
+pub struct FormCohort {
+    #[diesel(sql_type = Text)]
+    pub form_id: String,
+    #[diesel(sql_type = BigInt)]
+    pub leads: i64,
+    #[diesel(sql_type = BigInt)]
+    pub qualified: i64,
+    #[diesel(sql_type = BigInt)]
+    pub won: i64,
+    #[diesel(sql_type = BigInt)]
+    pub revenue_cents: i64,
+    #[diesel(sql_type = BigInt)]
+    pub paid_leads: i64,
+    #[diesel(sql_type = BigInt)]
+    pub paid_qualified: i64,
+    #[diesel(sql_type = BigInt)]
+    pub paid_won: i64,
+    #[diesel(sql_type = BigInt)]
+    pub paid_revenue_cents: i64,
+}
+
+/// Per form, the site's form leads first seen in `[from, to]` and their
+/// outcomes; `paid_origin` marks what an ad bought. Form leads are the site's
+/// receipts that became leads: a small share of its leads, read through the
+/// receipts' site index and the leads' primary key.
+pub fn form_cohorts(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    from: i64,
+    to: i64,
+    paid_origin: &str,
+) -> QueryResult<Vec<FormCohort>> {
+    let mut q = RawQuery::new(
+        "SELECT r.form_id AS form_id, CAST(COUNT(*) AS BIGINT) AS leads, \
+         CAST(SUM(CASE WHEN l.ever_qualified THEN 1 ELSE 0 END) AS BIGINT) AS qualified, \
+         CAST(SUM(CASE WHEN l.ever_won THEN 1 ELSE 0 END) AS BIGINT) AS won, \
+         CAST(SUM(l.revenue_cents) AS BIGINT) AS revenue_cents, \
+         CAST(SUM(CASE WHEN l.origin = ? THEN 1 ELSE 0 END) AS BIGINT) AS paid_leads, \
+         CAST(SUM(CASE WHEN l.origin = ? AND l.ever_qualified THEN 1 ELSE 0 END) AS BIGINT) AS paid_qualified, \
+         CAST(SUM(CASE WHEN l.origin = ? AND l.ever_won THEN 1 ELSE 0 END) AS BIGINT) AS paid_won, \
+         CAST(SUM(CASE WHEN l.origin = ? THEN l.revenue_cents ELSE 0 END) AS BIGINT) AS paid_revenue_cents \
+         FROM meta_lead_receipts r JOIN leads l ON l.id = r.lead_id \
+         WHERE r.site_id = ? AND r.form_id IS NOT NULL AND l.first_at >= ? AND l.first_at <= ? \
+         GROUP BY r.form_id",
+    );
+    q.text(paid_origin).text(paid_origin).text(paid_origin).text(paid_origin).text(site_id).int(from).int(to);
+    q.load(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct FormAd {
+    #[diesel(sql_type = Text)]
+    pub form_id: String,
+    #[diesel(sql_type = Text)]
+    pub ad_id: String,
+}
+
+/// The ads that brought leads through each of the site's forms (any time).
+pub fn form_ads(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<FormAd>> {
+    RawQuery::new(
+        "SELECT DISTINCT r.form_id AS form_id, l.ad_id AS ad_id FROM meta_lead_receipts r \
+         JOIN leads l ON l.id = r.lead_id WHERE r.site_id = ? AND r.form_id IS NOT NULL AND l.ad_id <> ''",
+    )
+    .text(site_id)
+    .load(conn)
+}

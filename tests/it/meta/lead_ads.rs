@@ -1100,3 +1100,98 @@ backend_test!(form_rules_are_checked_simulated_and_applied_to_real_leads, leads_
     fed.rest(Some(&reader), "setMetaFormRules", set(Value::Null)).await.err(403, "FEDERATION_CONFIGURE_FORBIDDEN");
     assert_eq!(fed.rest(Some(&t), "setMetaFormRules", set(Value::Null)).await.ok()["rules"], Value::Null);
 });
+
+/// Loja X's ad account linked to the site and its spend synced from the fake.
+async fn spend_synced(fed: &Fed, t: &str) {
+    let a = fed.rest(Some(t), "linkMetaAdAccount", json!({"siteId": SITE, "adAccountId": LOJA_X})).await;
+    assert_eq!(a.status, 200, "{}", a.text);
+    for _ in 0..2 {
+        let sync = fed.app.state.actors.sync.get().expect("the sync supervisor runs");
+        sync.send(rastrod::actors::supervisor::RunDue).await.unwrap().unwrap();
+    }
+}
+
+/// The spend leadsReport's tree gives `ad_id` over the range.
+fn ad_spend(report: &Value, ad_id: &str) -> Option<i64> {
+    report["campaigns"]
+        .as_array()?
+        .iter()
+        .flat_map(|c| c["adsets"].as_array().into_iter().flatten())
+        .find_map(|s| s["ads"].as_array()?.iter().find(|a| a["adId"] == ad_id).and_then(|a| a["spendCents"].as_i64()))
+}
+
+// rule: LA-18
+backend_test!(form_leads_count_as_paid_with_their_ads_spend_in_every_lead_report, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    spend_synced(&fed, &t).await;
+    let other = rastrod::meta::fake::sample_ads().iter().find(|a| a.account == LOJA_X && a.id != ad().id).unwrap();
+    // A paid form lead, an organic one on the other form, a click-to-WhatsApp lead of another ad.
+    let (paid, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    let (organic, _) = emit(app, FORM_AGENDA, json!({"organic": true})).await;
+    drain(app).await;
+    assert_eq!(receipt(app, &organic).await.status, "delivered");
+    app.lead(SITE, "wa:1", T0, json!({"adId": other.id})).await.ok();
+    let won = json!({"stage": "won", "revenueCents": 50_000, "eventId": "won-1", "occurredAt": T0 + MINUTE});
+    app.stage(SITE, &format!("fbl_{paid}"), won).await.ok();
+    let (from, to) = (T0 - 20 * DAY, T0 + DAY);
+    let range = json!({"siteIds": [SITE], "from": from, "to": to});
+    let report = fed.rest(Some(&token_now(&fed)), "leadsReport", range.clone()).await.ok();
+    let origin = |o: &str| report["origins"].as_array().unwrap().iter().find(|r| r["origin"] == o).cloned().unwrap();
+    let (form_ad, wa_ad) = (ad_spend(&report, ad().id), ad_spend(&report, other.id));
+    let total = report["totals"]["spendCents"].as_i64().expect("spend synced");
+    assert!(form_ad.is_some_and(|s| s > 0), "the form's ad spent in the range: {report}");
+    // lead_form carries its ad's spend; ctwa_ad the rest; the organic form origin none.
+    assert_eq!(origin("lead_form")["leads"], 1);
+    assert_eq!(origin("lead_form")["spendCents"].as_i64(), form_ad);
+    assert_eq!(origin("ctwa_ad")["spendCents"].as_i64(), Some(total - form_ad.unwrap()));
+    assert!(wa_ad.is_some());
+    assert_eq!(origin("lead_form_organic")["spendCents"], Value::Null);
+    // The site's paid counters cover both paid origins.
+    let site = &report["bySite"][0];
+    assert_eq!((site["paid"]["leads"].clone(), site["paid"]["won"].clone()), (json!(2), json!(1)));
+    assert_eq!(site["paid"]["revenueCents"], 50_000);
+    // leadsDaily's `paid`: both paid origins with the spend; `lead_form` alone too.
+    let mut daily = range.clone();
+    daily["origin"] = json!("paid");
+    let days = fed.rest(Some(&token_now(&fed)), "leadsDaily", daily.clone()).await.ok();
+    let sum = |days: &Value, k: &str| days.as_array().unwrap().iter().map(|d| d[k].as_i64().unwrap_or(0)).sum::<i64>();
+    assert_eq!(sum(&days, "leads"), 2);
+    assert_eq!(sum(&days, "spendCents"), total);
+    daily["origin"] = json!("lead_form_organic");
+    let days = fed.rest(Some(&token_now(&fed)), "leadsDaily", daily).await.ok();
+    assert_eq!(sum(&days, "leads"), 1);
+    assert!(days.as_array().unwrap().iter().all(|d| d["spendCents"].is_null()));
+    // metaFormsReport: per form by cohort, with its ads' spend and the ratios of what it bought.
+    let args = json!({"siteId": SITE, "from": from, "to": to});
+    let forms = fed.rest(Some(&token_now(&fed)), "metaFormsReport", args.clone()).await.ok();
+    let form = |id: &str| forms["forms"].as_array().unwrap().iter().find(|f| f["formId"] == id).cloned().unwrap();
+    let orc = form(FORM_ORCAMENTO);
+    assert_eq!((orc["leads"].clone(), orc["paidLeads"].clone(), orc["won"].clone()), (json!(1), json!(1), json!(1)));
+    assert_eq!((orc["revenueCents"].clone(), orc["spendCents"].as_i64()), (json!(50_000), form_ad));
+    assert_eq!(orc["costPerLeadCents"].as_i64(), form_ad);
+    let roas = orc["returnOnSpend"].as_f64().unwrap();
+    assert!((roas - 50_000.0 / form_ad.unwrap() as f64).abs() < 1e-9);
+    let agenda = form(FORM_AGENDA);
+    assert_eq!((agenda["leads"].clone(), agenda["paidLeads"].clone()), (json!(1), json!(0)));
+    assert_eq!((agenda["spendCents"].clone(), agenda["costPerLeadCents"].clone()), (json!(0), Value::Null));
+    // The cohort: a range before the leads counts none; a range over a year is refused.
+    let early = json!({"siteId": SITE, "from": from - 30 * DAY, "to": from - DAY});
+    let none = fed.rest(Some(&token_now(&fed)), "metaFormsReport", early).await.ok();
+    assert!(none["forms"].as_array().unwrap().iter().all(|f| f["leads"] == 0));
+    let long = json!({"siteId": SITE, "from": to - 400 * DAY, "to": to});
+    fed.rest(Some(&token_now(&fed)), "metaFormsReport", long).await.err(400, "INVALID_ARGUMENT");
+});
+
+// rule: LA-18
+backend_test!(form_reports_have_null_spend_without_a_synced_account, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    let forms =
+        fed.rest(Some(&t), "metaFormsReport", json!({"siteId": SITE, "from": T0 - DAY, "to": T0 + DAY})).await.ok();
+    let orc = forms["forms"].as_array().unwrap().iter().find(|f| f["formId"] == FORM_ORCAMENTO).cloned().unwrap();
+    assert_eq!((orc["leads"].clone(), orc["spendCents"].clone()), (json!(1), Value::Null));
+    assert_eq!(orc["costPerLeadCents"], Value::Null);
+});

@@ -100,6 +100,8 @@ backend_test!(without_the_new_arguments_every_answer_is_todays, fed_builder, |fe
         ("leadsReport".into(), json!({"siteIds": both, "from": d30, "to": end})),
         ("leadsReport/7d".into(), json!({"siteIds": ["pet-mania"], "from": d7, "to": end})),
         ("leadsDaily".into(), json!({"siteIds": both, "from": d30, "to": end})),
+        // `paid` is every paid origin (the seed's meaning, LA-18); before Lead Ads it was
+        // read as a literal origin and answered zeros, the one answer this file changed on purpose.
         ("leadsDaily/paid".into(), json!({"siteIds": both, "from": d30, "to": end, "origin": "paid"})),
         ("listLeads".into(), json!({"siteIds": both, "from": d30, "to": end, "limit": 25})),
         ("metaStatus".into(), json!({"siteIds": both, "now": T0})),

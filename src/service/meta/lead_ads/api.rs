@@ -299,3 +299,15 @@ pub async fn simulate_meta_form_rules(cx: &Context, caller: &Caller, a: Simulate
     })
     .await
 }
+
+/// `metaFormsReport` (LA-18): per form, its leads by cohort with the spend of its ads.
+pub async fn meta_forms_report(
+    cx: &Context,
+    caller: &Caller,
+    a: super::report::FormsReportArgs,
+) -> Result<super::report::FormsReport> {
+    caller.check_site(&a.site_id)?;
+    super::report::check(&a)?;
+    let caps = crate::service::leads::reports::Caps::from_config(&cx.config);
+    cx.read(move |c| super::report::forms_report(c, &a, caps)).await
+}

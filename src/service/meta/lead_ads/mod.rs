@@ -13,6 +13,7 @@ pub mod forms;
 pub mod handler;
 pub mod receive;
 pub mod reconcile;
+pub mod report;
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,113 @@
+//! `metaFormsReport` (LA-18): per form of the site, its leads counted by
+//! cohort as `leadsReport` counts them (first seen in the range, with the
+//! outcomes they reached since), the spend in the range of the ads that
+//! brought leads through the form, and the ratios of what that spend bought
+//! (its `lead_form` leads), derived as every report derives them.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::db::AnyConnection;
+use crate::error::Result;
+use crate::service::leads::metrics::{RowCounts, RowMetrics, row_metrics};
+use crate::service::leads::reports::{Caps, PAID_ORIGINS, REPORT_MAX_DAYS};
+use crate::service::{sites, validate};
+use crate::store::meta::lead_ads as store;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FormsReportArgs {
+    pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FormReportRow {
+    pub form_id: String,
+    pub page_id: String,
+    pub name: String,
+    /// Every lead of the form (paid and organic) in the cohort.
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+    /// The form's leads an ad paid for (`lead_form`).
+    pub paid_leads: i64,
+    /// Spend in the range of the ads that brought the form's leads; null while unknown (no synced ad account).
+    pub spend_cents: Option<i64>,
+    /// Ratios of the paid leads over the spend (null without spend).
+    #[serde(flatten)]
+    pub metrics: RowMetrics,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FormsReport {
+    pub site_id: String,
+    pub currency: String,
+    /// The spend's currency (the ad account's), when known.
+    pub spend_currency: Option<String>,
+    pub forms: Vec<FormReportRow>,
+}
+
+pub fn check(a: &FormsReportArgs) -> Result<()> {
+    validate::text("siteId", &a.site_id, 1, 64)?;
+    validate::range(a.from, a.to, REPORT_MAX_DAYS)
+}
+
+pub fn forms_report(conn: &mut AnyConnection, a: &FormsReportArgs, caps: Caps) -> Result<FormsReport> {
+    check(a)?;
+    let site = sites::require(conn, &a.site_id)?;
+    let forms = store::forms_of_site(conn, &a.site_id)?;
+    let cohorts = store::form_cohorts(conn, &a.site_id, a.from, a.to, PAID_ORIGINS[1])?;
+    let ads = store::form_ads(conn, &a.site_id)?;
+    let spend = crate::service::meta::spend::for_report(
+        conn,
+        std::slice::from_ref(&site),
+        a.from,
+        a.to,
+        caps.spend_ad_rows,
+        caps.spend_day_rows,
+    )?;
+    let covered = spend.sites.get(&a.site_id).is_some_and(|s| s.covered) && !spend.tree_incomplete;
+    let rows = forms
+        .into_iter()
+        .map(|f| {
+            let c = cohorts.iter().find(|c| c.form_id == f.form_id);
+            let spend_cents = covered.then(|| {
+                ads.iter()
+                    .filter(|x| x.form_id == f.form_id)
+                    .filter_map(|x| spend.ads.get(&(a.site_id.clone(), x.ad_id.clone())))
+                    .map(|(amount, _, _)| amount.spend_cents)
+                    .sum::<i64>()
+            });
+            let paid = RowCounts {
+                leads: c.map_or(0, |c| c.paid_leads),
+                qualified: c.map_or(0, |c| c.paid_qualified),
+                won: c.map_or(0, |c| c.paid_won),
+                revenue_cents: c.map_or(0, |c| c.paid_revenue_cents),
+                spend_cents,
+            };
+            FormReportRow {
+                form_id: f.form_id,
+                page_id: f.page_id,
+                name: f.name,
+                leads: c.map_or(0, |c| c.leads),
+                qualified: c.map_or(0, |c| c.qualified),
+                won: c.map_or(0, |c| c.won),
+                revenue_cents: c.map_or(0, |c| c.revenue_cents),
+                paid_leads: paid.leads,
+                spend_cents,
+                metrics: row_metrics(paid),
+            }
+        })
+        .collect();
+    Ok(FormsReport {
+        site_id: a.site_id.clone(),
+        currency: site.currency,
+        spend_currency: if covered { spend.currency.clone() } else { None },
+        forms: rows,
+    })
+}
