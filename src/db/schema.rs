@@ -272,6 +272,8 @@ diesel::table! {
         created_at -> BigInt,
         sent_at -> Nullable<BigInt>,
         updated_at -> BigInt,
+        meta_lead_id -> Nullable<Text>,
+        crm_event_name -> Nullable<Text>,
     }
 }
 

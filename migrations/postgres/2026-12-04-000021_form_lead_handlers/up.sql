@@ -13,3 +13,8 @@ CREATE TABLE meta_form_handlers (
 -- then (with `lead_id` set once the lead is made), `delivered` after the
 -- handler's 2xx. Leads made before deliveries existed wait for theirs.
 UPDATE meta_lead_receipts SET status = 'pending', attempts = 0 WHERE status = 'recorded';
+
+-- Conversion Leads (LA-19): a form lead's events go to the pixel with Meta's
+-- lead id (the leadgen id, not hashed) and the CRM stage's own name.
+ALTER TABLE conversions ADD COLUMN meta_lead_id TEXT;
+ALTER TABLE conversions ADD COLUMN crm_event_name TEXT;

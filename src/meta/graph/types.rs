@@ -184,6 +184,9 @@ pub struct UserData {
     pub external_id: Vec<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub country: Vec<String>,
+    /// Conversion Leads: Meta's lead id (the leadgen id), sent as is, not hashed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead_id: Option<String>,
 }
 
 impl std::fmt::Debug for UserData {
@@ -192,12 +195,18 @@ impl std::fmt::Debug for UserData {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CustomData {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub currency: Option<String>,
+    /// Conversion Leads: `crm`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_source: Option<String>,
+    /// Conversion Leads: the CRM's name (`rastrod`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead_event_source: Option<String>,
 }
 
 /// A decimal string ("12.345") in integer cents, rounded half-up (half away from zero for a

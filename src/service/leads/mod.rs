@@ -336,6 +336,13 @@ fn record_repeat(
 
 /// `recordLead`; its effects say whether it queued a conversion (then the
 /// pixel's sender wakes and meta.status's cached answers go).
+/// A form lead matches at Meta by its lead id (Conversion Leads, LA-19): its
+/// events go even without a contact hash, which a conversation's need.
+fn form_match(row: &LeadRow) -> Option<contact_hashes::ContactHashes> {
+    (Channel::of_origin(&row.origin) == Channel::Form)
+        .then(|| contact_hashes::ContactHashes { ph: Vec::new(), external_id: None })
+}
+
 pub fn record(
     conn: &mut AnyConnection,
     now: i64,
@@ -393,6 +400,7 @@ pub fn record(
     )?;
     rollups::bump(conn, &key_of(&row), Delta { leads: 1, ..Delta::default() })?;
     remember_names(conn, &row, now)?;
+    let hashes = hashes.or_else(|| form_match(&row));
     if let Some(h) = &hashes {
         if site.send_lead_event {
             let lead = conversions::Enqueue {
@@ -401,6 +409,7 @@ pub fn record(
                 event_name: conversions::LEAD,
                 at: input.occurred_at,
                 value_cents: None,
+                crm_name: None,
             };
             queued |= conversions::enqueue(conn, now, &lead, h)?;
         }
@@ -487,6 +496,7 @@ pub fn set_stage(
     store::save(conn, &row)?;
     rollups::bump(conn, &key_of(&row), delta)?;
     let mut queued = false;
+    let hashes = hashes.or_else(|| form_match(&row));
     if let Some(h) = &hashes {
         // Purchase: a recorded sale with a value; the value is the lead's sale total.
         if input.stage == Some(Stage::Won) && input.revenue_cents.is_some() {
@@ -496,6 +506,7 @@ pub fn set_stage(
                 event_name: conversions::PURCHASE,
                 at,
                 value_cents: Some(row.revenue_cents),
+                crm_name: None,
             };
             queued |= conversions::enqueue(conn, now, &purchase, h)?;
         }

@@ -49,6 +49,10 @@ pub struct ConversionRow {
     pub created_at: i64,
     pub sent_at: Option<i64>,
     pub updated_at: i64,
+    /// A form lead's leadgen id (Conversion Leads, LA-19): sent as `user_data.lead_id`.
+    pub meta_lead_id: Option<String>,
+    /// The CRM stage's name sent as `event_name` for a form lead (the column's declared name).
+    pub crm_event_name: Option<String>,
 }
 
 /// Never prints the hashes.

@@ -1195,3 +1195,93 @@ backend_test!(form_reports_have_null_spend_without_a_synced_account, leads_build
     assert_eq!((orc["leads"].clone(), orc["spendCents"].clone()), (json!(1), Value::Null));
     assert_eq!(orc["costPerLeadCents"], Value::Null);
 });
+
+/// Conversions may be 30 days old: the 7-day cap of Conversion Leads is the form lead's own.
+fn long_window_builder(backend: Backend) -> FedBuilder {
+    leads_builder(backend).env("RASTRO_CAPI_MAX_AGE", "30d")
+}
+
+/// The events the fake's pixel accepted for the leadgen id, oldest first.
+async fn conversion_leads(app: &TestApp, leadgen_id: &str) -> Vec<Value> {
+    rastrod::actors::pixel_sender::drain(&app.state.actors).await.unwrap();
+    let events = fake(app, "GET", "/events", None).await;
+    events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].clone())
+        .filter(|e| e["user_data"]["lead_id"] == leadgen_id)
+        .collect()
+}
+
+// rule: LA-19
+backend_test!(a_form_leads_board_moves_go_to_the_pixel_as_conversion_leads, long_window_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    let cols =
+        json!({"columns": [{"key": "orcamento", "name": "Orçamento pedido"}, {"key": "visita", "name": "Visita"}]});
+    app.put(&format!("/v1/sites/{SITE}/pipeline"), cols).await.ok();
+    let map = json!({"columns": {"orcamento": "QualifiedLead", "visita": "Schedule"}, "sendLeadEvent": true});
+    app.put(&format!("/v1/sites/{SITE}/event-map"), map).await.ok();
+    fed.rest(Some(&t), "setMetaPixel", json!({"siteId": SITE, "pixelId": "111222333444", "sendLeadEvent": true}))
+        .await
+        .ok();
+    let rules = json!({"siteId": SITE, "formId": FORM_ORCAMENTO, "rules": {"column": "orcamento"}});
+    fed.rest(Some(&t), "setMetaFormRules", rules).await.ok();
+    // A lead without a phone: Meta matches it by its lead id, so it goes all the same.
+    let (id, _) =
+        emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "fieldData": [{"name": "interesse", "values": ["x"]}]}))
+            .await;
+    drain(app).await;
+    let key = format!("fbl_{id}");
+    // A visit booked, then the sale (a few minutes on: a future time is sent as now).
+    app.clock.advance(5 * MINUTE);
+    app.stage(SITE, &key, json!({"column": "visita", "eventId": "visita", "occurredAt": T0 + 30_000})).await.ok();
+    let won = json!({"stage": "won", "revenueCents": 12_990, "eventId": "won", "occurredAt": T0 + MINUTE});
+    app.stage(SITE, &key, won).await.ok();
+    let sent = conversion_leads(app, &id).await;
+    let names: Vec<&str> = sent.iter().map(|e| e["event_name"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 4, "{sent:?}");
+    for name in ["Lead", "Orçamento pedido", "Purchase", "Visita"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    for e in &sent {
+        assert_eq!(e["action_source"], "system_generated", "{e}");
+        assert_eq!(e["custom_data"]["event_source"], "crm");
+        assert_eq!(e["custom_data"]["lead_event_source"], "rastrod");
+        assert!(e["user_data"].get("ph").is_none(), "no phone was given");
+        assert!(e["event_time"].as_i64().unwrap() >= T0 / 1000, "never before the lead: {e}");
+    }
+    let purchase = sent.iter().find(|e| e["event_name"] == "Purchase").unwrap();
+    assert_eq!(
+        (purchase["custom_data"]["value"].as_f64(), purchase["custom_data"]["currency"].as_str()),
+        (Some(129.9), Some("BRL"))
+    );
+    let visita = sent.iter().find(|e| e["event_name"] == "Visita").unwrap();
+    assert_eq!(visita["event_time"], (T0 + 30_000) / 1000, "the move's own time");
+    // Deduplicated by eventId: moving into a column again sends nothing more.
+    app.stage(SITE, &key, json!({"column": "orcamento", "eventId": "again", "occurredAt": T0 + 2 * MINUTE})).await.ok();
+    app.stage(SITE, &key, json!({"column": "visita", "eventId": "again-2", "occurredAt": T0 + 3 * MINUTE})).await.ok();
+    assert_eq!(conversion_leads(app, &id).await.len(), 4);
+    let deliveries = fake(app, "GET", "/deliveries", None).await;
+    for e in &sent {
+        assert_eq!(deliveries[e["event_id"].as_str().unwrap()], 1, "each event once");
+    }
+    // A move more than 7 days old is not sent (expired), though conversations' events may be 30 days old.
+    let (late, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    drain(app).await;
+    app.clock.advance(8 * DAY - 5 * MINUTE);
+    let late_key = format!("fbl_{late}");
+    app.stage(SITE, &late_key, json!({"column": "visita", "eventId": "late", "occurredAt": T0 + MINUTE})).await.ok();
+    app.lead(SITE, "wa:late", T0 + MINUTE, json!({"meta": {"ph": ["a".repeat(64)]}})).await.ok();
+    let wa_move = json!({"column": "visita", "eventId": "wa-late", "occurredAt": T0 + 2 * MINUTE,
+        "meta": {"ph": ["a".repeat(64)]}});
+    app.stage(SITE, "wa:late", wa_move).await.ok();
+    let late_sent = conversion_leads(app, &late).await;
+    assert!(late_sent.iter().all(|e| e["event_name"] != "Visita"), "{late_sent:?}");
+    let all = fake(app, "GET", "/events", None).await;
+    let wa_visits = all.as_array().unwrap().iter().filter(|e| e["event"]["event_name"] == "Schedule").count();
+    assert_eq!(wa_visits, 1, "the conversation's 8-day-old move is sent as Schedule");
+    let convs = fed.rest(Some(&token_now(&fed)), "metaConversions", json!({"siteId": SITE})).await;
+    assert!(convs.text.contains("EVENT_TOO_OLD"), "the expired move is visible: {}", convs.text);
+});

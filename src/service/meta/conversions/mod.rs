@@ -35,3 +35,8 @@ pub const SCHEDULE: &str = "Schedule";
 pub const COUNTRY_BR_SHA256: &str = "885036a0da3dff3c3e05bc79bf49382b12bc5098514ed57ce0875aba1aa2c40d";
 /// Meta's `action_source` for a sale closed in a chat.
 pub const ACTION_SOURCE: &str = "chat";
+/// Conversion Leads (a Meta instant-form lead's board moves, LA-19): how the
+/// event is marked as the CRM's, beside Meta's lead id in `user_data.lead_id`.
+pub const CONVERSION_LEADS_ACTION_SOURCE: &str = "system_generated";
+pub const CONVERSION_LEADS_EVENT_SOURCE: &str = "crm";
+pub const CONVERSION_LEADS_CRM: &str = "rastrod";

@@ -36,6 +36,21 @@ pub struct Enqueue<'a> {
     pub at: i64,
     /// Purchase only: the lead's sale total in cents.
     pub value_cents: Option<i64>,
+    /// The CRM stage's name a form lead's event carries (a column's declared
+    /// name); None: the Meta event's own name.
+    pub crm_name: Option<&'a str>,
+}
+
+/// Meta keeps a Conversion Leads event only this long after the move (LEADADS §7).
+pub const CONVERSION_LEADS_MAX_AGE_MS: i64 = 7 * 86_400_000;
+
+/// A form lead's leadgen id and creation time, None for any other lead.
+fn form_lead(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> Result<Option<(String, i64)>> {
+    let Some(row) = crate::store::leads::find(conn, site_id, lead_id)? else { return Ok(None) };
+    if crate::service::leads::Channel::of_origin(&row.origin) != crate::service::leads::Channel::Form {
+        return Ok(None);
+    }
+    Ok(row.lead_key.strip_prefix("fbl_").map(|id| (id.to_string(), row.first_at)))
 }
 
 /// Whether the site's pixel takes conversions: it exists, is on, is not
@@ -63,7 +78,9 @@ pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &Con
     let purchase = e.event_name == PURCHASE;
     let value_cents = if purchase { e.value_cents } else { None };
     let ph = (!hashes.ph.is_empty()).then(|| hashes.ph.join(","));
-    let event_time = e.at.min(now);
+    let form = form_lead(conn, e.site_id, e.lead_id)?;
+    // A form lead's move is never sent as happening before the lead (Conversion Leads).
+    let event_time = e.at.min(now).max(form.as_ref().map_or(i64::MIN, |(_, first)| *first));
     match store::find(conn, &id)? {
         Some(row) if row.status == ConversionStatus::Failed.as_str() => Ok(store::reopen(
             conn,
@@ -94,6 +111,8 @@ pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &Con
                     created_at: now,
                     sent_at: None,
                     updated_at: now,
+                    crm_event_name: form.as_ref().and(e.crm_name).map(str::to_string),
+                    meta_lead_id: form.map(|(id, _)| id),
                 },
             )?;
             Ok(true)
@@ -117,7 +136,9 @@ pub fn enqueue_column_event(
     if !matches!(event.as_str(), LEAD | QUALIFIED_LEAD | SCHEDULE) {
         return Ok(false);
     }
-    enqueue(conn, now, &Enqueue { site_id, lead_id, event_name: &event, at, value_cents: None }, hashes)
+    let name = crate::store::leads::board::list(conn, site_id)?.into_iter().find(|c| c.key == column).map(|c| c.name);
+    let e = Enqueue { site_id, lead_id, event_name: &event, at, value_cents: None, crm_name: name.as_deref() };
+    enqueue(conn, now, &e, hashes)
 }
 
 /// `removeLead`: deletes the lead's conversions and takes its sends out of

@@ -159,7 +159,9 @@ fn claim(conn: &mut AnyConnection, site_id: &str, now: i64, s: &SendSettings, ow
     };
     let (mut too_old, mut lost, mut go) = (Vec::new(), Vec::new(), Vec::new());
     for r in due {
-        if r.event_time < now - s.max_age_ms {
+        let max_age =
+            if r.meta_lead_id.is_some() { s.max_age_ms.min(queue::CONVERSION_LEADS_MAX_AGE_MS) } else { s.max_age_ms };
+        if r.event_time < now - max_age {
             too_old.push(r.event_id);
         } else if r.lease_until.is_some() && r.attempts >= s.max_attempts() {
             // Its last attempt was lost on the way (its lease ran out without a result).
@@ -179,17 +181,31 @@ fn claim(conn: &mut AnyConnection, site_id: &str, now: i64, s: &SendSettings, ow
 
 fn server_event(r: &store::ConversionRow) -> ServerEvent {
     let ph = r.ph.as_deref().map(|p| p.split(',').map(str::to_string).collect()).unwrap_or_default();
-    let custom_data = (r.event_name == PURCHASE)
-        .then(|| CustomData { value: r.value_cents.map(|c| c as f64 / 100.0), currency: r.currency.clone() });
+    let mut custom_data = (r.event_name == PURCHASE).then(|| CustomData {
+        value: r.value_cents.map(|c| c as f64 / 100.0),
+        currency: r.currency.clone(),
+        ..CustomData::default()
+    });
+    // A form lead's event is a Conversion Leads one (LEADADS §7): Meta matches it by its lead id.
+    let action_source = match &r.meta_lead_id {
+        Some(_) => {
+            let c = custom_data.get_or_insert_with(CustomData::default);
+            c.event_source = Some(CONVERSION_LEADS_EVENT_SOURCE.into());
+            c.lead_event_source = Some(CONVERSION_LEADS_CRM.into());
+            CONVERSION_LEADS_ACTION_SOURCE
+        }
+        None => ACTION_SOURCE,
+    };
     ServerEvent {
-        event_name: r.event_name.clone(),
+        event_name: r.crm_event_name.clone().unwrap_or_else(|| r.event_name.clone()),
         event_time: r.event_time.div_euclid(1000),
         event_id: r.event_id.clone(),
-        action_source: ACTION_SOURCE.into(),
+        action_source: action_source.into(),
         user_data: UserData {
             ph,
             external_id: r.external_id.iter().cloned().collect(),
             country: vec![COUNTRY_BR_SHA256.into()],
+            lead_id: r.meta_lead_id.clone(),
         },
         custom_data,
     }

@@ -35,6 +35,8 @@ fn purchase_values_are_major_units() {
         created_at: 0,
         sent_at: None,
         updated_at: 0,
+        meta_lead_id: None,
+        crm_event_name: None,
     };
     let ev = serde_json::to_value(server_event(&row)).unwrap();
     assert_eq!(ev["custom_data"]["value"], serde_json::json!(459.9));
@@ -44,6 +46,39 @@ fn purchase_values_are_major_units() {
     assert_eq!(ev["user_data"]["country"], serde_json::json!([COUNTRY_BR_SHA256]));
     assert!(ev["user_data"].get("external_id").is_none());
     assert_eq!(ev["action_source"], "chat");
+}
+
+// rule: LA-19
+#[test]
+fn a_form_leads_event_is_a_conversion_leads_event() {
+    let row = store::ConversionRow {
+        event_id: "e".into(),
+        site_id: "s".into(),
+        lead_id: Some("l".into()),
+        event_name: QUALIFIED_LEAD.into(),
+        event_time: 1_796_040_000_123,
+        value_cents: None,
+        currency: None,
+        status: ConversionStatus::Pending.to_string(),
+        attempts: 1,
+        due_at: Some(0),
+        lease_owner: None,
+        lease_until: None,
+        ph: None,
+        external_id: None,
+        last_error: None,
+        created_at: 0,
+        sent_at: None,
+        updated_at: 0,
+        meta_lead_id: Some("700100200300".into()),
+        crm_event_name: Some("Orçamento pedido".into()),
+    };
+    let ev = serde_json::to_value(server_event(&row)).unwrap();
+    assert_eq!(ev["action_source"], "system_generated");
+    assert_eq!(ev["event_name"], "Orçamento pedido");
+    assert_eq!(ev["user_data"]["lead_id"], "700100200300", "Meta's lead id, not hashed");
+    assert!(ev["user_data"].get("ph").is_none());
+    assert_eq!(ev["custom_data"], serde_json::json!({"event_source": "crm", "lead_event_source": "rastrod"}));
 }
 
 #[test]
@@ -131,6 +166,8 @@ fn seed(conn: &mut AnyConnection) -> Result<ConnectionRow> {
             created_at: 0,
             updated_at: 0,
             sent_at: None,
+            meta_lead_id: None,
+            crm_event_name: None,
         },
     )?;
     store::take_lease(conn, &["e1".to_string()], "run", 1000, 0)?;
