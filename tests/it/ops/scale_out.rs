@@ -207,3 +207,112 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
     server_a.stop().await.unwrap();
     server_b.stop().await.unwrap();
 }
+
+/// A daemon with Meta Lead Ads on, its Graph calls going to `graph` (one fake shared by both).
+async fn lead_ads_process(url: &str, key: &str, clock: Arc<ManualClock>, graph: &str) -> RunningServer {
+    let env: BTreeMap<String, String> = [
+        ("RASTRO_DATABASE_URL", url),
+        ("RASTRO_META_GRAPH_URL", graph),
+        ("RASTRO_META_APP_ID", rastrod::meta::fake::login::FAKE_APP_ID),
+        ("RASTRO_META_APP_SECRET", "rastro-fake-app-secret"),
+        ("RASTRO_SECRETS_KEY", key),
+        ("RASTRO_FEDERATION_META_LEADS", "true"),
+        ("RASTRO_META_WEBHOOK_VERIFY_TOKEN", "verify-token-0123456789"),
+        ("RASTRO_DATABASE_POOL_SIZE", "4"),
+        ("RASTRO_LISTEN", "127.0.0.1:0"),
+        ("RASTRO_WORKERS", "1"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let config = Config::load_from(None, &env).unwrap();
+    let listener = rastrod::server::bind(&config).unwrap();
+    rastrod::server::start(config, clock, listener).await.unwrap()
+}
+
+// rule: LA-15
+#[actix_web::test]
+async fn two_processes_never_work_one_page_at_once_nor_make_a_form_lead_twice() {
+    use rastrod::meta::fake::leads::{FORM_AGENDA, FORM_ORCAMENTO, PAGE_LOJA_X};
+    use rastrod::service::meta::lead_ads::{self, handler};
+    use serde_json::{Value, json};
+    let Some(db) = TestDb::postgres() else { return };
+    let clock = ManualClock::new(T0);
+    let fake = rastrod::meta::fake::start_at("127.0.0.1:0", T0).await.unwrap();
+    let key = rastrod::ids::secrets_key().unwrap();
+    let server_a = lead_ads_process(&db.url, &key, clock.clone(), &fake.base_url).await;
+    let server_b = lead_ads_process(&db.url, &key, clock.clone(), &fake.base_url).await;
+    let (a, b) = (server_a.state.clone(), server_b.state.clone());
+    let now = rastrod::clock::Clock::now_ms(&*clock);
+    a.cx.write_plain(move |c| sites::create(c, now, site("loja-x", None))).await.unwrap();
+    let token = SetMetaConnection { access_token: SecretString(rastrod::config::Secret::new("tok-agency-1")) };
+    meta_connection::set_connection(&a.cx, "agency", token).await.unwrap();
+    lead_ads::list_pages(&a.cx, "agency", &["loja-x".to_string()]).await.unwrap();
+    lead_ads::link_page(&a.cx, "agency", "loja-x", PAGE_LOJA_X).await.unwrap();
+    let secret = "handler-secret-0123456789abcdef-0123".to_string();
+    let set = handler::SetFormLeadHandler { url: format!("{}/__fake/handler", fake.base_url), secret };
+    handler::set(&a.cx, "loja-x", set).await.unwrap();
+    // Forty leads, their webhooks posted to either process, while both drain the Page at once.
+    let http = reqwest::Client::new();
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        let to = if i % 2 == 0 { server_a.addr } else { server_b.addr };
+        let form = if i % 3 == 0 { FORM_AGENDA } else { FORM_ORCAMENTO };
+        let body = json!({"pageId": PAGE_LOJA_X, "formId": form, "createdTime": T0 / 1000,
+            "deliverTo": format!("http://{to}/rastro/meta/leadgen"), "appSecret": "rastro-fake-app-secret"});
+        let made: Value = http
+            .post(format!("{}/__fake/leadgen", fake.base_url))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(made["webhookStatus"], 200, "{made}");
+        ids.push(made["leadgenId"].as_str().unwrap().to_string());
+        if i % 10 == 9 {
+            let _ = tokio::join!(page_leads_drain(&a), page_leads_drain(&b));
+        }
+    }
+    for _ in 0..5 {
+        let _ = tokio::join!(page_leads_drain(&a), page_leads_drain(&b));
+    }
+    // Every receipt made exactly one lead and one delivery; each lead was fetched once in all.
+    #[derive(diesel::QueryableByName)]
+    struct Text {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        v: String,
+    }
+    let texts = |sql: &'static str| a.cx.read(move |c| Ok(rastrod::db::sql::RawQuery::new(sql).load::<Text>(c)?));
+    let undelivered =
+        texts("SELECT leadgen_id AS v FROM meta_lead_receipts WHERE status <> 'delivered'").await.unwrap();
+    assert!(undelivered.is_empty(), "{} receipts not delivered", undelivered.len());
+    let leads: Vec<String> =
+        texts("SELECT lead_key AS v FROM leads ORDER BY lead_key").await.unwrap().into_iter().map(|t| t.v).collect();
+    let mut want: Vec<String> = ids.iter().map(|id| format!("fbl_{id}")).collect();
+    want.sort();
+    assert_eq!(leads, want, "one lead per leadgen id");
+    let delivered: Value =
+        http.get(format!("{}/__fake/handler/deliveries", fake.base_url)).send().await.unwrap().json().await.unwrap();
+    let mut got: Vec<String> =
+        delivered.as_array().unwrap().iter().map(|d| d["body"]["leadgenId"].as_str().unwrap().to_string()).collect();
+    got.sort();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(got, sorted, "one delivery per lead");
+    let log: Value = http.get(format!("{}/__fake/requests", fake.base_url)).send().await.unwrap().json().await.unwrap();
+    for id in &ids {
+        let fetches = log.as_array().unwrap().iter().filter(|r| r["path"] == format!("/v25.0/{id}")).count();
+        assert_eq!(fetches, 1, "{id} fetched once: one process held the Page at a time");
+    }
+    server_a.stop().await.unwrap();
+    server_b.stop().await.unwrap();
+    fake.stop().await;
+}
+
+async fn page_leads_drain(
+    s: &rastrod::http::AppState,
+) -> rastrod::error::Result<rastrod::service::meta::lead_ads::fetch::PageRound> {
+    rastrod::actors::page_leads::drain(&s.actors).await
+}
