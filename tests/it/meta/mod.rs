@@ -9,6 +9,7 @@ mod conversions;
 mod fake_graph;
 mod graph_client;
 mod lead_ads;
+mod lead_ads_crash;
 mod login;
 mod status;
 mod sync;

@@ -268,7 +268,8 @@ async fn work(cx: &Context, page_id: &str, owner: &str, until: i64, round: &mut 
         }
     };
     // A delivery may wait its whole timeout: none starts that the lease could not see through.
-    let margin = ms(cx.config.meta_leads_handler_timeout).saturating_add(30_000);
+    let margin =
+        ms(cx.config.meta_leads_handler_timeout).saturating_add(30_000).min(ms(cx.config.meta_leads_lease) / 2);
     loop {
         let (page, now) = (page_id.to_string(), cx.now());
         let due = cx.read(move |c| Ok(store::due_receipts(c, &page, now, BATCH)?)).await?;

@@ -1,0 +1,217 @@
+//! Meta Lead Ads across kill -9 of the real binary (LA-16): while webhooks
+//! arrive, reconciliation reads the forms and the Page's actor fetches,
+//! records and delivers, the daemon is SIGKILLed at random moments and
+//! restarted. In the end every receipt the daemon acknowledged (and every
+//! lead whose webhook was dropped, found by reconciliation) is exactly one
+//! lead and reached the handler; a delivery repeats only when a kill fell
+//! between the handler's 2xx and the receipt's commit. The slow tier.
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rastrod::meta::fake::leads::{FORM_AGENDA, FORM_ORCAMENTO, PAGE_LOJA_X};
+use serde_json::{Value, json};
+
+use crate::common::{HOST_KEY, TestDb, free_port};
+
+/// A process killed on drop whatever happens.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn wait_for(http: &reqwest::Client, url: &str) {
+    for _ in 0..200 {
+        if http.get(url).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{url} did not come up");
+}
+
+fn texts(path: &std::path::Path, sql: &str) -> Vec<String> {
+    use diesel::{Connection, RunQueryDsl};
+    #[derive(diesel::QueryableByName)]
+    struct T {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        v: String,
+    }
+    let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
+    diesel::sql_query(sql).load::<T>(&mut c).unwrap().into_iter().map(|t| t.v).collect()
+}
+
+/// splitmix64 over a printed seed (`RASTRO_TEST_SEED` repeats a run).
+fn seeded() -> impl FnMut(u64) -> u64 {
+    let mut s = std::env::var("RASTRO_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        let mut b = [0u8; 8];
+        getrandom::fill(&mut b).unwrap();
+        u64::from_le_bytes(b)
+    });
+    eprintln!("kill moments: RASTRO_TEST_SEED={s}");
+    move |n| {
+        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = s;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+// rule: LA-16
+async fn a_kill_9_loses_no_acknowledged_form_lead_and_makes_none_twice() {
+    const KILLS: usize = 5;
+    const PER_ROUND: usize = 40;
+    crate::common::slow_tier("kills the real binary");
+    let bin = env!("CARGO_BIN_EXE_rastrod");
+    let http = reqwest::Client::new();
+    let fake_port = free_port();
+    let fake = format!("http://127.0.0.1:{fake_port}");
+    let _fake = Proc(
+        Command::new(bin)
+            .args(["fake-graph", "--listen", &format!("127.0.0.1:{fake_port}")])
+            .env("RASTRO_LOG", "error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for(&http, &format!("{fake}/__fake/deliveries")).await;
+    let db = TestDb::sqlite();
+    let path = db.sqlite_path().unwrap();
+    let key = rastrod::ids::secrets_key().unwrap();
+    let port = free_port();
+    let base = format!("http://127.0.0.1:{port}");
+    let start = || {
+        Proc(
+            Command::new(bin)
+                .arg("serve")
+                .env("RASTRO_DATABASE_URL", &db.url)
+                .env("RASTRO_HOST_API_KEY", HOST_KEY)
+                .env("RASTRO_LISTEN", format!("127.0.0.1:{port}"))
+                .env("RASTRO_SECRETS_KEY", &key)
+                .env("RASTRO_META_GRAPH_URL", &fake)
+                .env("RASTRO_META_APP_ID", rastrod::meta::fake::login::FAKE_APP_ID)
+                .env("RASTRO_META_APP_SECRET", "rastro-fake-app-secret")
+                .env("RASTRO_FEDERATION_META_LEADS", "true")
+                .env("RASTRO_META_WEBHOOK_VERIFY_TOKEN", "verify-token-0123456789")
+                .env("RASTRO_META_LEADS_LEASE", "2s")
+                .env("RASTRO_META_LEADS_RETRY_STEPS", "200ms")
+                .env("RASTRO_META_LEADS_RECONCILE", "2s")
+                .env("RASTRO_META_LEADS_SWEEP_INTERVAL", "1s")
+                .env("RASTRO_META_LEADS_HANDLER_TIMEOUT", "1s")
+                .env("RASTRO_CAPI_RETRY_STEPS", "200ms,400ms,800ms,1s,1s,1s")
+                .env("RASTRO_META_REQUEST_TIMEOUT", "1s")
+                .env("RASTRO_LOG", "error")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let call = |method: reqwest::Method, path: &str, body: Value| {
+        let (http, url) = (http.clone(), format!("{base}{path}"));
+        async move {
+            let r = http.request(method, url).bearer_auth(HOST_KEY).json(&body).send().await.unwrap();
+            let status = r.status();
+            assert!(status.is_success(), "{status}: {}", r.text().await.unwrap_or_default());
+        }
+    };
+    let started = Instant::now();
+    let mut daemon = start();
+    wait_for(&http, &format!("{base}/health")).await;
+    let site = json!({"siteId": "loja-x", "name": "Loja X", "currency": "BRL", "timezone": "America/Sao_Paulo",
+        "ownerId": "o1"});
+    call(reqwest::Method::POST, "/v1/sites", site).await;
+    call(reqwest::Method::PUT, "/v1/meta/owners/agency/connection", json!({"accessToken": "tok-agency-1"})).await;
+    call(reqwest::Method::POST, "/v1/meta/owners/agency/lead-ads/metaPages", json!({})).await;
+    let link = json!({"siteId": "loja-x", "pageId": PAGE_LOJA_X});
+    call(reqwest::Method::POST, "/v1/meta/owners/agency/lead-ads/linkMetaPage", link).await;
+    let handler = json!({"url": format!("{fake}/__fake/handler"), "secret": "handler-secret-0123456789abcdef-0123"});
+    call(reqwest::Method::PUT, "/v1/sites/loja-x/meta/form-lead-handler", handler).await;
+    // The handler is away now and then: deliveries retry across the kills.
+    let away = json!({"statuses": [503, 200, 200, 500, 200, 200, 200, 429]});
+    http.post(format!("{fake}/__fake/handler/respond")).json(&away).send().await.unwrap();
+
+    let mut below = seeded();
+    let (mut acknowledged, mut made) = (Vec::new(), Vec::new());
+    for k in 0..KILLS {
+        let mut tasks = Vec::new();
+        for i in 0..PER_ROUND {
+            // One in five webhooks never comes: only reconciliation finds its lead.
+            let drop = i % 5 == 4;
+            let form = if i % 2 == 0 { FORM_ORCAMENTO } else { FORM_AGENDA };
+            let body = json!({"pageId": PAGE_LOJA_X, "formId": form,
+                "deliverTo": format!("{base}/rastro/meta/leadgen"), "appSecret": "rastro-fake-app-secret",
+                "drop": drop, "fieldData": [{"name": "full_name", "values": [format!("Pessoa {k}-{i}")]}]});
+            let (http, fake) = (http.clone(), fake.clone());
+            tasks.push(actix_web::rt::spawn(async move {
+                let a: Value =
+                    http.post(format!("{fake}/__fake/leadgen")).json(&body).send().await.unwrap().json().await.unwrap();
+                (a["leadgenId"].as_str().unwrap().to_string(), a["webhookStatus"] == 200)
+            }));
+        }
+        let moment = below(400);
+        eprintln!("kill {k}: {moment} ms after the round's webhooks started");
+        actix_web::rt::time::sleep(Duration::from_millis(moment)).await;
+        daemon.0.kill().unwrap();
+        daemon.0.wait().unwrap();
+        for t in tasks {
+            let (id, ok) = t.await.unwrap();
+            if ok {
+                acknowledged.push(id.clone());
+            }
+            made.push(id);
+        }
+        daemon = start();
+        wait_for(&http, &format!("{base}/health")).await;
+    }
+    assert!(!acknowledged.is_empty(), "some webhooks were acknowledged");
+
+    // Every lead Meta holds ends delivered (reconciliation finds the dropped
+    // and unanswered ones): a bounded real-time wait.
+    let delivered_sql = "SELECT leadgen_id AS v FROM meta_lead_receipts WHERE status = 'delivered'";
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while texts(&path, delivered_sql).len() < made.len() && Instant::now() < deadline {
+        actix_web::rt::time::sleep(Duration::from_millis(250)).await;
+    }
+    let _ = Command::new("kill").arg("-TERM").arg(daemon.0.id().to_string()).status();
+    let _ = daemon.0.wait();
+
+    let receipts = texts(&path, "SELECT leadgen_id AS v FROM meta_lead_receipts");
+    let keys = texts(&path, "SELECT lead_key AS v FROM leads");
+    let delivered = texts(&path, delivered_sql);
+    for id in &acknowledged {
+        assert!(receipts.contains(id), "acknowledged {id} has its receipt");
+    }
+    for id in &made {
+        assert_eq!(keys.iter().filter(|k| **k == format!("fbl_{id}")).count(), 1, "{id} is exactly one lead");
+        assert!(delivered.contains(id), "{id} was delivered");
+    }
+    assert_eq!(keys.len(), made.len(), "no other lead");
+    let got: Vec<Value> =
+        http.get(format!("{fake}/__fake/handler/deliveries")).send().await.unwrap().json().await.unwrap();
+    let mut per_lead: BTreeMap<String, usize> = BTreeMap::new();
+    for d in got.iter().filter(|d| d["status"].as_u64().is_some_and(|s| (200..300).contains(&s))) {
+        *per_lead.entry(d["body"]["leadgenId"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+    for id in &made {
+        assert!(per_lead.get(id).is_some_and(|n| *n >= 1), "{id} reached the handler");
+    }
+    let repeats: usize = per_lead.values().map(|n| n - 1).sum();
+    println!(
+        "form leads {}: acknowledged webhooks {}, accepted deliveries {}, repeats {repeats}; {:.1} s",
+        made.len(),
+        acknowledged.len(),
+        per_lead.values().sum::<usize>(),
+        started.elapsed().as_secs_f64()
+    );
+    assert!(repeats <= KILLS, "a delivery repeats only when a kill fell between the 2xx and the commit");
+}
+
+crate::slow_tests!(a_kill_9_loses_no_acknowledged_form_lead_and_makes_none_twice);
