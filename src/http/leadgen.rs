@@ -42,7 +42,26 @@ pub async fn verify(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpRes
 pub async fn deliver(st: web::Data<AppState>, req: HttpRequest, body: web::Payload) -> Result<HttpResponse> {
     let signature = req.headers().get("x-hub-signature-256").and_then(|v| v.to_str().ok()).map(str::to_string);
     let bytes = super::body::read(body, st.cx.config.body_limit_bytes).await?;
-    let answer = receive::receive(&st.cx, &bytes, signature.as_deref()).await?;
+    let forwarded = forwarded(&st, &req).await;
+    let answer = receive::receive(&st.cx, &bytes, signature.as_deref(), forwarded).await?;
     st.metrics.leadgen(answer.received, answer.duplicates, answer.ignored);
     Ok(HttpResponse::Ok().json(answer))
+}
+
+/// Whether the request carries a federation JWT (issuer, audience, keys of
+/// the federated API) with the `meta:leadgen` permission: a control plane
+/// forwarding Meta's delivery (LA-06). Any failure is simply "not forwarded".
+async fn forwarded(st: &AppState, req: &HttpRequest) -> bool {
+    let Some(token) = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+    else {
+        return false;
+    };
+    match st.federation.verifier.verify(token.trim(), st.now()).await {
+        Ok(identity) => identity.permissions.contains(receive::PERM_LEADGEN),
+        Err(_) => false,
+    }
 }

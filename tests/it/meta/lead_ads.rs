@@ -352,7 +352,8 @@ backend_test!(the_verification_echoes_the_challenge_for_the_right_token, leads_b
 backend_test!(a_delivery_without_the_right_signature_is_refused_and_stores_nothing, leads_builder, |fed| {
     let app = &fed.app;
     linked(&fed).await;
-    let body = webhook(PAGE_LOJA_X, FORM_ORCAMENTO, "700100299001");
+    let (id, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "drop": true})).await;
+    let body = webhook(PAGE_LOJA_X, FORM_ORCAMENTO, &id);
     for a in [
         deliver(app, &body, None).await,
         deliver(app, &body, Some("another-app-secret")).await,
@@ -1284,4 +1285,42 @@ backend_test!(a_form_leads_board_moves_go_to_the_pixel_as_conversion_leads, long
     assert_eq!(wa_visits, 1, "the conversation's 8-day-old move is sent as Schedule");
     let convs = fed.rest(Some(&token_now(&fed)), "metaConversions", json!({"siteId": SITE})).await;
     assert!(convs.text.contains("EVENT_TOO_OLD"), "the expired move is visible: {}", convs.text);
+});
+
+/// Posts `body` unsigned with `Authorization: Bearer <token>`, as a control plane forwards Meta's POST.
+async fn forward(app: &TestApp, body: &[u8], token: &str) -> Answer {
+    let res = app
+        .http
+        .post(format!("{}/rastro/meta/leadgen", app.base))
+        .header("content-type", "application/json")
+        .bearer_auth(token)
+        .body(body.to_vec())
+        .send()
+        .await
+        .unwrap();
+    let status = res.status().as_u16();
+    let text = res.text().await.unwrap();
+    Answer { status, body: serde_json::from_str(&text).unwrap_or(Value::Null), text }
+}
+
+// rule: LA-06
+backend_test!(a_forwarded_delivery_counts_with_a_federation_token_carrying_meta_leadgen, leads_builder, |fed| {
+    let app = &fed.app;
+    linked(&fed).await;
+    let (id, _) = emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "drop": true})).await;
+    let body = webhook(PAGE_LOJA_X, FORM_ORCAMENTO, &id);
+    // Tokens that do not admit it: no meta:leadgen, another audience, a key the JWKS does not hold.
+    forward(app, &body, &fed.token(&[READ, CONFIGURE])).await.err(403, "FORBIDDEN");
+    let elsewhere = crate::federation::with(
+        crate::federation::claims(&[READ, "meta:leadgen"]),
+        json!({"aud": "https://other.example.com/api"}),
+    );
+    forward(app, &body, &fed.key.sign(&elsewhere)).await.err(403, "FORBIDDEN");
+    forward(app, &body, "not-a-jwt").await.err(403, "FORBIDDEN");
+    assert_eq!(app.count("meta_lead_receipts").await, 0, "nothing stored");
+    // The control plane's token: the receipt is stored and the lead made like a signed delivery's.
+    let a = forward(app, &body, &fed.token(&[READ, "meta:leadgen"])).await.ok();
+    assert_eq!(a, json!({"received": 1, "duplicates": 0, "ignored": 0}));
+    drain(app).await;
+    assert_eq!(receipt(app, &id).await.status, "delivered");
 });

@@ -19,6 +19,9 @@ use crate::store::meta::lead_ads::{self as store, NewReceipt};
 /// The largest `hub.challenge` echoed (Meta's are short numbers).
 const MAX_CHALLENGE: usize = 128;
 
+/// The permission a forwarding token (a control plane's JWT) carries.
+pub const PERM_LEADGEN: &str = "meta:leadgen";
+
 /// The route exists only while the capability is on (else 404, LA-01).
 fn served(cx: &Context) -> Result<()> {
     if cx.capabilities().serves(Capability::MetaLeads) { Ok(()) } else { Err(Error::not_found("no such route")) }
@@ -128,15 +131,20 @@ fn changes(body: &Value) -> Result<(Vec<Change>, u64)> {
 
 /// `POST /rastro/meta/leadgen`: authenticates the exact bytes, then stores a
 /// receipt per new `leadgen` change of a linked Page, durably, before answering.
-pub async fn receive(cx: &Context, body: &[u8], signature: Option<&str>) -> Result<Received> {
+///
+/// `forwarded` says the request carried a valid federation JWT with the
+/// `meta:leadgen` permission (a control plane forwarding Meta's POST); the
+/// HTTP layer checked it. Without it, only Meta's signature admits the bytes.
+pub async fn receive(cx: &Context, body: &[u8], signature: Option<&str>, forwarded: bool) -> Result<Received> {
     served(cx)?;
     if !leadgen_ready(cx) {
-        return Err(Error::unavailable("Lead Ads is not configured: set RASTRO_META_APP_SECRET"));
+        return Err(Error::unavailable(
+            "Lead Ads is not configured: set RASTRO_META_APP_SECRET or RASTRO_FEDERATION_AUDIENCE",
+        ));
     }
-    // Forwarded deliveries (a control plane's JWT) are not served yet: only Meta's signature.
     let signed = cx.meta_app.as_ref().is_some_and(|app| signature_matches(app.secret.expose(), body, signature));
-    if !signed {
-        return Err(forbidden("the delivery's X-Hub-Signature-256 does not match"));
+    if !signed && !forwarded {
+        return Err(forbidden("the delivery carries neither a matching X-Hub-Signature-256 nor a forwarding token"));
     }
     let json: Value = serde_json::from_slice(body).map_err(|_| Error::invalid("the body is not JSON"))?;
     let (changes, other) = changes(&json)?;
