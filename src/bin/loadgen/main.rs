@@ -12,6 +12,7 @@
 //! target/release/loadgen analytics-reports      # (alias `overview`) 10 sites × 366 days, every analytics read timed
 //! target/release/loadgen analytics-poll         # 200 dashboards polling liveVisitors every 5 s
 //! target/release/loadgen leads-csv              # leads.csv of a site with 1,000,000 leads: rows/s, memory
+//! target/release/loadgen lead-ads               # signed leadgen webhooks/s vs ping; webhook → handler p99
 //! ```
 //!
 //! `ingest` starts `rastrod serve` (the binary next to this one) as a child
@@ -62,6 +63,7 @@ mod expired_fill;
 mod events;
 mod federation;
 mod ingest;
+mod lead_ads;
 mod leads_csv;
 mod report;
 mod shared;
@@ -71,6 +73,8 @@ use events::*;
 use federation::*;
 #[allow(unused_imports)]
 use ingest::*;
+#[allow(unused_imports)]
+use lead_ads::*;
 #[allow(unused_imports)]
 use leads_csv::*;
 #[allow(unused_imports)]
@@ -122,6 +126,25 @@ pub(crate) enum Cmd {
     AnalyticsPoll(analytics_poll::PollArgs),
     /// Fill one site with a million leads, start rastrod, download its leads.csv: rows/s and memory.
     LeadsCsv(LeadsCsvArgs),
+    /// Start rastrod with Lead Ads against the fake Graph: signed leadgen webhooks (durable receipts)
+    /// vs GET /v1/ping, then the time from a webhook to the handler's delivery.
+    LeadAds(LeadAdsArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct LeadAdsArgs {
+    /// Signed webhooks (one leadgen change each), and as many pings.
+    #[arg(long, default_value_t = 50_000)]
+    pub(crate) requests: usize,
+    #[arg(long, default_value_t = 32)]
+    pub(crate) connections: usize,
+    #[arg(long, default_value_t = 5_000)]
+    pub(crate) warmup: usize,
+    /// Real leads made on the fake whose delivery to the handler is timed.
+    #[arg(long, default_value_t = 200)]
+    pub(crate) deliveries: usize,
+    #[command(flatten)]
+    pub(crate) daemon: DaemonArgs,
 }
 
 #[derive(Args)]
@@ -294,6 +317,7 @@ fn main() -> ExitCode {
         Cmd::AnalyticsReports(a) => analytics_reports_cmd(a),
         Cmd::AnalyticsPoll(a) => analytics_poll::run(a),
         Cmd::LeadsCsv(a) => leads_csv(a),
+        Cmd::LeadAds(a) => lead_ads(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,7 +2,8 @@
 //! fake for the demo and tests, so deliveries travel a real HTTP hop:
 //!
 //! * `POST /__fake/handler`: a delivery. Answers the next status queued by
-//!   `respond` (200 when none) and keeps `{"delivery", "signature", "body"}`.
+//!   `respond` (200 when none) and keeps `{"delivery", "signature", "body",
+//!   "status", "receivedAtMs"}` (wall clock).
 //! * `POST /__fake/handler/respond` `{"statuses": [503, 400, …]}`: the next
 //!   deliveries' answers, in order.
 //! * `GET /__fake/handler/deliveries`: what it received, oldest first (the
@@ -26,8 +27,10 @@ async fn receive(state: web::Data<Shared>, req: HttpRequest, body: web::Bytes) -
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let mut c = state.control();
     let status = c.handler_statuses.pop_front().unwrap_or(200);
+    // Wall-clock arrival, for the benchmark's webhook-to-handler time.
+    let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let entry = json!({"delivery": header("x-rastro-delivery"), "signature": header("x-rastro-signature"),
-        "body": body, "status": status});
+        "body": body, "status": status, "receivedAtMs": at});
     super::faults::push_capped(&mut c.handler_deliveries, entry);
     HttpResponse::build(actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK))
         .json(json!({"status": status}))
