@@ -128,8 +128,9 @@ fn main() -> ExitCode {
                     println!("demo host key (RASTRO_HOST_API_KEY was not set): {key}");
                     config.host_api_keys = vec![Secret::new(key)];
                 }
-                // The demo always runs on the fake Graph API, never on Meta.
+                // The demo always runs on the fake Graph API, never on Meta, with Lead Ads on.
                 config.meta_fake = true;
+                config.federation_meta_leads = true;
                 if config.secrets_key.is_none() {
                     config.secrets_key = Some(demo::secrets_key(&config.data_dir)?);
                 }
@@ -151,6 +152,11 @@ fn main() -> ExitCode {
                     if !no_agency {
                         demo::connect_agency(state, now).await?;
                         tracing::info!("demo agency connected, linked and synced");
+                        let forms = demo::lead_ads::seed(state, demo::DEMO_OWNER, now).await?;
+                        tracing::info!(
+                            forms,
+                            "demo Page linked with its forms and handler; form leads waiting at Meta"
+                        );
                     }
                     Ok(())
                 };

@@ -4,6 +4,7 @@
 //! the last 30 days from ads and from organic origins, some qualified and won.
 
 pub mod analytics;
+pub mod lead_ads;
 
 use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
 use crate::error::{Code, Result};

@@ -1324,3 +1324,25 @@ backend_test!(a_forwarded_delivery_counts_with_a_federation_token_carrying_meta_
     drain(app).await;
     assert_eq!(receipt(app, &id).await.status, "delivered");
 });
+
+// The demo (`rastrod demo`) links Loja X's Page with its forms and a handler: its form leads,
+// found by the first reconciliation, land on the board with the rules applied and reach the handler.
+backend_test!(the_demo_shows_form_leads_beside_the_whatsapp_leads, leads_builder, |fed| {
+    let app = &fed.app;
+    rastrod::demo::seed(&app.state.cx, T0).await.unwrap();
+    let token = rastrod::service::meta::connection::SetMetaConnection {
+        access_token: rastrod::service::meta::connection::SecretString(rastrod::config::Secret::new("tok-agency-1")),
+    };
+    rastrod::service::meta::connection::set_connection(&app.state.cx, rastrod::demo::DEMO_OWNER, token).await.unwrap();
+    let made = rastrod::demo::lead_ads::seed(&app.state, rastrod::demo::DEMO_OWNER, T0).await.unwrap();
+    assert_eq!(made, 12);
+    drain(app).await;
+    let path = format!("/v1/leads?siteIds={SITE}&from={}&to={}&limit=100", T0 - 7 * DAY, T0 + DAY);
+    let list = app.get(&path).await.ok();
+    let forms: Vec<&Value> = list.as_array().unwrap().iter().filter(|l| l["channel"] == "form").collect();
+    assert_eq!(forms.len(), 12, "every form lead made");
+    assert!(list.as_array().unwrap().iter().any(|l| l["channel"] == "whatsapp"), "beside the WhatsApp leads");
+    assert!(forms.iter().any(|l| l["origin"] == "lead_form_organic"));
+    assert!(forms.iter().any(|l| l["stage"] == "qualified" && l["label"] == "Orçamento: Sofá"), "the rules applied");
+    assert_eq!(handed(app).await.len(), 12, "each delivered to the handler");
+});
