@@ -2,6 +2,7 @@
 import { state, site, canWrite, render } from "./state.js";
 import { S, t, h, add, num, date, say, fill, dialog } from "./dom.js";
 import { api, explain } from "./api.js";
+import { leadAdsSection } from "./leadads.js";
 
 function business() { return state.me.audience === "business"; }
 function otherOwnerLabel() {
@@ -25,6 +26,7 @@ export function integrations(main) {
       business() && state.me.partner ? partnerCard() : null,
       connectionCard(conn, msg, reload),
       ids.length ? clients(conn, status, msg, reload) : null,
+      state.me.leadAds && ids.length ? leadAdsSection(ids, msg) : null,
       conversionsFeed(feed));
   }).catch(function (e) { say(body, explain(e)); });
 }

@@ -17,7 +17,7 @@ export function leadsScreen(main) {
     api("POST", "/dashboard/api/reports/leads-daily", { siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to }),
   ]).then(function (res) {
     var report = res[0], daily = res[1];
-    fill(body, summary(report), chart(daily, report), campaigns(report), leadList(ids, r));
+    fill(body, summary(report), chart(daily, report), origins(report), campaigns(report), leadList(ids, r));
   }).catch(function (e) { say(body, explain(e)); });
 }
 
@@ -83,6 +83,17 @@ function figures(row) {
     h("td", { class: "n", "data-col": "returnOnSpend" }, f.returnOnSpend, band(f)),
   ];
 }
+// Each origin's figures: the paid ones (WhatsApp ads and instant forms) with their own spend.
+function originLabel(o) { var k = "origin_" + o; var v = t(k); return v === k ? o : v; }
+function origins(report) {
+  var rows = (report.origins || []).map(function (o) {
+    return h("tr", { "data-origin": o.origin }, h("th", { scope: "row" }, originLabel(o.origin)), figures(o));
+  });
+  var head = h("tr", {}, h("th", { scope: "col" }, t("origin")),
+    ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
+  return rows.length ? h("section", {}, h("h3", {}, t("originsTitle")), h("table", { id: "origins" }, h("thead", {}, head), h("tbody", {}, rows))) : null;
+}
+
 function campaigns(report) {
   var rows = [];
   (report.campaigns || []).forEach(function (c) {
@@ -112,17 +123,18 @@ function leadList(ids, r) {
     api("GET", "/dashboard/api/leads?" + q).then(function (leads) {
       leads.forEach(function (l) {
         tbody.appendChild(h("tr", { "data-lead": l.leadId },
-          h("td", {}, l.label || S.unknown), h("td", {}, l.origin), h("td", {}, l.adName || l.adId || S.unknown),
+          h("td", {}, l.label || S.unknown), h("td", { "data-col": "channel" }, t("channel_" + (l.channel || "whatsapp"))),
+          h("td", {}, originLabel(l.origin)), h("td", {}, l.adName || l.adId || S.unknown),
           h("td", {}, date(l.firstAt, true, (site(l.siteId) || {}).timezone)), h("td", {}, t("stage_" + l.stage)),
           h("td", {}, h("button", { onclick: function () { journey(l); } }, t("seeJourney")))));
       });
       if (leads.length) last = leads[leads.length - 1];
       more.hidden = leads.length < 25;
-      if (!tbody.children.length) tbody.appendChild(h("tr", {}, h("td", { colspan: 6 }, t("noLeads"))));
+      if (!tbody.children.length) tbody.appendChild(h("tr", {}, h("td", { colspan: 7 }, t("noLeads"))));
     }).catch(function (e) { say(box, explain(e)); });
   }
   more.addEventListener("click", load);
-  add(box, h("table", {}, h("thead", {}, h("tr", {}, [t("leadLabel"), t("origin"), t("ad"), t("arrivedAt"), t("stage"), t("journey")].map(function (x) { return h("th", { scope: "col" }, x); }))), tbody), more);
+  add(box, h("table", {}, h("thead", {}, h("tr", {}, [t("leadLabel"), t("channel"), t("origin"), t("ad"), t("arrivedAt"), t("stage"), t("journey")].map(function (x) { return h("th", { scope: "col" }, x); }))), tbody), more);
   load();
   return box;
 }

@@ -103,6 +103,8 @@ pub(crate) fn lead_ads(a: LeadAdsArgs) -> AnyResult<()> {
 
         // Webhook → handler: Loja X gets the fake's handler; real leads made on the fake, their
         // signed webhooks posted by the fake, a few at a time.
+        // A fresh connection: the setup's may have idled past the keep-alive during the phases.
+        let mut c = Conn::open(&addr).await?;
         let handler = format!(r#"{{"url":"{fake}/__fake/handler","secret":"loadgen-handler-secret-0123456789abcdef"}}"#);
         host_call(&mut c, &addr, &key, "PUT", "/v1/sites/loja-x/meta/form-lead-handler", &handler).await?;
         let mut sent_at: BTreeMap<String, u64> = BTreeMap::new();

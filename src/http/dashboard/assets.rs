@@ -33,6 +33,7 @@ pub const FILES: &[(&str, &str, &str)] = &[
     module!("goals.js"),
     module!("links.js"),
     module!("integrations.js"),
+    module!("leadads.js"),
     module!("retorno.js"),
     ("app.css", "text/css; charset=utf-8", include_str!("../../../assets/dashboard/app.css")),
 ];

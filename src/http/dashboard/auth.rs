@@ -94,6 +94,8 @@ pub async fn whoami(st: web::Data<AppState>, req: HttpRequest) -> Result<HttpRes
         "productName": c.dashboard_product_name,
         "partner": c.dashboard_partner,
         "fakeMeta": st.fake.is_some(),
+        // Meta Lead Ads' screens show only while the capability is on.
+        "leadAds": st.cx.capabilities().serves(crate::service::api::Capability::MetaLeads),
         "login": login(&st),
     })))
 }

@@ -1,5 +1,6 @@
-//! The web-analytics functions for the dashboard's screens (goals, funnels,
-//! revenue, affiliates, retention): `POST /dashboard/api/fn/{name}` runs the
+//! The web-analytics and Lead Ads functions for the dashboard's screens (goals,
+//! funnels, revenue, affiliates, retention; Pages, forms and their rules):
+//! `POST /dashboard/api/fn/{name}` runs the
 //! federated function of that name for a signed-in operator over the sites it
 //! names. Queries need a session; configure functions and every write need
 //! an operator allowed to configure and the CSRF token (as every dashboard write).
@@ -19,8 +20,11 @@ pub async fn call(
     body: crate::http::json::Json<Value>,
 ) -> Result<HttpResponse> {
     let function = Function::parse(&path)
-        .filter(|f| f.is_web_analytics() && st.cx.capabilities().serves(f.spec().capability))
-        .ok_or_else(|| Error::not_found("no such web-analytics function"))?;
+        .filter(|f| {
+            let lead_ads = f.spec().capability == crate::service::api::Capability::MetaLeads;
+            (f.is_web_analytics() || lead_ads) && st.cx.capabilities().serves(f.spec().capability)
+        })
+        .ok_or_else(|| Error::not_found("no such dashboard function"))?;
     let spec = function.spec();
     let session =
         if spec.need == Need::Configure || spec.kind != Kind::Query { may_write(&req)? } else { signed_in(&req)? };

@@ -13,6 +13,7 @@
 //! screenshots of the main screens.
 
 mod goals;
+mod lead_ads;
 mod site_map;
 pub mod tracker;
 pub mod webdriver;
