@@ -9,7 +9,7 @@ use rastrod::meta::fake::leads::{FORM_ORCAMENTO, PAGE_LOJA_X};
 use serde_json::json;
 
 use crate::backend_test;
-use crate::browser::{no_serious_violations, sign_in, webdriver::Browser};
+use crate::browser::{no_serious_violations, screenshot, sign_in, webdriver::Browser};
 use crate::common::{Backend, T0, TestAppBuilder, fake_meta_builder};
 use crate::dashboard::{demo, operator};
 
@@ -50,6 +50,8 @@ backend_test!(slow: integrations_show_pages_forms_and_a_live_rules_simulation, l
     let form = format!("#lead-ads [data-site=loja-x] tr[data-form='{FORM_ORCAMENTO}']");
     b.wait_for(&form).await;
     no_serious_violations("Integrações with Lead Ads", b.axe().await);
+    b.js("document.querySelector('#lead-ads').scrollIntoView(); return true;", json!([])).await;
+    screenshot(&app, &b, "integracoes-formularios").await;
 
     // The editor opens on the demo's rules; an answer that meets them qualifies, live.
     b.click(&format!("[data-edit-rules='{FORM_ORCAMENTO}']")).await;
@@ -67,6 +69,7 @@ backend_test!(slow: integrations_show_pages_forms_and_a_live_rules_simulation, l
     let shown = b.text("#sim-outcome [data-k=label]").await;
     assert!(shown.contains(api["label"].as_str().unwrap()), "{shown} shows {}", api["label"]);
     no_serious_violations("the rules editor", b.axe().await);
+    screenshot(&app, &b, "regras-do-formulario").await;
     // Editing the condition changes the outcome before anything is saved; saving stores it.
     b.js(SET, json!(["#rule-qvalues", "Cama, Mesa"])).await;
     b.wait_until("the simulation follows the edit", "return document.querySelector('#sim-outcome').getAttribute('data-stage') === 'new';", json!([])).await;
