@@ -563,3 +563,48 @@ pub async fn wait_healthy(http: &reqwest::Client, base: &str) {
     }
     panic!("the daemon at {base} did not come up");
 }
+
+/// The crash test's processes, killed on drop whatever happens.
+pub struct Proc(pub std::process::Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The kills' moments: a seeded generator (splitmix64), so a failing run is
+/// repeated with `RASTRO_TEST_SEED=<the printed seed>`; without it the seed
+/// comes from the system's random source and is printed.
+pub struct Moments(u64);
+
+impl Moments {
+    pub fn from_env() -> Moments {
+        let seed = std::env::var("RASTRO_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            let mut b = [0u8; 8];
+            getrandom::fill(&mut b).unwrap();
+            u64::from_le_bytes(b)
+        });
+        eprintln!("kill moments: RASTRO_TEST_SEED={seed}");
+        Moments(seed)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+}
+
+pub async fn wait_for(http: &reqwest::Client, url: &str) {
+    for _ in 0..200 {
+        if http.get(url).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{url} did not come up");
+}

@@ -41,7 +41,8 @@ pub(crate) fn lead_ads(a: LeadAdsArgs) -> AnyResult<()> {
         .stderr(Stdio::null())
         .spawn()?;
     let db = FreshDb::new(a.daemon.database_url.as_deref())?;
-    let backend = if db.pg.is_some() { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file, synchronous=FULL)" };
+    let on_pg = db.pg.is_some();
+    let backend = if on_pg { "PostgreSQL (fresh schema)" } else { "SQLite (fresh file, synchronous=FULL)" };
     let env = [
         ("RASTRO_META_GRAPH_URL", fake.clone()),
         ("RASTRO_META_APP_ID", rastrod::meta::fake::login::FAKE_APP_ID.to_string()),
@@ -94,12 +95,12 @@ pub(crate) fn lead_ads(a: LeadAdsArgs) -> AnyResult<()> {
         let png = phase("ping", &addr, a.connections, a.requests, &[200], &pid, ping).await?;
         receipts.print();
         png.print();
-        println!(
-            "receipts: {:.0}/s = {:.1} % of the no-op ping (target ≥ 5,000/s on SQLite: {})",
-            receipts.rate(),
-            100.0 * receipts.rate() / png.rate(),
-            if receipts.rate() >= 5000.0 { "met" } else { "not met" }
-        );
+        let target = match (on_pg, receipts.rate() >= 5000.0) {
+            (true, _) => "the target (≥ 5,000/s) is SQLite's",
+            (false, true) => "target ≥ 5,000/s on SQLite: met",
+            (false, false) => "target ≥ 5,000/s on SQLite: not met",
+        };
+        println!("receipts: {:.0}/s = {:.1} % of the no-op ping ({target})", receipts.rate(), 100.0 * receipts.rate() / png.rate());
 
         // Webhook → handler: Loja X gets the fake's handler; real leads made on the fake, their
         // signed webhooks posted by the fake, a few at a time.

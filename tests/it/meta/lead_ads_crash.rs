@@ -7,33 +7,13 @@
 //! between the handler's 2xx and the receipt's commit. The slow tier.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rastrod::meta::fake::leads::{FORM_AGENDA, FORM_ORCAMENTO, PAGE_LOJA_X};
 use serde_json::{Value, json};
 
-use crate::common::{HOST_KEY, TestDb, free_port};
-
-/// A process killed on drop whatever happens.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-async fn wait_for(http: &reqwest::Client, url: &str) {
-    for _ in 0..200 {
-        if http.get(url).send().await.is_ok_and(|r| r.status().is_success()) {
-            return;
-        }
-        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{url} did not come up");
-}
+use crate::common::{HOST_KEY, Moments, Proc, TestDb, free_port, wait_for};
 
 fn texts(path: &std::path::Path, sql: &str) -> Vec<String> {
     use diesel::{Connection, RunQueryDsl};
@@ -44,23 +24,6 @@ fn texts(path: &std::path::Path, sql: &str) -> Vec<String> {
     }
     let mut c = diesel::SqliteConnection::establish(&path.to_string_lossy()).unwrap();
     diesel::sql_query(sql).load::<T>(&mut c).unwrap().into_iter().map(|t| t.v).collect()
-}
-
-/// splitmix64 over a printed seed (`RASTRO_TEST_SEED` repeats a run).
-fn seeded() -> impl FnMut(u64) -> u64 {
-    let mut s = std::env::var("RASTRO_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        let mut b = [0u8; 8];
-        getrandom::fill(&mut b).unwrap();
-        u64::from_le_bytes(b)
-    });
-    eprintln!("kill moments: RASTRO_TEST_SEED={s}");
-    move |n| {
-        s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        (z ^ (z >> 31)) % n
-    }
 }
 
 // rule: LA-16
@@ -138,7 +101,7 @@ async fn a_kill_9_loses_no_acknowledged_form_lead_and_makes_none_twice() {
     let away = json!({"statuses": [503, 200, 200, 500, 200, 200, 200, 429]});
     http.post(format!("{fake}/__fake/handler/respond")).json(&away).send().await.unwrap();
 
-    let mut below = seeded();
+    let mut moments = Moments::from_env();
     let (mut acknowledged, mut made) = (Vec::new(), Vec::new());
     for k in 0..KILLS {
         let mut tasks = Vec::new();
@@ -156,7 +119,7 @@ async fn a_kill_9_loses_no_acknowledged_form_lead_and_makes_none_twice() {
                 (a["leadgenId"].as_str().unwrap().to_string(), a["webhookStatus"] == 200)
             }));
         }
-        let moment = below(400);
+        let moment = moments.below(400);
         eprintln!("kill {k}: {moment} ms after the round's webhooks started");
         actix_web::rt::time::sleep(Duration::from_millis(moment)).await;
         daemon.0.kill().unwrap();

@@ -19,7 +19,7 @@ use crate::common::{T0, TestDb};
 
 /// One daemon as `rastrod serve` starts it, on a loopback port, over `url`.
 async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> RunningServer {
-    let env: BTreeMap<String, String> = [
+    let env = [
         ("RASTRO_DATABASE_URL", url),
         ("RASTRO_META_FAKE", "true"),
         ("RASTRO_SECRETS_KEY", key),
@@ -30,10 +30,13 @@ async fn process(url: &str, key: &str, clock: Arc<ManualClock>) -> RunningServer
         // The tests apply the rollups themselves, both processes at once; the
         // actors' own 500 ms round would take the outbox first on a slow machine.
         ("RASTRO_ROLLUP_INTERVAL", "1h"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    ];
+    serve(&env, clock).await
+}
+
+/// A daemon started as `rastrod serve` starts it, with `env` as its whole environment.
+async fn serve(env: &[(&str, &str)], clock: Arc<ManualClock>) -> RunningServer {
+    let env: BTreeMap<String, String> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let config = Config::load_from(None, &env).unwrap();
     let listener = rastrod::server::bind(&config).unwrap();
     rastrod::server::start(config, clock, listener).await.unwrap()
@@ -210,7 +213,7 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
 
 /// A daemon with Meta Lead Ads on, its Graph calls going to `graph` (one fake shared by both).
 async fn lead_ads_process(url: &str, key: &str, clock: Arc<ManualClock>, graph: &str) -> RunningServer {
-    let env: BTreeMap<String, String> = [
+    let env = [
         ("RASTRO_DATABASE_URL", url),
         ("RASTRO_META_GRAPH_URL", graph),
         ("RASTRO_META_APP_ID", rastrod::meta::fake::login::FAKE_APP_ID),
@@ -221,13 +224,8 @@ async fn lead_ads_process(url: &str, key: &str, clock: Arc<ManualClock>, graph: 
         ("RASTRO_DATABASE_POOL_SIZE", "4"),
         ("RASTRO_LISTEN", "127.0.0.1:0"),
         ("RASTRO_WORKERS", "1"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
-    let config = Config::load_from(None, &env).unwrap();
-    let listener = rastrod::server::bind(&config).unwrap();
-    rastrod::server::start(config, clock, listener).await.unwrap()
+    ];
+    serve(&env, clock).await
 }
 
 // rule: LA-15

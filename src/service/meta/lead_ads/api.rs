@@ -177,22 +177,7 @@ pub async fn refresh_meta_forms(cx: &Context, caller: &Caller, a: FormsArgs) -> 
     cx.write(move |c| {
         let mut n = 0;
         for (page_id, forms) in &listed {
-            for f in forms {
-                let questions = serde_json::to_string(&f.questions).map_err(Error::internal)?;
-                store::upsert_form(
-                    c,
-                    &store::FormListing {
-                        page_id,
-                        form_id: &f.id,
-                        site_id: &site,
-                        name: &f.name,
-                        status: &f.status,
-                        questions: &questions,
-                        now,
-                    },
-                )?;
-                n += 1;
-            }
+            n += super::store_forms(c, page_id, &site, forms, now)?;
         }
         Ok(Written::new(FormsRefreshed { forms: n }, Effects::default()))
     })

@@ -223,25 +223,37 @@ pub async fn link_page(cx: &Context, owner: &str, site_id: &str, page_id: &str) 
             };
             store::insert_page_link(c, &link)?;
         }
-        for f in &forms {
-            let questions = serde_json::to_string(&f.questions).map_err(Error::internal)?;
-            let listing = FormListing {
-                page_id: &page,
-                form_id: &f.id,
-                site_id: &site,
-                name: &f.name,
-                status: &f.status,
-                questions: &questions,
-                now,
-            };
-            store::upsert_form(c, &listing)?;
-        }
+        store_forms(c, &page, &site, &forms, now)?;
         let mut effects = Effects::default();
         effects.leadgen_pages.insert(page.clone());
         let answer = PageLinked { page_id: page, site_id: site, subscribed: true, forms: forms.len() };
         Ok(Written::new(answer, effects))
     })
     .await
+}
+
+/// Stores a Page's forms as Meta listed them (their rules and watermarks kept).
+pub(crate) fn store_forms(
+    c: &mut AnyConnection,
+    page: &str,
+    site: &str,
+    forms: &[crate::meta::graph::GraphForm],
+    now: i64,
+) -> Result<usize> {
+    for f in forms {
+        let questions = serde_json::to_string(&f.questions).map_err(Error::internal)?;
+        let listing = FormListing {
+            page_id: page,
+            form_id: &f.id,
+            site_id: site,
+            name: &f.name,
+            status: &f.status,
+            questions: &questions,
+            now,
+        };
+        store::upsert_form(c, &listing)?;
+    }
+    Ok(forms.len())
 }
 
 /// `unlinkMetaPage`'s answer.
