@@ -22,9 +22,9 @@ export function leadsScreen(main) {
 }
 
 function summary(report) {
-  // Costs and the return come from the paid origin (METRIC-03); the rest from the totals.
-  var paid = (report.origins || []).find(function (o) { return o.origin === "ctwa_ad"; });
-  var pf = paid ? paid.fmt : { costPerLead: S.unknown, costPerSale: S.unknown, returnOnSpend: S.unknown };
+  // Costs and the return come from what the spend bought (METRIC-03: the paid
+  // origins, WhatsApp ads and instant forms together); the rest from the totals.
+  var pf = report.paidFmt || { costPerLead: S.unknown, costPerSale: S.unknown, returnOnSpend: S.unknown };
   var tt = report.totals;
   function card(key, label, value, extra) {
     return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value, extra || null));

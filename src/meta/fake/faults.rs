@@ -171,16 +171,13 @@ impl Control {
     }
 }
 
-pub fn push_capped<T>(v: &mut Vec<T>, x: T) {
-    if v.len() >= LOG_CAP {
-        v.remove(0);
-    }
-    v.push(x);
+fn push_capped<T>(v: &mut Vec<T>, x: T) {
+    super::push_capped(v, x, LOG_CAP);
 }
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
-        super::handler::configure(web::scope("/__fake"))
+        web::scope("/__fake")
             .route("/faults", web::post().to(add_fault))
             .route("/faults", web::get().to(list_faults))
             .route("/config", web::post().to(set_config))

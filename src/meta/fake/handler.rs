@@ -15,11 +15,17 @@ use serde_json::{Value, json};
 
 use super::Shared;
 
-pub fn configure(scope: actix_web::Scope) -> actix_web::Scope {
-    scope
-        .route("/handler", web::post().to(receive))
-        .route("/handler/respond", web::post().to(respond))
-        .route("/handler/deliveries", web::get().to(deliveries))
+/// Deliveries kept (the oldest go first).
+const KEPT: usize = 10_000;
+
+/// Registered before the `/__fake` scope of [`super::faults`], which would take the path first.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/__fake/handler")
+            .route("", web::post().to(receive))
+            .route("/respond", web::post().to(respond))
+            .route("/deliveries", web::get().to(deliveries)),
+    );
 }
 
 async fn receive(state: web::Data<Shared>, req: HttpRequest, body: web::Bytes) -> HttpResponse {
@@ -31,7 +37,7 @@ async fn receive(state: web::Data<Shared>, req: HttpRequest, body: web::Bytes) -
     let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let entry = json!({"delivery": header("x-rastro-delivery"), "signature": header("x-rastro-signature"),
         "body": body, "status": status, "receivedAtMs": at});
-    super::faults::push_capped(&mut c.handler_deliveries, entry);
+    super::push_capped(&mut c.handler_deliveries, entry, KEPT);
     HttpResponse::build(actix_web::http::StatusCode::from_u16(status).unwrap_or(actix_web::http::StatusCode::OK))
         .json(json!({"status": status}))
 }

@@ -49,6 +49,14 @@ pub const GRAPH_VERSION: &str = "v25.0";
 pub const NEVER_FOR_CUSTOMERS: &str =
     "the fake Meta Graph API is running: it serves made-up data and accepts any token; never use it for a customer";
 
+/// Appends `x`, dropping the oldest once `cap` are kept (the fake's logs).
+fn push_capped<T>(v: &mut Vec<T>, x: T, cap: usize) {
+    if v.len() >= cap {
+        v.remove(0);
+    }
+    v.push(x);
+}
+
 /// A running fake Graph server.
 pub struct FakeGraph {
     /// `http://127.0.0.1:PORT`, without the version (the client adds `/v25.0`).
@@ -140,6 +148,7 @@ pub async fn start_at(addr: &str, now_ms: i64) -> std::io::Result<FakeGraph> {
         App::new()
             .app_data(data.clone())
             .app_data(web::PayloadConfig::new(routes::MAX_BODY_BYTES))
+            .configure(handler::configure)
             .configure(faults::configure)
             .configure(routes::configure)
     })

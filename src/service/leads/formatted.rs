@@ -118,6 +118,9 @@ pub struct FormattedLeadsReport {
     pub spend_incomplete: bool,
     pub report_incomplete: bool,
     pub totals: WithFmt<Counters>,
+    /// The ratios of what the spend bought: every paid origin (`ctwa_ad`,
+    /// `lead_form`) over the report's spend (the summary's cards).
+    pub paid_fmt: Formatted,
     pub origins: Vec<WithFmt<OriginRow>>,
     pub campaigns: Vec<FormattedCampaign>,
     pub by_site: Vec<FormattedSite>,
@@ -162,8 +165,16 @@ pub fn leads_report(report: LeadsReport, sites: &[Site]) -> FormattedLeadsReport
             }
         })
         .collect();
+    let mut paid = Counters { spend_cents: report.totals.spend_cents, ..Counters::default() };
+    for o in report.origins.iter().filter(|o| is_paid(&o.origin)) {
+        paid.leads += o.counters.leads;
+        paid.qualified += o.counters.qualified;
+        paid.won += o.counters.won;
+        paid.revenue_cents += o.counters.revenue_cents;
+    }
     FormattedLeadsReport {
         totals: WithFmt { fmt: money.counters(&report.totals, false), row: report.totals.clone() },
+        paid_fmt: money.counters(&paid, true),
         origins: report
             .origins
             .into_iter()

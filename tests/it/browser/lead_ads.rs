@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::backend_test;
 use crate::browser::{no_serious_violations, screenshot, sign_in, webdriver::Browser};
-use crate::common::{Backend, T0, TestAppBuilder, fake_meta_builder};
+use crate::common::{Backend, DAY, T0, TestAppBuilder, fake_meta_builder};
 use crate::dashboard::{demo, operator};
 
 fn lead_ads_builder(backend: Backend) -> TestAppBuilder {
@@ -89,6 +89,23 @@ backend_test!(slow: integrations_show_pages_forms_and_a_live_rules_simulation, l
         json!([]),
     )
     .await;
+    // The summary's cost per lead is over both paid origins, not the WhatsApp ads' alone
+    // (the screen's range: the 30 UTC days before today).
+    let today = T0 - T0.rem_euclid(DAY);
+    let report = b
+        .js_async(
+            "var done = arguments[arguments.length - 1]; var r = arguments[0]; \
+             fetch('/dashboard/api/session', {credentials: 'same-origin'}).then(function (x) { return x.json(); }) \
+             .then(function (me) { return fetch('/dashboard/api/reports/leads', {method: 'POST', credentials: 'same-origin', \
+               headers: {'Content-Type': 'application/json', 'X-CSRF-Token': me.csrfToken}, body: JSON.stringify(r)}); }) \
+             .then(function (x) { return x.json(); }).then(done);",
+            json!([{"siteIds": ["loja-x"], "from": today - 30 * DAY, "to": today - 1}]),
+        )
+        .await;
+    let card = b.text("[data-k=costPerLead] .v").await;
+    assert_eq!(card, report["paidFmt"]["costPerLead"].as_str().unwrap_or_default(), "{report}");
+    let wa = report["origins"].as_array().unwrap().iter().find(|o| o["origin"] == "ctwa_ad").unwrap();
+    assert_ne!(card, wa["fmt"]["costPerLead"].as_str().unwrap_or_default(), "form leads count in the cost per lead");
     no_serious_violations("Leads e gasto with form leads", b.axe().await);
     b.quit().await;
 });
