@@ -608,3 +608,21 @@ pub async fn wait_for(http: &reqwest::Client, url: &str) {
     }
     panic!("{url} did not come up");
 }
+
+/// `rastrod fake-graph` as its own process on a free port, up: the process and its base URL
+/// (the crash tests' Meta, whose counts survive the daemon's kills).
+pub async fn fake_graph_process(http: &reqwest::Client) -> (Proc, String) {
+    let port = free_port();
+    let proc = Proc(
+        std::process::Command::new(env!("CARGO_BIN_EXE_rastrod"))
+            .args(["fake-graph", "--listen", &format!("127.0.0.1:{port}")])
+            .env("RASTRO_LOG", "error")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    wait_for(http, &format!("{base}/__fake/deliveries")).await;
+    (proc, base)
+}

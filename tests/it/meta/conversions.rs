@@ -783,18 +783,7 @@ async fn sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids
     const KILLS: usize = 6;
     let bin = env!("CARGO_BIN_EXE_rastrod");
     let http = reqwest::Client::new();
-    let fake_port = free_port();
-    let fake_base = format!("http://127.0.0.1:{fake_port}");
-    let _fake = Proc(
-        std::process::Command::new(bin)
-            .args(["fake-graph", "--listen", &format!("127.0.0.1:{fake_port}")])
-            .env("RASTRO_LOG", "error")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for(&http, &format!("{fake_base}/__fake/deliveries")).await;
+    let (_fake, fake_base) = crate::common::fake_graph_process(&http).await;
 
     let db = TestDb::sqlite();
     let path = db.sqlite_path().unwrap();

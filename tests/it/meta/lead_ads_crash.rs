@@ -33,18 +33,7 @@ async fn a_kill_9_loses_no_acknowledged_form_lead_and_makes_none_twice() {
     crate::common::slow_tier("kills the real binary");
     let bin = env!("CARGO_BIN_EXE_rastrod");
     let http = reqwest::Client::new();
-    let fake_port = free_port();
-    let fake = format!("http://127.0.0.1:{fake_port}");
-    let _fake = Proc(
-        Command::new(bin)
-            .args(["fake-graph", "--listen", &format!("127.0.0.1:{fake_port}")])
-            .env("RASTRO_LOG", "error")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_for(&http, &format!("{fake}/__fake/deliveries")).await;
+    let (_fake, fake) = crate::common::fake_graph_process(&http).await;
     let db = TestDb::sqlite();
     let path = db.sqlite_path().unwrap();
     let key = rastrod::ids::secrets_key().unwrap();
