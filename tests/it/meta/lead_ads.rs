@@ -1346,3 +1346,26 @@ backend_test!(the_demo_shows_form_leads_beside_the_whatsapp_leads, leads_builder
     assert!(forms.iter().any(|l| l["stage"] == "qualified" && l["label"] == "Orçamento: Sofá"), "the rules applied");
     assert_eq!(handed(app).await.len(), 12, "each delivered to the handler");
 });
+
+// rule: REP-05
+backend_test!(meta_forms_report_compares_each_form_with_the_earlier_period, leads_builder, |fed| {
+    let app = &fed.app;
+    let t = linked(&fed).await;
+    // Two leads in the range, one in the period before it.
+    emit(app, FORM_ORCAMENTO, json!({"adId": ad().id})).await;
+    emit(app, FORM_ORCAMENTO, json!({"adId": ad().id, "createdTime": (T0 - DAY) / 1000})).await;
+    emit(app, FORM_ORCAMENTO, json!({"organic": true, "createdTime": (T0 - 4 * DAY) / 1000})).await;
+    drain(app).await;
+    let (from, to) = (T0 - 2 * DAY, T0 + DAY - 1);
+    let args = json!({"siteId": SITE, "from": from, "to": to, "compare": "previousPeriod"});
+    let a = fed.rest(Some(&t), "metaFormsReport", args).await.ok();
+    assert_eq!(a["comparison"], json!({"from": from - 3 * DAY, "to": from - 1}));
+    let orc = a["forms"].as_array().unwrap().iter().find(|f| f["formId"] == FORM_ORCAMENTO).cloned().unwrap();
+    assert_eq!((orc["leads"].clone(), orc["paidLeads"].clone()), (json!(2), json!(2)));
+    assert_eq!((orc["comparison"]["leads"].clone(), orc["comparison"]["paidLeads"].clone()), (json!(1), json!(0)));
+    assert_eq!(orc["change"]["leads"].as_f64(), Some(1.0), "2 against 1");
+    assert_eq!(orc["change"]["paidLeads"], Value::Null, "nothing to compare against");
+    // Without compare the answer has no comparison at all.
+    let plain = fed.rest(Some(&t), "metaFormsReport", json!({"siteId": SITE, "from": from, "to": to})).await.ok();
+    assert!(plain.get("comparison").is_none() && plain["forms"][0].get("change").is_none());
+});

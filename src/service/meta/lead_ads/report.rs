@@ -11,6 +11,7 @@ use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::leads::metrics::{RowCounts, RowMetrics, row_metrics};
 use crate::service::leads::reports::{Caps, PAID_ORIGINS, REPORT_MAX_DAYS};
+use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::{sites, validate};
 use crate::store::meta::lead_ads as store;
 
@@ -18,6 +19,29 @@ use crate::store::meta::lead_ads as store;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FormsReportArgs {
     pub site_id: String,
+    pub from: i64,
+    pub to: i64,
+    /// Each form beside its figures over an earlier range (REPORTING §2).
+    #[serde(default)]
+    pub compare: Option<Compare>,
+}
+
+/// A form's figures, as compared between two ranges.
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FormFigures {
+    pub leads: i64,
+    pub qualified: i64,
+    pub won: i64,
+    pub revenue_cents: i64,
+    pub paid_leads: i64,
+    pub spend_cents: Option<i64>,
+}
+
+/// The earlier range of a comparison.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FormsComparison {
     pub from: i64,
     pub to: i64,
 }
@@ -40,6 +64,25 @@ pub struct FormReportRow {
     /// Ratios of the paid leads over the spend (null without spend).
     #[serde(flatten)]
     pub metrics: RowMetrics,
+    /// With `compare`: the form's figures over the earlier range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<FormFigures>,
+    /// With `compare`: each figure's change against the earlier range, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
+}
+
+impl FormReportRow {
+    fn figures(&self) -> FormFigures {
+        FormFigures {
+            leads: self.leads,
+            qualified: self.qualified,
+            won: self.won,
+            revenue_cents: self.revenue_cents,
+            paid_leads: self.paid_leads,
+            spend_cents: self.spend_cents,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -50,6 +93,9 @@ pub struct FormsReport {
     /// The spend's currency (the ad account's), when known.
     pub spend_currency: Option<String>,
     pub forms: Vec<FormReportRow>,
+    /// With `compare`: the earlier range.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<FormsComparison>,
 }
 
 pub fn check(a: &FormsReportArgs) -> Result<()> {
@@ -59,15 +105,40 @@ pub fn check(a: &FormsReportArgs) -> Result<()> {
 
 pub fn forms_report(conn: &mut AnyConnection, a: &FormsReportArgs, caps: Caps) -> Result<FormsReport> {
     check(a)?;
+    let mut main = over(conn, a, a.from, a.to, caps)?;
+    if let Some(compare) = a.compare {
+        let (from, to) = compare.range(a.from, a.to)?;
+        let earlier = over(conn, a, from, to, caps)?;
+        for row in &mut main.forms {
+            let then = earlier.forms.iter().find(|f| f.form_id == row.form_id).map(FormReportRow::figures);
+            // A form with no row then (listed since) compares against zeros, its spend unknown.
+            let then = then.unwrap_or(FormFigures {
+                leads: 0,
+                qualified: 0,
+                won: 0,
+                revenue_cents: 0,
+                paid_leads: 0,
+                spend_cents: None,
+            });
+            row.change = Some(compare::changes_of(&row.figures(), &then));
+            row.comparison = Some(then);
+        }
+        main.comparison = Some(FormsComparison { from, to });
+    }
+    Ok(main)
+}
+
+/// The report over `[from, to]`.
+fn over(conn: &mut AnyConnection, a: &FormsReportArgs, from: i64, to: i64, caps: Caps) -> Result<FormsReport> {
     let site = sites::require(conn, &a.site_id)?;
     let forms = store::forms_of_site(conn, &a.site_id)?;
-    let cohorts = store::form_cohorts(conn, &a.site_id, a.from, a.to, PAID_ORIGINS[1])?;
+    let cohorts = store::form_cohorts(conn, &a.site_id, from, to, PAID_ORIGINS[1])?;
     let ads = store::form_ads(conn, &a.site_id)?;
     let spend = crate::service::meta::spend::for_report(
         conn,
         std::slice::from_ref(&site),
-        a.from,
-        a.to,
+        from,
+        to,
         caps.spend_ad_rows,
         caps.spend_day_rows,
     )?;
@@ -101,6 +172,8 @@ pub fn forms_report(conn: &mut AnyConnection, a: &FormsReportArgs, caps: Caps) -
                 paid_leads: paid.leads,
                 spend_cents,
                 metrics: row_metrics(paid),
+                comparison: None,
+                change: None,
             }
         })
         .collect();
@@ -109,5 +182,6 @@ pub fn forms_report(conn: &mut AnyConnection, a: &FormsReportArgs, caps: Caps) -
         currency: site.currency,
         spend_currency: if covered { spend.currency.clone() } else { None },
         forms: rows,
+        comparison: None,
     })
 }
