@@ -408,6 +408,42 @@ fn split_paid_spend(
     Ok(vec![(PAID_ORIGIN.to_string(), Some(rest)), (PAID_ORIGINS[1].to_string(), Some(form))])
 }
 
+/// One paid origin's daily spend is its own ads' (LA-18), as `leadsReport`
+/// splits it: the ads whose leads in the range came through a form spent for
+/// `lead_form`, the others for `ctwa_ad`. `total` holds the scope's spend.
+fn split_daily_spend(
+    conn: &mut AnyConnection,
+    scope: &Scope<'_>,
+    a: &LeadsDailyArgs,
+    origin: &str,
+    total: &mut BTreeMap<i64, i64>,
+) -> Result<()> {
+    let form_scope = Scope { origins: &PAID_ORIGINS[1..], ad_id: None, ..*scope };
+    let ads: std::collections::BTreeSet<String> = rollups::grouped(conn, &form_scope, Grouping::Tree, None)?
+        .into_iter()
+        .map(|r| r.ad_id)
+        .filter(|ad| !ad.is_empty())
+        .collect();
+    let mut form: BTreeMap<i64, i64> = BTreeMap::new();
+    for ad in &ads {
+        for (day, cents) in
+            crate::service::meta::spend::daily(conn, &a.site_ids, a.from, a.to, Some(ad))?.unwrap_or_default()
+        {
+            *form.entry(day).or_default() += cents;
+        }
+    }
+    if origin == PAID_ORIGINS[1] {
+        for (day, cents) in total.iter_mut() {
+            *cents = form.get(day).copied().unwrap_or(0);
+        }
+    } else {
+        for (day, cents) in total.iter_mut() {
+            *cents -= form.get(day).copied().unwrap_or(0);
+        }
+    }
+    Ok(())
+}
+
 fn opt(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
@@ -604,11 +640,16 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
         rollups::grouped(conn, &scope, Grouping::Day, None)?.into_iter().map(|r| (r.day, r)).collect();
     // Spend for the same scope: the site's ads, one ad, or the ads again for
     // `ctwa_ad`; none for an organic origin.
-    let spend = match a.origin.as_deref() {
+    let mut spend = match a.origin.as_deref() {
         _ if !conditions.is_empty() => None,
         Some(o) if o != ANY_PAID && !is_paid(o) => None,
         _ => crate::service::meta::spend::daily(conn, &a.site_ids, a.from, a.to, a.ad_id.as_deref())?,
     };
+    if let (Some(total), Some(origin)) = (spend.as_mut(), a.origin.as_deref())
+        && is_paid(origin)
+    {
+        split_daily_spend(conn, &scope, &a, origin, total)?;
+    }
     let mut out = Vec::new();
     let mut day = utc_day_start(a.from);
     while day <= a.to {

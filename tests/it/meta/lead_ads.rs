@@ -1159,6 +1159,13 @@ backend_test!(form_leads_count_as_paid_with_their_ads_spend_in_every_lead_report
     let sum = |days: &Value, k: &str| days.as_array().unwrap().iter().map(|d| d[k].as_i64().unwrap_or(0)).sum::<i64>();
     assert_eq!(sum(&days, "leads"), 2);
     assert_eq!(sum(&days, "spendCents"), total);
+    // Each paid origin alone carries its own ads' spend, as leadsReport splits it.
+    daily["origin"] = json!("lead_form");
+    let form_days = fed.rest(Some(&token_now(&fed)), "leadsDaily", daily.clone()).await.ok();
+    assert_eq!((sum(&form_days, "leads"), sum(&form_days, "spendCents")), (1, form_ad.unwrap()));
+    daily["origin"] = json!("ctwa_ad");
+    let wa_days = fed.rest(Some(&token_now(&fed)), "leadsDaily", daily.clone()).await.ok();
+    assert_eq!((sum(&wa_days, "leads"), sum(&wa_days, "spendCents")), (1, total - form_ad.unwrap()));
     daily["origin"] = json!("lead_form_organic");
     let days = fed.rest(Some(&token_now(&fed)), "leadsDaily", daily).await.ok();
     assert_eq!(sum(&days, "leads"), 1);
