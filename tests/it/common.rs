@@ -21,6 +21,7 @@ pub const HOST_KEY: &str = "test-host-key-0123456789";
 /// 2026-11-30T12:00:00Z: the manual clock's start.
 pub const T0: i64 = 1_796_040_000_000;
 pub const DAY: i64 = 86_400_000;
+pub const HOUR: i64 = 3_600_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -16,6 +16,7 @@ use crate::service::leads::names::Names;
 use crate::service::meta::spend::{Amount, ReportSpend};
 use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::reporting::filters::Filter;
+use crate::service::reporting::timezone::Zone;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::rollups::{self, GroupRow, Grouping, Scope};
@@ -46,6 +47,10 @@ pub struct LeadsReportArgs {
     /// With filters, spend is null: which spend a filter on leads selects is not said yet.
     #[serde(default)]
     pub filters: Vec<Filter>,
+    /// Days of this IANA zone (or `"site"`): the limit counts its days and
+    /// spend is read for its local dates (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -64,6 +69,10 @@ pub struct LeadsDailyArgs {
     /// Only the leads that pass these (REPORTING §3); with filters, spend is null.
     #[serde(default)]
     pub filters: Vec<Filter>,
+    /// Each row a day of this IANA zone (or `"site"`); leads count on their
+    /// arrival's local day and spend on the same local date (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// The counters every report row carries. `null` spend means unknown, never zero.
@@ -156,6 +165,10 @@ pub struct SiteReportRow {
     pub currency_mismatch: bool,
     /// The same counters for the site's `ctwa_ad` leads alone: what the spend bought.
     pub paid: PaidCounters,
+    /// With `timezone`: the zone of the site's ad accounts, whose dates the
+    /// spend is counted in (null when none is linked or they differ).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spend_timezone: Option<Option<String>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -239,7 +252,35 @@ pub fn check_report(a: &LeadsReportArgs) -> Result<()> {
 /// `check_report` for a reader allowed `max_sites` sites at once (the dashboard).
 pub fn check_report_of(a: &LeadsReportArgs, max_sites: usize) -> Result<()> {
     validate::site_ids_up_to(&a.site_ids, max_sites)?;
-    validate::range(a.from, a.to, REPORT_MAX_DAYS)
+    check_range(a.from, a.to, a.timezone.is_some(), REPORT_MAX_DAYS)
+}
+
+/// A range's UTC days; with a zone, whose days are counted once it is known
+/// (`zone_of`), a local day may touch one UTC day more.
+fn check_range(from: i64, to: i64, zoned: bool, max_days: i64) -> Result<()> {
+    validate::range(from, to, max_days + i64::from(zoned))
+}
+
+/// The zone a report asks for, its days within `max_days`.
+fn zone_of(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    arg: Option<&str>,
+    (from, to): (i64, i64),
+    max_days: i64,
+) -> Result<Option<Zone>> {
+    let Some(arg) = arg else { return Ok(None) };
+    let rows = if arg == crate::service::reporting::timezone::SITE {
+        sites::require_many(conn, site_ids)?
+    } else {
+        Vec::new()
+    };
+    let zones: Vec<&str> = rows.iter().map(|s| s.timezone.as_str()).collect();
+    let zone = Zone::of(Some(arg), &zones)?;
+    if let Some(z) = zone {
+        z.touched_days(from, to, max_days)?;
+    }
+    Ok(zone)
 }
 
 /// The read budgets of a report (default 12,000 each; REPORT-12).
@@ -287,10 +328,17 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     let caps = caps.into();
     let row_cap = caps.lead_rows;
     check_report_of(&a, caps.max_sites)?;
+    let zone = zone_of(conn, &a.site_ids, a.timezone.as_deref(), (a.from, a.to), REPORT_MAX_DAYS)?;
     if let Some(compare) = a.compare {
-        let (from, to) = compare.range(a.from, a.to)?;
-        let earlier =
-            LeadsReportArgs { site_ids: a.site_ids.clone(), from, to, compare: None, filters: a.filters.clone() };
+        let (from, to) = compare.range_in(zone, a.from, a.to)?;
+        let earlier = LeadsReportArgs {
+            site_ids: a.site_ids.clone(),
+            from,
+            to,
+            compare: None,
+            filters: a.filters.clone(),
+            timezone: a.timezone.clone(),
+        };
         let before = leads_report(conn, earlier, caps)?;
         let mut main = leads_report(conn, LeadsReportArgs { compare: None, ..a }, caps)?;
         main.change = Some(compare::changes_of(&main.totals, &before.totals));
@@ -300,7 +348,14 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     let conditions = lead_filters::conditions(&a.filters)?;
     let sites = sites::require_many(conn, &a.site_ids)?;
     let spend = if conditions.is_empty() {
-        crate::service::meta::spend::for_report(conn, &sites, a.from, a.to, caps.spend_ad_rows, caps.spend_day_rows)?
+        crate::service::meta::spend::for_report(
+            conn,
+            &sites,
+            (a.from, a.to),
+            zone,
+            caps.spend_ad_rows,
+            caps.spend_day_rows,
+        )?
     } else {
         ReportSpend::default()
     };
@@ -330,6 +385,10 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     place_in_tree(&mut tree_rows, &spend);
     let campaigns = build_tree(tree_rows, &names, &a.site_ids, &spend);
     let total_spend = spend.total();
+    let spend_zones = match zone {
+        Some(_) => crate::service::meta::spend::account_zones(conn, &a.site_ids)?,
+        None => BTreeMap::new(),
+    };
     set_amount(&mut totals, total_spend);
     if total_spend.is_some() && !origins.contains_key(PAID_ORIGIN) {
         origins.insert(PAID_ORIGIN.to_string(), Counters::default());
@@ -371,6 +430,7 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
                     spend_currency: site_spend.currency(),
                     currency_mismatch: site_spend.covered && site_spend.mismatch,
                     paid,
+                    spend_timezone: zone.map(|_| spend_zones.get(&s.id).cloned().flatten()),
                 }
             })
             .collect(),
@@ -414,7 +474,7 @@ fn split_paid_spend(
 fn split_daily_spend(
     conn: &mut AnyConnection,
     scope: &Scope<'_>,
-    a: &LeadsDailyArgs,
+    (a, zone): (&LeadsDailyArgs, Option<Zone>),
     origin: &str,
     total: &mut BTreeMap<i64, i64>,
 ) -> Result<()> {
@@ -427,7 +487,7 @@ fn split_daily_spend(
     let mut form: BTreeMap<i64, i64> = BTreeMap::new();
     for ad in &ads {
         for (day, cents) in
-            crate::service::meta::spend::daily(conn, &a.site_ids, a.from, a.to, Some(ad))?.unwrap_or_default()
+            crate::service::meta::spend::daily(conn, &a.site_ids, (a.from, a.to), zone, Some(ad))?.unwrap_or_default()
         {
             *form.entry(day).or_default() += cents;
         }
@@ -580,7 +640,7 @@ pub fn check_daily(a: &LeadsDailyArgs) -> Result<()> {
 /// `check_daily` for a reader allowed `max_sites` sites at once (the dashboard).
 pub fn check_daily_of(a: &LeadsDailyArgs, max_sites: usize) -> Result<()> {
     validate::site_ids_up_to(&a.site_ids, max_sites)?;
-    validate::range(a.from, a.to, DAILY_MAX_DAYS)?;
+    check_range(a.from, a.to, a.timezone.is_some(), DAILY_MAX_DAYS)?;
     if a.ad_id.is_some() && a.origin.is_some() {
         return Err(Error::invalid("give adId or origin, not both"));
     }
@@ -600,14 +660,15 @@ pub fn leads_daily(conn: &mut AnyConnection, a: LeadsDailyArgs) -> Result<Vec<Da
 /// `leads_daily` for a reader allowed `max_sites` sites at once (the dashboard).
 pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: usize) -> Result<Vec<DailyRow>> {
     check_daily_of(&a, max_sites)?;
+    let zone = zone_of(conn, &a.site_ids, a.timezone.as_deref(), (a.from, a.to), DAILY_MAX_DAYS)?;
     if let Some(compare) = a.compare {
-        let (from, to) = compare.range(a.from, a.to)?;
+        let (from, to) = compare.range_in(zone, a.from, a.to)?;
         let (main_from, main_to) = (a.from, a.to);
         let earlier = LeadsDailyArgs { from, to, compare: None, site_ids: a.site_ids.clone(), ..a.clone() };
         let before = leads_daily_of(conn, earlier, max_sites)?;
         let mut main = leads_daily_of(conn, LeadsDailyArgs { compare: None, ..a }, max_sites)?;
         for row in &mut main {
-            let at = compare.align(main_from, main_to, row.day_start);
+            let at = compare.align_in(zone, main_from, main_to, row.day_start);
             let then = before.iter().find(|b| b.day_start == at).map(DailyRow::figures).unwrap_or(DailyFigures {
                 day_start: at,
                 leads: 0,
@@ -636,22 +697,43 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
         origins: &origins,
         conditions: &conditions,
     };
-    let by_day: BTreeMap<i64, GroupRow> =
-        rollups::grouped(conn, &scope, Grouping::Day, None)?.into_iter().map(|r| (r.day, r)).collect();
+    // With a zone each lead counts on its arrival's local day (REP-04): the
+    // rollups keep UTC days, so the range's leads are read one by one.
+    let mut by_day: BTreeMap<i64, GroupRow> = BTreeMap::new();
+    match zone {
+        None => by_day.extend(rollups::grouped(conn, &scope, Grouping::Day, None)?.into_iter().map(|r| (r.day, r))),
+        Some(z) => {
+            for r in rollups::grouped(conn, &scope, Grouping::Arrival, None)? {
+                let day = z.day_start(r.day);
+                let e = by_day.entry(day).or_insert_with(|| GroupRow {
+                    day,
+                    leads: 0,
+                    qualified: 0,
+                    won: 0,
+                    revenue_cents: 0,
+                    ..r.clone()
+                });
+                e.leads += r.leads;
+                e.qualified += r.qualified;
+                e.won += r.won;
+                e.revenue_cents += r.revenue_cents;
+            }
+        }
+    }
     // Spend for the same scope: the site's ads, one ad, or the ads again for
     // `ctwa_ad`; none for an organic origin.
     let mut spend = match a.origin.as_deref() {
         _ if !conditions.is_empty() => None,
         Some(o) if o != ANY_PAID && !is_paid(o) => None,
-        _ => crate::service::meta::spend::daily(conn, &a.site_ids, a.from, a.to, a.ad_id.as_deref())?,
+        _ => crate::service::meta::spend::daily(conn, &a.site_ids, (a.from, a.to), zone, a.ad_id.as_deref())?,
     };
     if let (Some(total), Some(origin)) = (spend.as_mut(), a.origin.as_deref())
         && is_paid(origin)
     {
-        split_daily_spend(conn, &scope, &a, origin, total)?;
+        split_daily_spend(conn, &scope, (&a, zone), origin, total)?;
     }
     let mut out = Vec::new();
-    let mut day = utc_day_start(a.from);
+    let mut day = zone.map_or(utc_day_start(a.from), |z| z.day_start(a.from));
     while day <= a.to {
         let r = by_day.get(&day);
         out.push(DailyRow {
@@ -664,7 +746,7 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
             comparison: None,
             change: None,
         });
-        day += DAY_MS;
+        day = zone.map_or(day + DAY_MS, |z| z.next_day(day));
     }
     Ok(out)
 }

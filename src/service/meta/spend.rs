@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::reporting::timezone::Zone;
 use crate::store::leads::sites::SiteRow;
 use crate::store::meta as meta_store;
 use crate::store::meta::sync::{self as store, CatalogRow, SpendGroup, SpendGrouping};
@@ -112,12 +113,45 @@ fn coverage(conn: &mut AnyConnection, site_ids: &[String]) -> Result<BTreeMap<St
     Ok(out)
 }
 
-/// The spend of `sites` over the UTC days `[from, to]` touch.
+/// The spend days a range covers (an ad account's dates, stored as their UTC
+/// midnights): the UTC days it touches, or with a zone its local dates, so
+/// with the ad account's own zone a day's spend is the same day's leads (REP-04).
+pub fn spend_days(zone: Option<Zone>, from: i64, to: i64) -> (i64, i64) {
+    match zone {
+        Some(z) => (date_ms(z.date(from)), date_ms(z.date(to))),
+        None => (utc_day_start(from), utc_day_start(to)),
+    }
+}
+
+fn date_ms(d: chrono::NaiveDate) -> i64 {
+    d.and_hms_opt(0, 0, 0).map_or(0, |t| t.and_utc().timestamp_millis())
+}
+
+/// Where a spend day goes in a daily series: its UTC day, or with a zone
+/// the start of the same date there.
+fn spend_bucket(zone: Option<Zone>, day: i64) -> i64 {
+    match (zone, chrono::DateTime::from_timestamp_millis(day)) {
+        (Some(z), Some(d)) => z.start_of(d.date_naive()),
+        _ => day,
+    }
+}
+
+/// Per site with a linked ad account, the accounts' zone (whose dates the
+/// spend rows are), None when its accounts differ.
+pub fn account_zones(conn: &mut AnyConnection, site_ids: &[String]) -> Result<BTreeMap<String, Option<String>>> {
+    let mut zones: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for link in meta_store::links_of_sites(conn, site_ids)? {
+        zones.entry(link.site_id).or_default().insert(link.timezone);
+    }
+    Ok(zones.into_iter().map(|(site, z)| (site, (z.len() == 1).then(|| z.into_iter().next()).flatten())).collect())
+}
+
+/// The spend of `sites` over the days `[from, to]` touch (UTC, or `zone`'s).
 pub fn for_report(
     conn: &mut AnyConnection,
     sites: &[SiteRow],
-    from: i64,
-    to: i64,
+    (from, to): (i64, i64),
+    zone: Option<Zone>,
     ad_cap: usize,
     day_cap: usize,
 ) -> Result<ReportSpend> {
@@ -140,7 +174,7 @@ pub fn for_report(
     if cover.is_empty() {
         return Ok(out);
     }
-    let (from_day, to_day) = (utc_day_start(from), utc_day_start(to));
+    let (from_day, to_day) = spend_days(zone, from, to);
     let days = store::spend(conn, &site_ids, from_day, to_day, None, SpendGrouping::SiteDay, day_cap + 1)?;
     if days.len() > day_cap {
         out.all_incomplete = true;
@@ -172,13 +206,13 @@ pub fn for_report(
     Ok(out)
 }
 
-/// Spend per UTC day for the daily series: `None` when no synced account covers
+/// Spend per day (UTC, or `zone`'s) for the daily series: `None` when no synced account covers
 /// the scope (or the accounts bill in two currencies).
 pub fn daily(
     conn: &mut AnyConnection,
     site_ids: &[String],
-    from: i64,
-    to: i64,
+    (from, to): (i64, i64),
+    zone: Option<Zone>,
     ad_id: Option<&str>,
 ) -> Result<Option<BTreeMap<i64, i64>>> {
     let cover = coverage(conn, site_ids)?;
@@ -186,18 +220,11 @@ pub fn daily(
     if cover.is_empty() || currencies.len() > 1 {
         return Ok(None);
     }
-    let rows = store::spend(
-        conn,
-        site_ids,
-        utc_day_start(from),
-        utc_day_start(to),
-        ad_id,
-        SpendGrouping::SiteDay,
-        usize::MAX / 2,
-    )?;
+    let (from_day, to_day) = spend_days(zone, from, to);
+    let rows = store::spend(conn, site_ids, from_day, to_day, ad_id, SpendGrouping::SiteDay, usize::MAX / 2)?;
     let mut by_day = BTreeMap::new();
     for g in rows {
-        *by_day.entry(g.day).or_insert(0) += g.spend_cents;
+        *by_day.entry(spend_bucket(zone, g.day)).or_insert(0) += g.spend_cents;
     }
     Ok(Some(by_day))
 }

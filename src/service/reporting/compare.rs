@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 use crate::clock::{DAY_MS, utc_day_start};
 use crate::error::{Error, Result};
 use crate::service::analytics::reports::numbers::Fixed;
+use crate::service::reporting::timezone::Zone;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -24,15 +25,24 @@ pub enum Compare {
     PreviousYear,
 }
 
+/// The same date a year before; 29 February → 28.
+fn date_a_year_before(date: NaiveDate) -> NaiveDate {
+    NaiveDate::from_ymd_opt(date.year() - 1, date.month(), date.day())
+        .or_else(|| NaiveDate::from_ymd_opt(date.year() - 1, date.month(), date.day() - 1))
+        .unwrap_or(date)
+}
+
 /// The instant of the same date and time a year before `t` (UTC); 29 February → 28.
 fn year_before(t: i64) -> i64 {
     let day = utc_day_start(t);
     let Some(date) = chrono::DateTime::from_timestamp_millis(day).map(|d| d.date_naive()) else { return t };
-    let earlier = NaiveDate::from_ymd_opt(date.year() - 1, date.month(), date.day())
-        .or_else(|| NaiveDate::from_ymd_opt(date.year() - 1, date.month(), date.day() - 1))
-        .unwrap_or(date);
-    let shift = (date - earlier).num_days() * DAY_MS;
+    let shift = (date - date_a_year_before(date)).num_days() * DAY_MS;
     t - shift
+}
+
+/// Whether `[from, to]` is whole local days of `zone`.
+fn whole_days(zone: Zone, from: i64, to: i64) -> bool {
+    zone.day_start(from) == from && zone.day_start(to + 1) == to + 1
 }
 
 impl Compare {
@@ -56,6 +66,38 @@ impl Compare {
             Compare::PreviousPeriod => b - (to - from + 1),
             Compare::PreviousYear => year_before(b),
         }
+    }
+
+    /// The local date that the comparison puts beside `date` of a main
+    /// range `days` local days long.
+    fn earlier_date(self, date: NaiveDate, days: i64) -> NaiveDate {
+        match self {
+            Compare::PreviousPeriod => date - chrono::Duration::days(days),
+            Compare::PreviousYear => date_a_year_before(date),
+        }
+    }
+
+    /// `range` in a report's zone: whole local days compare with whole local
+    /// days (as many just before, or the same local dates a year earlier),
+    /// however many hours DST gives each; other ranges as `range` does.
+    pub fn range_in(self, zone: Option<Zone>, from: i64, to: i64) -> Result<(i64, i64)> {
+        let Some(z) = zone.filter(|z| whole_days(*z, from, to)) else { return self.range(from, to) };
+        let days = (z.date(to) - z.date(from)).num_days() + 1;
+        let first = self.earlier_date(z.date(from), days);
+        let last = self.earlier_date(z.date(to), days);
+        let (f, t) = (z.start_of(first), z.start_of(last.succ_opt().unwrap_or(last)) - 1);
+        if f < 0 {
+            return Err(Error::invalid("compare reaches before 1970"));
+        }
+        Ok((f, t))
+    }
+
+    /// `align` in a report's zone: the same time of the aligned local date.
+    pub fn align_in(self, zone: Option<Zone>, from: i64, to: i64, b: i64) -> i64 {
+        let Some(z) = zone.filter(|z| whole_days(*z, from, to)) else { return self.align(from, to, b) };
+        let days = (z.date(to) - z.date(from)).num_days() + 1;
+        let date = z.date(b);
+        z.start_of(self.earlier_date(date, days)) + (b - z.start_of(date))
     }
 }
 
@@ -126,6 +168,30 @@ mod tests {
         assert_eq!(Compare::PreviousYear.align(from, to, ms(2026, 11, 5) + 3_600_000), ms(2025, 11, 5) + 3_600_000);
         assert_eq!(Compare::PreviousPeriod.align(from, to, ms(2026, 11, 5)), ms(2026, 10, 6));
         assert!(Compare::PreviousPeriod.range(0, DAY_MS - 1).is_err());
+    }
+
+    // rule: REP-05
+    #[test]
+    fn in_a_zone_whole_local_days_compare_with_whole_local_days() {
+        let ny = Zone::of(Some("America/New_York"), &[]).unwrap();
+        let h = crate::clock::HOUR_MS;
+        // 8-9 March 2026 in New York (8 March has 23 hours): the two days before.
+        let (from, to) = (ms(2026, 3, 8) + 5 * h, ms(2026, 3, 10) + 4 * h - 1);
+        let before = Compare::PreviousPeriod.range_in(ny, from, to).unwrap();
+        assert_eq!(before, (ms(2026, 3, 6) + 5 * h, ms(2026, 3, 8) + 5 * h - 1));
+        assert_eq!(Compare::PreviousPeriod.align_in(ny, from, to, ms(2026, 3, 9) + 4 * h), ms(2026, 3, 7) + 5 * h);
+        // A year earlier: 8-9 March 2025, before that year's change (9 March).
+        let year = Compare::PreviousYear.range_in(ny, from, to).unwrap();
+        assert_eq!(year, (ms(2025, 3, 8) + 5 * h, ms(2025, 3, 10) + 4 * h - 1));
+        // Without a zone, or for a range of hours, the UTC rules.
+        assert_eq!(
+            Compare::PreviousPeriod.range_in(None, from, to).unwrap(),
+            Compare::PreviousPeriod.range(from, to).unwrap()
+        );
+        assert_eq!(
+            Compare::PreviousPeriod.range_in(ny, from + h, to).unwrap(),
+            Compare::PreviousPeriod.range(from + h, to).unwrap()
+        );
     }
 
     #[test]

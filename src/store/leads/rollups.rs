@@ -209,6 +209,9 @@ pub enum Grouping {
     SiteOrigin,
     Tree,
     Day,
+    /// Each lead's own arrival (`day` is its `first_at`), from the leads
+    /// alone: for days the rollups' UTC days cannot make (a zone's local days).
+    Arrival,
 }
 
 #[derive(Debug, Clone, QueryableByName)]
@@ -277,7 +280,7 @@ pub fn grouped(
             true,
             "site_id, origin, campaign_id, adset_id, ad_id, CAST(0 AS BIGINT) AS day",
         ),
-        Grouping::Day => (
+        Grouping::Day | Grouping::Arrival => (
             "'' AS site_id, '' AS origin, '' AS campaign_id, '' AS adset_id, '' AS ad_id, day",
             "day",
             false,
@@ -287,8 +290,9 @@ pub fn grouped(
     let inner_group = match g {
         Grouping::SiteOrigin => "site_id, origin",
         Grouping::Tree => "site_id, origin, campaign_id, adset_id, ad_id",
-        Grouping::Day => "site_id, day",
+        Grouping::Day | Grouping::Arrival => "site_id, day",
     };
+    let day = if matches!(g, Grouping::Arrival) { "first_at" } else { "cohort_day" };
     q.push(cols);
     q.push(
         ", CAST(SUM(leads) AS BIGINT) AS leads, CAST(SUM(qualified) AS BIGINT) AS qualified, \
@@ -296,7 +300,8 @@ pub fn grouped(
     );
     // A condition on what only the leads hold (stage, column) reads every
     // lead of the range: the rollups cannot tell.
-    let whole = whole_days(s.from, s.to).filter(|_| s.conditions.iter().all(|c| c.column.in_rollups()));
+    let whole = whole_days(s.from, s.to)
+        .filter(|_| s.conditions.iter().all(|c| c.column.in_rollups()) && !matches!(g, Grouping::Arrival));
     // The leads of the partial days at the edges (the whole range when it holds
     // no whole UTC day), each edge a range of its own: one `first_at` range with
     // the whole days excluded by an OR made the index on (site_id, first_at)
@@ -321,7 +326,7 @@ pub fn grouped(
             q.push(" UNION ALL ");
         }
         q.push(&format!(
-            "SELECT site_id, origin, campaign_id, adset_id, ad_id, cohort_day AS day, 1 AS leads, \
+            "SELECT site_id, origin, campaign_id, adset_id, ad_id, {day} AS day, 1 AS leads, \
              CASE WHEN ever_qualified THEN 1 ELSE 0 END AS qualified, CASE WHEN ever_won THEN 1 ELSE 0 END AS won, \
              revenue_cents FROM leads WHERE site_id IN {sites} AND first_at >= ? AND first_at <= ?"
         ));

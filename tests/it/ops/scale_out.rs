@@ -179,6 +179,7 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
         to: day + 86_400_000 - 1,
         interval: Default::default(),
         compare: None,
+        timezone: None,
     };
     let o = a.cx.read(move |c| rastrod::service::analytics::reports::overview::overview(c, args, false)).await.unwrap();
     let o = serde_json::to_value(o).unwrap();

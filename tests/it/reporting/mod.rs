@@ -5,3 +5,4 @@ mod compare;
 mod csv;
 mod filters;
 mod golden;
+mod local_days;

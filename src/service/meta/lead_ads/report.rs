@@ -137,8 +137,8 @@ fn over(conn: &mut AnyConnection, a: &FormsReportArgs, from: i64, to: i64, caps:
     let spend = crate::service::meta::spend::for_report(
         conn,
         std::slice::from_ref(&site),
-        from,
-        to,
+        (from, to),
+        None,
         caps.spend_ad_rows,
         caps.spend_day_rows,
     )?;

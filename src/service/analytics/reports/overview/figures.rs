@@ -1,0 +1,193 @@
+//! The figures an `overview` is made of, read from the rollups: per bucket
+//! of its series, per site and in total, and the parts its breakdowns read.
+//! UTC days and hours read their own tier; local days (REP-02) read the hour
+//! tier for the series, whole UTC days for the breakdowns inside the range
+//! and hours at its edges, so every figure is the local day's exactly.
+
+use std::collections::{BTreeMap, HashMap};
+
+use roaring::RoaringBitmap;
+
+use super::Interval;
+use super::visitors::{counted, hit_ids, key_sets, with_ids};
+use crate::db::AnyConnection;
+use crate::error::{Error, Result};
+use crate::service::analytics::reports::range_parts::{self, Part};
+use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
+use crate::service::analytics::vocabulary::{Dimension, Tier};
+use crate::service::reporting::timezone::LocalDays;
+use crate::store::analytics::rollups as r;
+
+/// How the pages' and sources' visitors are counted.
+enum KeyVisitors {
+    /// From the day and month sets of the parts.
+    Sets,
+    /// From the retained events of these inclusive ranges.
+    Hits(Vec<(i64, i64)>),
+    /// Both: the sets of the whole UTC days, the events of the edges.
+    SetsAndHits(Vec<(i64, i64)>),
+}
+
+pub(super) struct Figures {
+    /// Counters per series bucket, every bucket present (rule OVR-03).
+    pub series: BTreeMap<i64, r::Counters>,
+    /// Distinct visitors per series bucket, summed over sites.
+    pub bucket_visitors: BTreeMap<i64, i64>,
+    pub by_site: HashMap<String, r::Counters>,
+    pub totals: r::Counters,
+    /// Distinct visitors of the whole range per site.
+    pub site_visitors: HashMap<String, i64>,
+    /// The tier parts the breakdowns read, per group of sites.
+    pub groups: Vec<(Vec<String>, Vec<Part>)>,
+    key_visitors: KeyVisitors,
+}
+
+fn read(bits: &[u8]) -> Result<RoaringBitmap> {
+    RoaringBitmap::deserialize_from(bits).map_err(Error::internal)
+}
+
+impl Figures {
+    fn counted(&mut self, rows: &[r::CounterRow], bucket_of: impl Fn(i64) -> Option<i64>) {
+        for row in rows {
+            let Some(b) = bucket_of(row.bucket) else { continue };
+            let c = r::Counters::from(row);
+            self.series.entry(b).or_default().add(&c);
+            self.by_site.entry(row.site_id.clone()).or_default().add(&c);
+            self.totals.add(&c);
+        }
+    }
+
+    /// The pages' and the sources' distinct visitors for these keys.
+    pub fn key_visitors(
+        &self,
+        conn: &mut AnyConnection,
+        ids: &[String],
+        page_keys: &[String],
+        source_keys: &[String],
+    ) -> Result<(HashMap<String, i64>, HashMap<String, i64>)> {
+        let sets = |conn: &mut AnyConnection| -> Result<_> {
+            Ok((
+                key_sets(conn, &self.groups, Dimension::Page, page_keys)?,
+                key_sets(conn, &self.groups, Dimension::Source, source_keys)?,
+            ))
+        };
+        let len = |s: &RoaringBitmap| s.len();
+        Ok(match &self.key_visitors {
+            KeyVisitors::Sets => {
+                let (pages, sources) = sets(conn)?;
+                (counted(pages, len), counted(sources, len))
+            }
+            KeyVisitors::Hits(ranges) => {
+                let (pages, sources) = hit_ids(conn, ids, ranges, page_keys, source_keys)?;
+                (counted(pages, |s| s.len() as u64), counted(sources, |s| s.len() as u64))
+            }
+            KeyVisitors::SetsAndHits(ranges) => {
+                let (pages, sources) = sets(conn)?;
+                let (page_ids, source_ids) = hit_ids(conn, ids, ranges, page_keys, source_keys)?;
+                (counted(with_ids(conn, pages, page_ids)?, len), counted(with_ids(conn, sources, source_ids)?, len))
+            }
+        })
+    }
+}
+
+/// UTC days or hours: each bucket of the series is a bucket of its tier.
+pub(super) fn utc(conn: &mut AnyConnection, ids: &[String], interval: Interval, from: i64, to: i64) -> Result<Figures> {
+    let (tier, step) = match interval {
+        Interval::Hour => (Tier::Hour, HOUR_MS),
+        Interval::Day => (Tier::Day, DAY_MS),
+    };
+    let counter_rows = r::counters(conn, ids, tier.as_str(), from, to)?;
+    let all_sets = r::sets(conn, ids, tier.as_str(), from, to, Dimension::All.as_str(), None)?;
+    let mut f = Figures {
+        series: BTreeMap::new(),
+        bucket_visitors: BTreeMap::new(),
+        by_site: HashMap::new(),
+        totals: r::Counters::default(),
+        site_visitors: HashMap::new(),
+        groups: range_parts::groups(conn, ids, tier, from, to)?,
+        key_visitors: match interval {
+            Interval::Day => KeyVisitors::Sets,
+            Interval::Hour => KeyVisitors::Hits(vec![(from, to)]),
+        },
+    };
+    let mut b = bucket(tier, from);
+    while b <= to {
+        f.series.insert(b, r::Counters::default());
+        b += step;
+    }
+    f.counted(&counter_rows, Some);
+    // Visitors: distinct per bucket and per site, summed over sites (rule OVR-05).
+    // A bucket's count is in its set's header; a site's union comes from the
+    // month sets of whole months and the bucket sets around them.
+    let mut site_sets: HashMap<String, RoaringBitmap> = HashMap::new();
+    for (group, parts) in &f.groups {
+        // Buckets outside the month parts feed the site's union themselves.
+        let edge = |b: i64| parts.iter().any(|(t, f, to)| *t == tier && (*f..=*to).contains(&b));
+        for s in all_sets.iter().filter(|s| group.contains(&s.site_id)) {
+            let edge = edge(s.bucket);
+            let n = match range_parts::cardinality(&s.bits) {
+                Some(n) if !edge => n,
+                _ => {
+                    let set = read(&s.bits)?;
+                    let n = set.len();
+                    if edge {
+                        *site_sets.entry(s.site_id.clone()).or_default() |= set;
+                    }
+                    n
+                }
+            };
+            *f.bucket_visitors.entry(s.bucket).or_insert(0) += n as i64;
+        }
+        for (t, from, to) in parts.iter().filter(|(t, _, _)| *t == Tier::Month) {
+            for s in r::sets(conn, group, t.as_str(), *from, *to, Dimension::All.as_str(), None)? {
+                *site_sets.entry(s.site_id.clone()).or_default() |= read(&s.bits)?;
+            }
+        }
+    }
+    f.site_visitors = site_sets.iter().map(|(k, v)| (k.clone(), v.len() as i64)).collect();
+    Ok(f)
+}
+
+/// Local days that start on UTC hours: the series from the hour tier, the
+/// breakdowns from the whole UTC days inside and the hours at the edges.
+pub(super) fn local(conn: &mut AnyConnection, ids: &[String], days: &LocalDays) -> Result<Figures> {
+    let (from, to) = (days.bounds[0], days.bounds[days.bounds.len() - 1] - 1);
+    let counter_rows = r::counters(conn, ids, Tier::Hour.as_str(), from, to)?;
+    let hour_sets = r::sets(conn, ids, Tier::Hour.as_str(), from, to, Dimension::All.as_str(), None)?;
+    // The whole UTC days inside, and the hours before and after them.
+    let (d1, d2) = (from + (DAY_MS - from.rem_euclid(DAY_MS)) % DAY_MS, (to + 1) - (to + 1).rem_euclid(DAY_MS));
+    let (groups, edges) = if d1 < d2 {
+        let edges: Vec<(i64, i64)> = [(from, d1 - 1), (d2, to)].into_iter().filter(|(f, t)| f <= t).collect();
+        let mut groups = range_parts::groups(conn, ids, Tier::Day, d1, d2 - 1)?;
+        for (_, parts) in &mut groups {
+            parts.extend(edges.iter().map(|(f, t)| (Tier::Hour, *f, *t)));
+        }
+        (groups, edges)
+    } else {
+        (vec![(ids.to_vec(), vec![(Tier::Hour, from, to)])], vec![(from, to)])
+    };
+    let mut f = Figures {
+        series: days.starts().iter().map(|d| (*d, r::Counters::default())).collect(),
+        bucket_visitors: BTreeMap::new(),
+        by_site: HashMap::new(),
+        totals: r::Counters::default(),
+        site_visitors: HashMap::new(),
+        groups,
+        key_visitors: KeyVisitors::SetsAndHits(edges),
+    };
+    f.counted(&counter_rows, |b| days.day_of(b));
+    // A local day's visitors are the union of its hours' sets; a site's, of all of them.
+    let mut day_sets: HashMap<(&str, i64), RoaringBitmap> = HashMap::new();
+    let mut site_sets: HashMap<&str, RoaringBitmap> = HashMap::new();
+    for s in &hour_sets {
+        let Some(day) = days.day_of(s.bucket) else { continue };
+        let set = read(&s.bits)?;
+        *day_sets.entry((&s.site_id, day)).or_default() |= &set;
+        *site_sets.entry(&s.site_id).or_default() |= set;
+    }
+    for ((_, day), set) in day_sets {
+        *f.bucket_visitors.entry(day).or_insert(0) += set.len() as i64;
+    }
+    f.site_visitors = site_sets.into_iter().map(|(k, v)| (k.to_string(), v.len() as i64)).collect();
+    Ok(f)
+}

@@ -1,0 +1,216 @@
+//! `timezone` (REPORTING §1): the overview's days are the zone's, checked
+//! against a recount of the raw rows (events and sessions) bucketed by the
+//! zone's own calendar, and its ranges are checked in local days.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use chrono::NaiveDate;
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Text};
+use rastrod::service::reporting::timezone::Zone;
+use serde_json::{Value, json};
+
+use crate::backend_test;
+use crate::common::*;
+
+#[derive(QueryableByName)]
+struct Hit {
+    #[diesel(sql_type = Text)]
+    visitor_id: String,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    route: String,
+    #[diesel(sql_type = BigInt)]
+    occurred_at: i64,
+}
+
+#[derive(QueryableByName)]
+struct Session {
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = BigInt)]
+    started_at: i64,
+}
+
+/// A site's raw rows, straight from the database.
+async fn raw(app: &TestApp, site: &'static str) -> (Vec<Hit>, Vec<Session>) {
+    app.state
+        .cx
+        .read(move |c| {
+            use diesel::RunQueryDsl;
+            let hits = diesel::sql_query(format!(
+                "SELECT visitor_id, kind, route, occurred_at FROM web_events WHERE site_id = '{site}'"
+            ))
+            .load::<Hit>(c)?;
+            let sessions =
+                diesel::sql_query(format!("SELECT source, started_at FROM web_sessions WHERE site_id = '{site}'"))
+                    .load::<Session>(c)?;
+            Ok((hits, sessions))
+        })
+        .await
+        .unwrap()
+}
+
+/// What the raw rows say about each local day of `[from, to]` and the whole range.
+#[derive(Default, Debug, PartialEq)]
+struct Recount {
+    /// Per local day start: (visitors, sessions, pageviews).
+    days: BTreeMap<i64, (i64, i64, i64)>,
+    totals: (i64, i64, i64),
+    sources: HashMap<String, i64>,
+    /// Per route: (pageviews, visitors).
+    pages: HashMap<String, (i64, i64)>,
+}
+
+fn recount(zone: Zone, (from, to): (i64, i64), hits: &[Hit], sessions: &[Session]) -> Recount {
+    let inside = |t: i64| (from..=to).contains(&t);
+    let mut r = Recount::default();
+    let mut day_visitors: BTreeMap<i64, HashSet<&str>> = BTreeMap::new();
+    let mut all: HashSet<&str> = HashSet::new();
+    let mut page_visitors: HashMap<&str, HashSet<&str>> = HashMap::new();
+    let mut t = from;
+    while t <= to {
+        r.days.insert(t, (0, 0, 0));
+        t = zone.next_day(t);
+    }
+    for h in hits.iter().filter(|h| inside(h.occurred_at)) {
+        let day = zone.day_start(h.occurred_at);
+        day_visitors.entry(day).or_default().insert(&h.visitor_id);
+        all.insert(&h.visitor_id);
+        if h.kind == "pageview" {
+            r.days.get_mut(&day).unwrap().2 += 1;
+            r.totals.2 += 1;
+            r.pages.entry(h.route.clone()).or_default().0 += 1;
+            page_visitors.entry(&h.route).or_default().insert(&h.visitor_id);
+        }
+    }
+    for s in sessions.iter().filter(|s| inside(s.started_at)) {
+        r.days.get_mut(&zone.day_start(s.started_at)).unwrap().1 += 1;
+        r.totals.1 += 1;
+        *r.sources.entry(s.source.clone()).or_default() += 1;
+    }
+    for (day, v) in day_visitors {
+        r.days.get_mut(&day).unwrap().0 = v.len() as i64;
+    }
+    r.totals.0 = all.len() as i64;
+    for (route, v) in page_visitors {
+        r.pages.get_mut(route).unwrap().1 = v.len() as i64;
+    }
+    r
+}
+
+fn date(y: i32, m: u32, d: u32) -> NaiveDate {
+    NaiveDate::from_ymd_opt(y, m, d).unwrap()
+}
+
+fn zone(name: &str) -> Zone {
+    Zone::of(Some(name), &[]).unwrap().unwrap()
+}
+
+// rule: REP-02
+backend_test!(local_days_are_the_zones_own_days_exactly_as_the_raw_rows_say, fake_meta_builder, |app| {
+    crate::dashboard::demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    let (hits, sessions) = raw(&app, "loja-x").await;
+    // São Paulo (UTC−3), Tokyo (+9, cutting the demo's afternoons), Lisbon
+    // (its 25-hour day, 25 October 2026) and Sydney (its 23-hour day, 4 October 2026).
+    for name in ["America/Sao_Paulo", "Asia/Tokyo", "Europe/Lisbon", "Australia/Sydney"] {
+        let z = zone(name);
+        let (from, to) = (z.start_of(date(2026, 9, 20)), z.start_of(date(2026, 11, 11)) - 1);
+        let args = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": name});
+        let o = app.post("/v1/analytics/overview", args).await.ok();
+        let want = recount(z, (from, to), &hits, &sessions);
+        assert_eq!(o["timezone"], name);
+        let series = o["series"].as_array().unwrap();
+        assert_eq!(series.len(), 52, "{name}: one point per local day");
+        let days: Vec<i64> = series.iter().map(|p| p["bucketStart"].as_i64().unwrap()).collect();
+        assert_eq!(days, want.days.keys().copied().collect::<Vec<_>>(), "{name}: the zone's midnights");
+        for p in series {
+            let got =
+                (p["visitors"].as_i64().unwrap(), p["sessions"].as_i64().unwrap(), p["pageviews"].as_i64().unwrap());
+            assert_eq!(got, want.days[&p["bucketStart"].as_i64().unwrap()], "{name}: day {}", p["bucketStart"]);
+        }
+        let t = &o["totals"];
+        assert_eq!(
+            (t["visitors"].as_i64().unwrap(), t["sessions"].as_i64().unwrap(), t["pageviews"].as_i64().unwrap()),
+            want.totals,
+            "{name}: totals"
+        );
+        for row in o["sources"].as_array().unwrap() {
+            assert_eq!(row["sessions"].as_i64().unwrap(), want.sources[row["source"].as_str().unwrap()], "{name}");
+        }
+        let pages = o["pages"].as_array().unwrap();
+        assert!(!pages.is_empty());
+        for row in pages {
+            let got = (row["pageviews"].as_i64().unwrap(), row["visitors"].as_i64().unwrap());
+            assert_eq!(got, want.pages[row["route"].as_str().unwrap()], "{name}: page {}", row["route"]);
+        }
+    }
+    // The DST days really are 23 and 25 hours long.
+    let lisbon = zone("Europe/Lisbon");
+    let day = lisbon.start_of(date(2026, 10, 25));
+    assert_eq!(lisbon.next_day(day) - day, 25 * HOUR);
+    let sydney = zone("Australia/Sydney");
+    let day = sydney.start_of(date(2026, 10, 4));
+    assert_eq!(sydney.next_day(day) - day, 23 * HOUR);
+
+    // Without the argument the answer is the UTC one, with no `timezone` key.
+    let today = T0 - T0.rem_euclid(DAY);
+    let utc = json!({"siteIds": ["loja-x"], "from": today - 30 * DAY, "to": today - 1});
+    let plain = app.post("/v1/analytics/overview", utc.clone()).await.ok();
+    assert!(plain.get("timezone").is_none());
+    let mut named = utc.clone();
+    named["timezone"] = json!("UTC");
+    let named = app.post("/v1/analytics/overview", named).await.ok();
+    assert_eq!(named["series"], plain["series"]);
+    assert_eq!(named["totals"], plain["totals"]);
+});
+
+// rule: REP-03
+backend_test!(local_ranges_are_whole_local_days_within_the_limits, fake_meta_builder, |app| {
+    crate::dashboard::demo(&app).await;
+    let sp = zone("America/Sao_Paulo");
+    let (from, to) = (sp.start_of(date(2026, 11, 1)), sp.start_of(date(2026, 11, 8)) - 1);
+    let ask = |from: i64, to: i64, tz: &str| json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": tz});
+    app.post("/v1/analytics/overview", ask(from, to, "America/Sao_Paulo")).await.ok();
+    // A UTC midnight is not São Paulo's; nor is a to that ends mid-day.
+    let refused = app.post("/v1/analytics/overview", ask(from - 3 * HOUR, to, "America/Sao_Paulo")).await;
+    refused.err(400, "INVALID_ARGUMENT");
+    assert!(refused.body["message"].as_str().unwrap().contains("local midnight"));
+    app.post("/v1/analytics/overview", ask(from, to - HOUR, "America/Sao_Paulo")).await.err(400, "INVALID_ARGUMENT");
+    // 366 local days at most.
+    let long = (sp.start_of(date(2025, 11, 1)), sp.start_of(date(2026, 11, 3)) - 1);
+    let over = app.post("/v1/analytics/overview", ask(long.0, long.1, "America/Sao_Paulo")).await;
+    over.err(400, "INVALID_ARGUMENT");
+    assert!(over.body["message"].as_str().unwrap().contains("366 local days"));
+    let fits = (sp.start_of(date(2025, 11, 2)), long.1);
+    app.post("/v1/analytics/overview", ask(fits.0, fits.1, "America/Sao_Paulo")).await.ok();
+    // An unknown zone names the argument and not the value.
+    let bad = app.post("/v1/analytics/overview", ask(from, to, "Mars/Olympus")).await;
+    bad.err(400, "INVALID_ARGUMENT");
+    assert!(!bad.body.to_string().contains("Olympus"));
+    // "site": the site's own zone; sites of two zones are refused.
+    app.patch("/v1/sites/loja-x", json!({"timezone": "America/Sao_Paulo"})).await.ok();
+    app.patch("/v1/sites/pet-mania", json!({"timezone": "Europe/Lisbon"})).await.ok();
+    let own = app.post("/v1/analytics/overview", ask(from, to, "site")).await.ok();
+    assert_eq!(own["timezone"], "America/Sao_Paulo");
+    let mixed = json!({"siteIds": ["loja-x", "pet-mania"], "from": from, "to": to, "timezone": "site"});
+    let mixed = app.post("/v1/analytics/overview", mixed).await;
+    mixed.err(400, "INVALID_ARGUMENT");
+    assert!(mixed.body["message"].as_str().unwrap().contains("differ"));
+    // An hourly overview of a local day: the day's hours, 25 on the day DST ends.
+    let lisbon = zone("Europe/Lisbon");
+    let day = lisbon.start_of(date(2026, 10, 25));
+    let hourly = json!({"siteIds": ["pet-mania"], "from": day, "to": lisbon.next_day(day) - 1,
+        "interval": "hour", "timezone": "Europe/Lisbon"});
+    let h = app.post("/v1/analytics/overview", hourly).await.ok();
+    assert_eq!(h["series"].as_array().unwrap().len(), 25);
+    // Zones whose days start between UTC hours are refused, clearly, for now.
+    let kolkata = zone("Asia/Kolkata");
+    let k = (kolkata.start_of(date(2026, 11, 1)), kolkata.start_of(date(2026, 11, 2)) - 1);
+    let half = app.post("/v1/analytics/overview", ask(k.0, k.1, "Asia/Kolkata")).await;
+    half.err(400, "INVALID_ARGUMENT");
+    assert!(half.body["message"].as_str().unwrap().contains("not supported yet"));
+});
