@@ -214,3 +214,99 @@ backend_test!(local_ranges_are_whole_local_days_within_the_limits, fake_meta_bui
     half.err(400, "INVALID_ARGUMENT");
     assert!(half.body["message"].as_str().unwrap().contains("not supported yet"));
 });
+
+#[derive(QueryableByName)]
+struct Arrival {
+    #[diesel(sql_type = BigInt)]
+    first_at: i64,
+}
+
+#[derive(QueryableByName)]
+struct SpendDay {
+    #[diesel(sql_type = BigInt)]
+    day: i64,
+    #[diesel(sql_type = BigInt)]
+    spend_cents: i64,
+}
+
+#[derive(QueryableByName)]
+struct Named {
+    #[diesel(sql_type = Text)]
+    timezone: String,
+}
+
+/// loja-x's leads' arrivals, its spend rows (day = the account's date at
+/// 00:00 UTC) and its ad account's zone, straight from the database.
+async fn lead_rows(app: &TestApp) -> (Vec<i64>, Vec<(i64, i64)>, String) {
+    app.state
+        .cx
+        .read(|c| {
+            use diesel::RunQueryDsl;
+            let leads = diesel::sql_query("SELECT first_at FROM leads WHERE site_id = 'loja-x'").load::<Arrival>(c)?;
+            let spend = diesel::sql_query("SELECT day, spend_cents FROM ad_spend WHERE site_id = 'loja-x'")
+                .load::<SpendDay>(c)?;
+            let zone =
+                diesel::sql_query("SELECT timezone FROM site_ad_accounts WHERE site_id = 'loja-x'").load::<Named>(c)?;
+            Ok((
+                leads.into_iter().map(|l| l.first_at).collect(),
+                spend.into_iter().map(|s| (s.day, s.spend_cents)).collect(),
+                zone[0].timezone.clone(),
+            ))
+        })
+        .await
+        .unwrap()
+}
+
+// rule: REP-04
+backend_test!(leads_count_on_their_local_day_and_spend_on_the_same_date, fake_meta_builder, |app| {
+    crate::dashboard::demo(&app).await;
+    let (_, _, name) = lead_rows(&app).await;
+    let z = zone(&name);
+    let today = z.date(T0);
+    let first = today - chrono::Duration::days(20);
+    let (from, to) = (z.start_of(first), z.start_of(today) - 1);
+    // Two leads in the last local hours of a day, already the next UTC day.
+    let late = z.start_of(today - chrono::Duration::days(3)) - 30 * 60_000;
+    assert_ne!(chrono::DateTime::from_timestamp_millis(late).unwrap().date_naive(), z.date(late));
+    app.lead("loja-x", "late-1", late, json!({})).await.ok();
+    app.lead("loja-x", "late-2", late + 60_000, json!({"origin": "organic"})).await.ok();
+    let (arrivals, spend, _) = lead_rows(&app).await;
+    let utc_ms = |d: NaiveDate| d.and_hms_opt(0, 0, 0).unwrap().and_utc().timestamp_millis();
+
+    let daily = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": name});
+    let rows = app.post("/v1/reports/leads-daily", daily).await.ok();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 20);
+    let mut spent_somewhere = false;
+    for (i, row) in rows.iter().enumerate() {
+        let date = first + chrono::Duration::days(i as i64);
+        let start = row["dayStart"].as_i64().unwrap();
+        assert_eq!(start, z.start_of(date), "day {i} starts at the local midnight");
+        let leads = arrivals.iter().filter(|t| z.date(**t) == date).count() as i64;
+        assert_eq!(row["leads"].as_i64().unwrap(), leads, "{date}: leads of the local day");
+        let cents: i64 = spend.iter().filter(|(d, _)| *d == utc_ms(date)).map(|(_, c)| c).sum();
+        assert_eq!(row["spendCents"].as_i64().unwrap(), cents, "{date}: the same date's spend");
+        spent_somewhere |= cents > 0;
+    }
+    assert!(spent_somewhere, "the demo's account spent in the range");
+    let late_day = &rows[17];
+    assert!(late_day["leads"].as_i64().unwrap() >= 2, "the late leads count on their local day: {late_day}");
+
+    // leadsReport: the range's leads, the spend of its local dates, and the accounts' zone per site.
+    let report = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": name});
+    let r = app.post("/v1/reports/leads", report).await.ok();
+    let leads = arrivals.iter().filter(|t| (from..=to).contains(*t)).count() as i64;
+    assert_eq!(r["totals"]["leads"].as_i64().unwrap(), leads);
+    let cents: i64 = spend.iter().filter(|(d, _)| (utc_ms(first)..utc_ms(today)).contains(d)).map(|(_, c)| c).sum();
+    assert_eq!(r["totals"]["spendCents"].as_i64().unwrap(), cents);
+    assert_eq!(r["bySite"][0]["spendTimezone"], name.as_str());
+    // Without the argument: UTC days, and no spendTimezone.
+    let plain = app.report(&["loja-x"], from, to).await;
+    assert!(plain["bySite"][0].get("spendTimezone").is_none());
+    // "site" reads the site's zone, and limits count local days.
+    app.patch("/v1/sites/loja-x", json!({"timezone": name})).await.ok();
+    let own = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": "site"});
+    assert_eq!(app.post("/v1/reports/leads-daily", own).await.ok().as_array().unwrap().len(), 20);
+    let long = json!({"siteIds": ["loja-x"], "from": z.start_of(today - chrono::Duration::days(93)), "to": to, "timezone": name});
+    app.post("/v1/reports/leads-daily", long).await.err(400, "INVALID_ARGUMENT");
+});
