@@ -21,6 +21,7 @@ use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
 use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::effects::{Effects, Written};
 use crate::service::reporting::compare::{self, Changes, Compare};
+use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::conversions::{self as store, AffiliateDay, ConversionRow, Money};
@@ -318,6 +319,9 @@ pub struct RevenueArgs {
     /// The same summary over an earlier range beside this one (REPORTING §2).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// One site's ledger over an exact range: whole days and hours from the
@@ -356,6 +360,9 @@ pub struct RevenueSummary {
     pub commission_cents: Option<i64>,
     pub net_revenue_cents: Option<i64>,
     pub by_site: Vec<SiteRevenue>,
+    /// With `timezone`: the zone whose days the range is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
     /// With `compare`: the earlier range's totals.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<RevenueComparison>,
@@ -398,9 +405,17 @@ impl RevenueSummary {
 /// currencies the money totals are `null`.
 pub fn revenue_summary(conn: &mut AnyConnection, a: RevenueArgs) -> Result<RevenueSummary> {
     validate::site_ids(&a.site_ids)?;
-    validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
+    // The ledger is exact to the millisecond (ARPT-14): a zone's days are only a check.
+    let zone = match a.timezone.as_deref() {
+        None => timezone::checked_range(None, &[], (a.from, a.to), REPORT_MAX_DAYS)?,
+        Some(arg) => {
+            let rows = sites::require_many(conn, &a.site_ids)?;
+            let zones: Vec<&str> = rows.iter().map(|s| s.timezone.as_str()).collect();
+            timezone::checked_range(Some(arg), &zones, (a.from, a.to), REPORT_MAX_DAYS)?
+        }
+    };
     if let Some(compare) = a.compare {
-        let (from, to) = compare.range(a.from, a.to)?;
+        let (from, to) = compare.range_in(zone, a.from, a.to)?;
         let before = revenue_summary(conn, RevenueArgs { from, to, compare: None, ..a.clone() })?.totals();
         let mut main = revenue_summary(conn, RevenueArgs { compare: None, ..a })?;
         main.change = Some(compare::changes_of(&main.totals(), &before));
@@ -437,6 +452,7 @@ pub fn revenue_summary(conn: &mut AnyConnection, a: RevenueArgs) -> Result<Reven
         commission_cents: money(total.commission_cents),
         net_revenue_cents: money(total.revenue_cents - total.commission_cents),
         by_site,
+        timezone: zone.map(|z| z.name().to_string()),
         comparison: None,
         change: None,
     })

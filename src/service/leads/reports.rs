@@ -16,7 +16,7 @@ use crate::service::leads::names::Names;
 use crate::service::meta::spend::{Amount, ReportSpend};
 use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::reporting::filters::Filter;
-use crate::service::reporting::timezone::Zone;
+use crate::service::reporting::timezone::{self, Zone};
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::leads::rollups::{self, GroupRow, Grouping, Scope};
@@ -266,21 +266,12 @@ fn zone_of(
     conn: &mut AnyConnection,
     site_ids: &[String],
     arg: Option<&str>,
-    (from, to): (i64, i64),
+    range: (i64, i64),
     max_days: i64,
 ) -> Result<Option<Zone>> {
-    let Some(arg) = arg else { return Ok(None) };
-    let rows = if arg == crate::service::reporting::timezone::SITE {
-        sites::require_many(conn, site_ids)?
-    } else {
-        Vec::new()
-    };
+    let rows = if arg == Some(timezone::SITE) { sites::require_many(conn, site_ids)? } else { Vec::new() };
     let zones: Vec<&str> = rows.iter().map(|s| s.timezone.as_str()).collect();
-    let zone = Zone::of(Some(arg), &zones)?;
-    if let Some(z) = zone {
-        z.touched_days(from, to, max_days)?;
-    }
-    Ok(zone)
+    timezone::checked_span(arg, &zones, range, max_days)
 }
 
 /// The read budgets of a report (default 12,000 each; REPORT-12).

@@ -9,6 +9,7 @@ use chrono_tz::Tz;
 
 use crate::clock::{DAY_MS, HOUR_MS};
 use crate::error::{Error, Result};
+use crate::service::validate;
 
 /// The argument that asks for each site's own zone.
 pub const SITE: &str = "site";
@@ -135,6 +136,54 @@ impl Zone {
     }
 }
 
+/// A report's range checked in its zone (REP-03): without one, the UTC days
+/// it touches (as before); with one, whole local days, at most `max_days`.
+/// `site_zones` are the call's sites' zones, for `"site"`.
+pub fn checked_range(
+    arg: Option<&str>,
+    site_zones: &[&str],
+    (from, to): (i64, i64),
+    max_days: i64,
+) -> Result<Option<Zone>> {
+    let Some(zone) = Zone::of(arg, site_zones)? else {
+        validate::range(from, to, max_days)?;
+        return Ok(None);
+    };
+    validate::time("from", from)?;
+    validate::time("to", to)?;
+    zone.days(from, to, max_days)?;
+    Ok(Some(zone))
+}
+
+/// `checked_range` for reports whose range may start and end at any
+/// instant (the leads'): with a zone, at most `max_days` local days touched.
+pub fn checked_span(
+    arg: Option<&str>,
+    site_zones: &[&str],
+    (from, to): (i64, i64),
+    max_days: i64,
+) -> Result<Option<Zone>> {
+    let zone = Zone::of(arg, site_zones)?;
+    // A local day may touch one UTC day more than it has.
+    validate::range(from, to, max_days + i64::from(zone.is_some()))?;
+    if let Some(z) = zone {
+        z.touched_days(from, to, max_days)?;
+    }
+    Ok(zone)
+}
+
+/// The whole UTC days inside `[from, to]` (as `[start, end)`, if any) and the
+/// inclusive ranges around them (the whole range when it holds none).
+pub fn utc_days_inside(from: i64, to: i64) -> (Option<(i64, i64)>, Vec<(i64, i64)>) {
+    let start = from + (DAY_MS - from.rem_euclid(DAY_MS)) % DAY_MS;
+    let end = (to + 1) - (to + 1).rem_euclid(DAY_MS);
+    if start < end {
+        (Some((start, end)), [(from, start - 1), (end, to)].into_iter().filter(|(a, b)| a <= b).collect())
+    } else {
+        (None, vec![(from, to)])
+    }
+}
+
 /// Whole local days: `bounds[i]` is day i's first instant, the last bound
 /// the instant after the range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,6 +251,17 @@ mod tests {
         let skipped = NaiveDate::from_ymd_opt(2018, 11, 4).unwrap();
         assert_eq!(sp.start_of(skipped), utc(2018, 11, 4, 3, 0));
         assert_eq!(sp.date(sp.start_of(skipped) - 1), NaiveDate::from_ymd_opt(2018, 11, 3).unwrap());
+    }
+
+    #[test]
+    fn whole_utc_days_inside_and_the_edges_around_them() {
+        let d = utc(2026, 12, 1, 0, 0);
+        assert_eq!(utc_days_inside(d, d + DAY_MS - 1), (Some((d, d + DAY_MS)), vec![]));
+        assert_eq!(
+            utc_days_inside(d - 3 * HOUR_MS, d + 2 * DAY_MS - 3 * HOUR_MS - 1),
+            (Some((d, d + DAY_MS)), vec![(d - 3 * HOUR_MS, d - 1), (d + DAY_MS, d + 2 * DAY_MS - 3 * HOUR_MS - 1)])
+        );
+        assert_eq!(utc_days_inside(d + HOUR_MS, d + 2 * HOUR_MS), (None, vec![(d + HOUR_MS, d + 2 * HOUR_MS)]));
     }
 
     // rule: REP-03

@@ -243,6 +243,26 @@ pub struct AffiliateSum {
     pub commission_cents: i64,
 }
 
+/// What `affiliate_sums` holds, for a range `[from, to)` of any instants,
+/// from the rows themselves: sessions by their start, the ledger by its time.
+pub fn affiliate_sums_of_rows(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    from: i64,
+    to: i64,
+) -> QueryResult<Vec<AffiliateSum>> {
+    let mut q = RawQuery::prepared(
+        "SELECT affiliate_id, CAST(SUM(sessions) AS BIGINT) AS sessions, CAST(SUM(conversions) AS BIGINT) AS conversions, \
+         CAST(SUM(revenue_cents) AS BIGINT) AS revenue_cents, CAST(SUM(commission_cents) AS BIGINT) AS commission_cents \
+         FROM (SELECT affiliate_id, 1 AS sessions, 0 AS conversions, 0 AS revenue_cents, 0 AS commission_cents \
+         FROM web_sessions WHERE site_id = ? AND started_at >= ? AND started_at < ? AND affiliate_id IS NOT NULL \
+         UNION ALL SELECT affiliate_id, 0, 1, value_cents, commission_cents FROM web_conversions \
+         WHERE site_id = ? AND occurred_at >= ? AND occurred_at < ? AND affiliate_id IS NOT NULL) src GROUP BY affiliate_id",
+    );
+    q.text(site_id).int(from).int(to).text(site_id).int(from).int(to);
+    q.load(conn)
+}
+
 /// The affiliate day counters of `[from, to)` summed per affiliate.
 pub fn affiliate_sums(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<AffiliateSum>> {
     let mut q = RawQuery::prepared(

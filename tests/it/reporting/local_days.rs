@@ -8,7 +8,7 @@ use chrono::NaiveDate;
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Text};
 use rastrod::service::reporting::timezone::Zone;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::backend_test;
 use crate::common::*;
@@ -309,4 +309,96 @@ backend_test!(leads_count_on_their_local_day_and_spend_on_the_same_date, fake_me
     assert_eq!(app.post("/v1/reports/leads-daily", own).await.ok().as_array().unwrap().len(), 20);
     let long = json!({"siteIds": ["loja-x"], "from": z.start_of(today - chrono::Duration::days(93)), "to": to, "timezone": name});
     app.post("/v1/reports/leads-daily", long).await.err(400, "INVALID_ARGUMENT");
+});
+
+#[derive(QueryableByName)]
+struct Ledger {
+    #[diesel(sql_type = BigInt)]
+    occurred_at: i64,
+    #[diesel(sql_type = BigInt)]
+    value_cents: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    affiliate_id: Option<String>,
+}
+
+#[derive(QueryableByName)]
+struct Tagged {
+    #[diesel(sql_type = BigInt)]
+    started_at: i64,
+}
+
+/// The demo with Lead Ads on, so `metaFormsReport` answers.
+fn with_lead_ads(backend: Backend) -> TestAppBuilder {
+    fake_meta_builder(backend).env("RASTRO_FEDERATION_META_LEADS", "true")
+}
+
+// rule: REP-02
+backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app| {
+    crate::dashboard::demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    let (ledger, tagged) = app
+        .state
+        .cx
+        .read(|c| {
+            use diesel::RunQueryDsl;
+            let ledger = diesel::sql_query(
+                "SELECT occurred_at, value_cents, affiliate_id FROM web_conversions WHERE site_id = 'loja-x'",
+            )
+            .load::<Ledger>(c)?;
+            let tagged = diesel::sql_query(
+                "SELECT started_at FROM web_sessions WHERE site_id = 'loja-x' AND affiliate_id IS NOT NULL",
+            )
+            .load::<Tagged>(c)?;
+            Ok((ledger, tagged))
+        })
+        .await
+        .unwrap();
+    // Tokyo's days end at 15:00 UTC, inside the demo's afternoons.
+    let z = zone("Asia/Tokyo");
+    let today = z.date(T0);
+    let (from, to) = (z.start_of(today - chrono::Duration::days(30)), z.start_of(today) - 1);
+    let inside = |t: i64| (from..=to).contains(&t);
+    let one = json!({"siteId": "loja-x", "from": from, "to": to, "timezone": "Asia/Tokyo"});
+    let many = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": "Asia/Tokyo"});
+
+    let rev = app.post("/v1/analytics/revenueSummary", many.clone()).await.ok();
+    let sold: Vec<&Ledger> = ledger.iter().filter(|l| inside(l.occurred_at)).collect();
+    assert!(!sold.is_empty());
+    assert_eq!(rev["conversions"].as_i64().unwrap(), sold.len() as i64);
+    assert_eq!(rev["revenueCents"].as_i64().unwrap(), sold.iter().map(|l| l.value_cents).sum::<i64>());
+    assert_eq!(rev["timezone"], "Asia/Tokyo");
+
+    let aff = app.post("/v1/analytics/affiliatesReport", one.clone()).await.ok();
+    let sessions = tagged.iter().filter(|s| inside(s.started_at)).count() as i64;
+    let credited: Vec<&&Ledger> = sold.iter().filter(|l| l.affiliate_id.is_some()).collect();
+    assert!(sessions > 0, "the demo tags sessions with affiliates");
+    assert_eq!(aff["totals"]["sessions"].as_i64().unwrap(), sessions);
+    assert_eq!(aff["totals"]["conversions"].as_i64().unwrap(), credited.len() as i64);
+    assert_eq!(aff["totals"]["revenueCents"].as_i64().unwrap(), credited.iter().map(|l| l.value_cents).sum::<i64>());
+
+    // Goals are exact to the millisecond: the zone's days give what the same instants give.
+    let goals = app.post("/v1/analytics/goalsReport", one.clone()).await.ok();
+    let plain = app.post("/v1/analytics/goalsReport", json!({"siteId": "loja-x", "from": from, "to": to})).await.ok();
+    assert_eq!(goals["goals"], plain["goals"]);
+    assert_eq!(goals["totalSessions"], plain["totalSessions"]);
+    assert!(goals["totalSessions"].as_i64().unwrap() > 0);
+    assert_eq!(goals["timezone"], "Asia/Tokyo");
+
+    let funnels = app.post("/v1/analytics/funnelsReport", one.clone()).await.ok();
+    assert_eq!(funnels["timezone"], "Asia/Tokyo");
+    assert!(!funnels["funnels"].as_array().unwrap().is_empty());
+    let forms = app.post("/v1/meta/owners/demo%3Aagency/lead-ads/metaFormsReport", one.clone()).await;
+    assert_eq!(forms.status, 200, "{}", forms.text);
+    assert_eq!(forms.body["timezone"], "Asia/Tokyo");
+
+    // Each refuses a range that is not whole local days of the zone.
+    let mut off = one.clone();
+    off["from"] = json!(from + HOUR);
+    for f in ["goalsReport", "funnelsReport", "affiliatesReport"] {
+        app.post(&format!("/v1/analytics/{f}"), off.clone()).await.err(400, "INVALID_ARGUMENT");
+    }
+    let mut off = many.clone();
+    off["to"] = json!(to - HOUR);
+    app.post("/v1/analytics/revenueSummary", off).await.err(400, "INVALID_ARGUMENT");
 });

@@ -9,6 +9,7 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::rollup::buckets::DAY_MS;
+use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::conversions as store;
@@ -26,6 +27,9 @@ pub struct AffiliatesArgs {
     pub site_id: String,
     pub from: i64,
     pub to: i64,
+    /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// Complete UTC days (rule ARPT-02).
@@ -81,14 +85,29 @@ pub struct AffiliatesReport {
     pub unlisted: Unlisted,
     /// Every affiliate's, the unlisted included.
     pub totals: AffiliateTotals,
+    /// With `timezone`: the zone whose days the range is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
 }
 
 pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<AffiliatesReport> {
-    check_days(a.from, a.to, REPORT_MAX_DAYS)?;
+    let zone = match a.timezone.as_deref() {
+        None => {
+            check_days(a.from, a.to, REPORT_MAX_DAYS)?;
+            None
+        }
+        Some(arg) => {
+            let site = sites::get(conn, &a.site_id)?;
+            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), REPORT_MAX_DAYS)?
+        }
+    };
     let site = sites::get(conn, &a.site_id)?;
     let mut current = defs_store::affiliates(conn, &a.site_id, false).map_err(db)?;
     current.sort_by(|x, y| x.slug.cmp(&y.slug));
-    let sums = store::affiliate_sums(conn, &a.site_id, a.from, a.to + 1).map_err(db)?;
+    let sums = match zone {
+        None => store::affiliate_sums(conn, &a.site_id, a.from, a.to + 1).map_err(db)?,
+        Some(_) => sums_of_any_range(conn, &a.site_id, a.from, a.to)?,
+    };
     let mut totals = AffiliateTotals::default();
     let mut unlisted = Unlisted::default();
     for s in &sums {
@@ -128,5 +147,34 @@ pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<
         affiliates: rows,
         unlisted,
         totals,
+        timezone: zone.map(|z| z.name().to_string()),
     })
+}
+
+/// The affiliates' sums of `[from, to]` for local days: the day counters of
+/// the whole UTC days inside, the rows of the hours around them.
+fn sums_of_any_range(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> Result<Vec<store::AffiliateSum>> {
+    let (days, edges) = timezone::utc_days_inside(from, to);
+    let mut parts = Vec::new();
+    if let Some((start, end)) = days {
+        parts.extend(store::affiliate_sums(conn, site_id, start, end).map_err(db)?);
+    }
+    for (a, b) in edges {
+        parts.extend(store::affiliate_sums_of_rows(conn, site_id, a, b + 1).map_err(db)?);
+    }
+    let mut by_id: std::collections::BTreeMap<String, store::AffiliateSum> = std::collections::BTreeMap::new();
+    for p in parts {
+        let e = by_id.entry(p.affiliate_id.clone()).or_insert(store::AffiliateSum {
+            affiliate_id: p.affiliate_id.clone(),
+            sessions: 0,
+            conversions: 0,
+            revenue_cents: 0,
+            commission_cents: 0,
+        });
+        e.sessions += p.sessions;
+        e.conversions += p.conversions;
+        e.revenue_cents += p.revenue_cents;
+        e.commission_cents += p.commission_cents;
+    }
+    Ok(by_id.into_values().collect())
 }

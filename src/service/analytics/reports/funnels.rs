@@ -19,6 +19,7 @@ use crate::service::analytics::reports::affiliates::check_days;
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::compare::{self, Changes, Compare};
+use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
@@ -88,6 +89,9 @@ pub struct FunnelsArgs {
     /// The same report over an earlier range beside this one (REPORTING §2).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// A funnel's rows in the range: from the index, or from the events while
@@ -258,6 +262,9 @@ pub struct FunnelsReport {
     /// A funnel passed the row cap: its figures are lower bounds (ARPT-13).
     pub incomplete: bool,
     pub funnels: Vec<FunnelRowReport>,
+    /// With `timezone`: the zone whose days the range is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
     /// With `compare`: the earlier range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<FunnelsComparison>,
@@ -313,9 +320,19 @@ fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> FunnelRowRe
 /// `funnelsReport`: complete UTC days, at most 90 (rule ARPT-02); past the
 /// row cap, `incomplete` and lower bounds (ARPT-13).
 pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> Result<FunnelsReport> {
-    check_days(a.from, a.to, MAX_FUNNEL_DAYS)?;
+    // Step rows keep their instant, so a zone's days are only a check of the range.
+    let zone = match a.timezone.as_deref() {
+        None => {
+            check_days(a.from, a.to, MAX_FUNNEL_DAYS)?;
+            None
+        }
+        Some(arg) => {
+            let site = sites::require(conn, &a.site_id)?;
+            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), MAX_FUNNEL_DAYS)?
+        }
+    };
     if let Some(compare) = a.compare {
-        let (from, to) = compare.range(a.from, a.to)?;
+        let (from, to) = compare.range_in(zone, a.from, a.to)?;
         let before = funnels_report(conn, FunnelsArgs { from, to, compare: None, ..a.clone() }, cap)?;
         let mut main = funnels_report(conn, FunnelsArgs { compare: None, ..a }, cap)?;
         for f in &mut main.funnels {
@@ -345,7 +362,15 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
         let of_rows = persons.of_rows(conn, &a.site_id, &rows)?;
         out.push(funnel_report(f, &steps, &levels(&of_rows, &rows, steps.len(), f.window_ms)));
     }
-    Ok(FunnelsReport { site_id: a.site_id, from: a.from, to: a.to, incomplete, funnels: out, comparison: None })
+    Ok(FunnelsReport {
+        site_id: a.site_id,
+        from: a.from,
+        to: a.to,
+        incomplete,
+        funnels: out,
+        timezone: zone.map(|z| z.name().to_string()),
+        comparison: None,
+    })
 }
 
 /// The live rows' `funnel` (rule OVR-13): per visitor, the funnel it advanced

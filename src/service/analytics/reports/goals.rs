@@ -16,8 +16,8 @@ use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::analytics::vocabulary::Tier;
 use crate::service::reporting::compare::{self, Changes, Compare};
+use crate::service::reporting::timezone;
 use crate::service::sites;
-use crate::service::validate;
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::goals::{self as store, GoalCount};
 
@@ -88,6 +88,9 @@ pub struct GoalsReport {
     pub to: i64,
     pub total_sessions: i64,
     pub goals: Vec<GoalRow>,
+    /// With `timezone`: the zone whose days the range is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
     /// With `compare`: the earlier range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<GoalsComparison>,
@@ -118,6 +121,9 @@ pub struct GoalsArgs {
     /// The same report over an earlier range beside this one (REPORTING §2).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 fn add_counts(into: &mut HashMap<String, (i64, i64)>, rows: Vec<GoalCount>) {
@@ -160,9 +166,17 @@ fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64)
 
 /// `goalsReport` (rules ARPT-09, ARPT-14): the current goals by key.
 pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsReport> {
-    validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
+    // Goal figures are exact to the millisecond (ARPT-14), so a zone's days
+    // are only a check of the range.
+    let zone = match a.timezone.as_deref() {
+        None => timezone::checked_range(None, &[], (a.from, a.to), REPORT_MAX_DAYS)?,
+        Some(arg) => {
+            let site = sites::require(conn, &a.site_id)?;
+            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), REPORT_MAX_DAYS)?
+        }
+    };
     if let Some(compare) = a.compare {
-        let (from, to) = compare.range(a.from, a.to)?;
+        let (from, to) = compare.range_in(zone, a.from, a.to)?;
         let before = goals_report(conn, GoalsArgs { from, to, compare: None, ..a.clone() })?;
         let mut main = goals_report(conn, GoalsArgs { compare: None, ..a })?;
         for g in &mut main.goals {
@@ -207,6 +221,7 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
         to: a.to,
         total_sessions,
         goals: rows,
+        timezone: zone.map(|z| z.name().to_string()),
         comparison: None,
         change: None,
     })

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::service::leads::metrics::{RowCounts, RowMetrics, row_metrics};
 use crate::service::leads::reports::{Caps, PAID_ORIGINS, REPORT_MAX_DAYS};
 use crate::service::reporting::compare::{self, Changes, Compare};
+use crate::service::reporting::timezone::{self, Zone};
 use crate::service::{sites, validate};
 use crate::store::meta::lead_ads as store;
 
@@ -24,6 +25,10 @@ pub struct FormsReportArgs {
     /// Each form beside its figures over an earlier range (REPORTING §2).
     #[serde(default)]
     pub compare: Option<Compare>,
+    /// Days of this IANA zone, or `"site"`: the limit counts them and the
+    /// spend is read for their dates (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// A form's figures, as compared between two ranges.
@@ -93,6 +98,9 @@ pub struct FormsReport {
     /// The spend's currency (the ad account's), when known.
     pub spend_currency: Option<String>,
     pub forms: Vec<FormReportRow>,
+    /// With `timezone`: the zone whose days the range and the spend are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
     /// With `compare`: the earlier range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<FormsComparison>,
@@ -100,15 +108,22 @@ pub struct FormsReport {
 
 pub fn check(a: &FormsReportArgs) -> Result<()> {
     validate::text("siteId", &a.site_id, 1, 64)?;
-    validate::range(a.from, a.to, REPORT_MAX_DAYS)
+    validate::range(a.from, a.to, REPORT_MAX_DAYS + i64::from(a.timezone.is_some()))
 }
 
 pub fn forms_report(conn: &mut AnyConnection, a: &FormsReportArgs, caps: Caps) -> Result<FormsReport> {
     check(a)?;
-    let mut main = over(conn, a, a.from, a.to, caps)?;
+    let zone = match a.timezone.as_deref() {
+        None => None,
+        Some(arg) => {
+            let site = sites::require(conn, &a.site_id)?;
+            timezone::checked_span(Some(arg), &[&site.timezone], (a.from, a.to), REPORT_MAX_DAYS)?
+        }
+    };
+    let mut main = over(conn, a, (a.from, a.to), zone, caps)?;
     if let Some(compare) = a.compare {
-        let (from, to) = compare.range(a.from, a.to)?;
-        let earlier = over(conn, a, from, to, caps)?;
+        let (from, to) = compare.range_in(zone, a.from, a.to)?;
+        let earlier = over(conn, a, (from, to), zone, caps)?;
         for row in &mut main.forms {
             let then = earlier.forms.iter().find(|f| f.form_id == row.form_id).map(FormReportRow::figures);
             // A form with no row then (listed since) compares against zeros, its spend unknown.
@@ -129,7 +144,13 @@ pub fn forms_report(conn: &mut AnyConnection, a: &FormsReportArgs, caps: Caps) -
 }
 
 /// The report over `[from, to]`.
-fn over(conn: &mut AnyConnection, a: &FormsReportArgs, from: i64, to: i64, caps: Caps) -> Result<FormsReport> {
+fn over(
+    conn: &mut AnyConnection,
+    a: &FormsReportArgs,
+    (from, to): (i64, i64),
+    zone: Option<Zone>,
+    caps: Caps,
+) -> Result<FormsReport> {
     let site = sites::require(conn, &a.site_id)?;
     let forms = store::forms_of_site(conn, &a.site_id)?;
     let cohorts = store::form_cohorts(conn, &a.site_id, from, to, PAID_ORIGINS[1])?;
@@ -138,7 +159,7 @@ fn over(conn: &mut AnyConnection, a: &FormsReportArgs, from: i64, to: i64, caps:
         conn,
         std::slice::from_ref(&site),
         (from, to),
-        None,
+        zone,
         caps.spend_ad_rows,
         caps.spend_day_rows,
     )?;
@@ -182,6 +203,7 @@ fn over(conn: &mut AnyConnection, a: &FormsReportArgs, from: i64, to: i64, caps:
         currency: site.currency,
         spend_currency: if covered { spend.currency.clone() } else { None },
         forms: rows,
+        timezone: zone.map(|z| z.name().to_string()),
         comparison: None,
     })
 }

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::service::analytics::reports::range_parts::{self, Part};
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
 use crate::service::analytics::vocabulary::{Dimension, Tier};
-use crate::service::reporting::timezone::LocalDays;
+use crate::service::reporting::timezone::{LocalDays, utc_days_inside};
 use crate::store::analytics::rollups as r;
 
 /// How the pages' and sources' visitors are counted.
@@ -155,16 +155,15 @@ pub(super) fn local(conn: &mut AnyConnection, ids: &[String], days: &LocalDays) 
     let counter_rows = r::counters(conn, ids, Tier::Hour.as_str(), from, to)?;
     let hour_sets = r::sets(conn, ids, Tier::Hour.as_str(), from, to, Dimension::All.as_str(), None)?;
     // The whole UTC days inside, and the hours before and after them.
-    let (d1, d2) = (from + (DAY_MS - from.rem_euclid(DAY_MS)) % DAY_MS, (to + 1) - (to + 1).rem_euclid(DAY_MS));
-    let (groups, edges) = if d1 < d2 {
-        let edges: Vec<(i64, i64)> = [(from, d1 - 1), (d2, to)].into_iter().filter(|(f, t)| f <= t).collect();
-        let mut groups = range_parts::groups(conn, ids, Tier::Day, d1, d2 - 1)?;
-        for (_, parts) in &mut groups {
-            parts.extend(edges.iter().map(|(f, t)| (Tier::Hour, *f, *t)));
+    let (groups, edges) = match utc_days_inside(from, to) {
+        (Some((d1, d2)), edges) => {
+            let mut groups = range_parts::groups(conn, ids, Tier::Day, d1, d2 - 1)?;
+            for (_, parts) in &mut groups {
+                parts.extend(edges.iter().map(|(f, t)| (Tier::Hour, *f, *t)));
+            }
+            (groups, edges)
         }
-        (groups, edges)
-    } else {
-        (vec![(ids.to_vec(), vec![(Tier::Hour, from, to)])], vec![(from, to)])
+        (None, edges) => (vec![(ids.to_vec(), vec![(Tier::Hour, from, to)])], edges),
     };
     let mut f = Figures {
         series: days.starts().iter().map(|d| (*d, r::Counters::default())).collect(),
