@@ -45,7 +45,7 @@ async fn answers(app: &TestApp) -> (Value, Value) {
     let vitals = app
         .state
         .cx
-        .read(move |c| vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to }))
+        .read(move |c| vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to, timezone: None }))
         .await
         .unwrap();
     (serde_json::to_value(map).unwrap(), serde_json::to_value(vitals).unwrap())

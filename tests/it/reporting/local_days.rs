@@ -322,6 +322,14 @@ struct Ledger {
 }
 
 #[derive(QueryableByName)]
+struct Lcp {
+    #[diesel(sql_type = BigInt)]
+    occurred_at: i64,
+    #[diesel(sql_type = BigInt)]
+    lcp: i64,
+}
+
+#[derive(QueryableByName)]
 struct Tagged {
     #[diesel(sql_type = BigInt)]
     started_at: i64,
@@ -337,7 +345,7 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
     crate::dashboard::demo(&app).await;
     assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
     crate::analytics::drain(&app).await;
-    let (ledger, tagged) = app
+    let (ledger, tagged, lcp) = app
         .state
         .cx
         .read(|c| {
@@ -350,7 +358,11 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
                 "SELECT started_at FROM web_sessions WHERE site_id = 'loja-x' AND affiliate_id IS NOT NULL",
             )
             .load::<Tagged>(c)?;
-            Ok((ledger, tagged))
+            let lcp = diesel::sql_query(
+                "SELECT occurred_at, lcp FROM web_events WHERE site_id = 'loja-x' AND kind = 'pageview' AND lcp IS NOT NULL",
+            )
+            .load::<Lcp>(c)?;
+            Ok((ledger, tagged, lcp))
         })
         .await
         .unwrap();
@@ -384,6 +396,25 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
     assert_eq!(goals["totalSessions"], plain["totalSessions"]);
     assert!(goals["totalSessions"].as_i64().unwrap() > 0);
     assert_eq!(goals["timezone"], "Asia/Tokyo");
+
+    // Vitals: the digests of the UTC days inside, the pageviews' own values at the edges.
+    let mut vitals = one.clone();
+    vitals["from"] = json!(z.start_of(today - chrono::Duration::days(20)));
+    let v = app.post("/v1/analytics/vitalsReport", vitals.clone()).await.ok();
+    let mut values: Vec<i64> = lcp
+        .iter()
+        .filter(|r| (vitals["from"].as_i64().unwrap()..=to).contains(&r.occurred_at))
+        .map(|r| r.lcp)
+        .collect();
+    values.sort_unstable();
+    assert!(!values.is_empty());
+    let row = &v["metrics"][0];
+    assert_eq!(row["metric"], "lcp");
+    assert_eq!(row["samples"].as_i64().unwrap(), values.len() as i64);
+    // p75 by nearest rank (ARPT-17).
+    let rank = (values.len() * 3).div_ceil(4) - 1;
+    assert_eq!(row["p75"].as_i64().unwrap(), values[rank]);
+    assert_eq!(v["timezone"], "Asia/Tokyo");
 
     let funnels = app.post("/v1/analytics/funnelsReport", one.clone()).await.ok();
     assert_eq!(funnels["timezone"], "Asia/Tokyo");

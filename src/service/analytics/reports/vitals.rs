@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::service::analytics::reports::numbers::Fixed;
 use crate::service::analytics::reports::site_map::complete_days;
 use crate::service::analytics::rollup::vitals::METRICS;
+use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::store::analytics::vitals as store;
 
@@ -31,6 +32,9 @@ pub struct VitalsArgs {
     pub site_id: String,
     pub from: i64,
     pub to: i64,
+    /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// Per metric, the merged value → count map: while rows are added, a list
@@ -187,14 +191,42 @@ pub struct VitalsReport {
     pub metrics: Vec<VitalRow>,
     pub by_page: Vec<PageVitals>,
     pub by_device: Vec<DeviceVitals>,
+    /// With `timezone`: the zone whose days the range is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
 }
 
 pub const DEVICES: [Option<&str>; 4] = [Some("mobile"), Some("tablet"), Some("desktop"), None];
 
 /// `vitalsReport` for a site already checked against the caller's scope.
 pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsReport> {
-    complete_days(a.from, a.to, MAX_DAYS)?;
+    let zone = match a.timezone.as_deref() {
+        None => {
+            complete_days(a.from, a.to, MAX_DAYS)?;
+            None
+        }
+        Some(arg) => {
+            let site = sites::require(conn, &a.site_id)?;
+            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), MAX_DAYS)?
+        }
+    };
     sites::require(conn, &a.site_id)?;
+    // Local days: the digests of the whole UTC days inside, the pageviews'
+    // own values around them (the digests keep UTC days).
+    let cells = match zone {
+        None => store::digests(conn, &a.site_id, a.from, a.to)?,
+        Some(_) => {
+            let (days, edges) = timezone::utc_days_inside(a.from, a.to);
+            let mut cells = match days {
+                Some((start, end)) => store::digests(conn, &a.site_id, start, end - 1)?,
+                None => Vec::new(),
+            };
+            for (from, to) in edges {
+                cells.extend(store::digest_rows_between(conn, &a.site_id, from, to + 1)?);
+            }
+            cells
+        }
+    };
     let mut all = Digest::default();
     let mut by_route: HashMap<String, Digest> = HashMap::new();
     let mut by_device: HashMap<String, Digest> = HashMap::new();
@@ -202,7 +234,7 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsRe
     // days merge here. Consecutive rows mostly share their route and device,
     // so the digests of the last ones are kept at hand.
     let mut at_hand: Option<(String, String)> = None;
-    for r in store::digests(conn, &a.site_id, a.from, a.to)? {
+    for r in cells {
         let Some(i) = METRICS.iter().position(|m| *m == r.metric) else { continue };
         all.add(i, r.value, r.count);
         if at_hand.as_ref().is_none_or(|(route, device)| *route != r.route || *device != r.device) {
@@ -238,6 +270,7 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsRe
                 metrics: rows(by_device.get(device.unwrap_or("")).unwrap_or(&empty)),
             })
             .collect(),
+        timezone: zone.map(|z| z.name().to_string()),
     })
 }
 
