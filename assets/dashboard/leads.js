@@ -1,5 +1,5 @@
 // ---- leads and spend -----------------------------------------------------
-import { DAY, state, site, range, siteIds, render } from "./state.js";
+import { DAY, state, site, range, siteIds, render, zone } from "./state.js";
 import { S, t, h, add, num, date, say, fill, s, dialog, pickers } from "./dom.js";
 import { api, explain } from "./api.js";
 
@@ -11,13 +11,14 @@ export function leadsScreen(main) {
   var body = h("div", { id: "leads-body" }, h("p", {}, t("loading")));
   add(main, h("h2", {}, t("navLeads")), pickers(function () { render(); }), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noLeads"))); return; }
-  var r = range(), ids = siteIds();
+  var r = range(), ids = siteIds(), z = zone();
   Promise.all([
-    api("POST", "/dashboard/api/reports/leads", { siteIds: ids, from: r.from, to: r.to }),
-    api("POST", "/dashboard/api/reports/leads-daily", { siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to }),
+    api("POST", "/dashboard/api/reports/leads", { siteIds: ids, from: r.from, to: r.to, timezone: z }),
+    api("POST", "/dashboard/api/reports/leads-daily", { siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to, timezone: z }),
   ]).then(function (res) {
     var report = res[0], daily = res[1];
-    fill(body, summary(report), chart(daily, report), origins(report), campaigns(report), leadList(ids, r));
+    fill(body, h("p", { class: "muted", id: "leads-zone" }, t("leadsZone", { zone: z })),
+      summary(report), chart(daily, report, z), origins(report), campaigns(report), leadList(ids, r));
   }).catch(function (e) { say(body, explain(e)); });
 }
 
@@ -46,7 +47,7 @@ function summary(report) {
 }
 
 // Bars for leads, a line for spend, each on its own scale.
-function chart(daily, report) {
+function chart(daily, report, z) {
   var W = 720, H = 220, P = 28, n = daily.length || 1, bw = (W - 2 * P) / n;
   var maxL = Math.max(1, Math.max.apply(null, daily.map(function (d) { return d.leads; })));
   var spends = daily.map(function (d) { return d.spendCents; });
@@ -56,14 +57,14 @@ function chart(daily, report) {
   svg.appendChild(s("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#8c959f" }));
   daily.forEach(function (d, i) {
     var bh = (H - 2 * P) * d.leads / maxL;
-    svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" }, s("title", {}, date(d.dayStart, false, "UTC") + ": " + num(d.leads) + " " + t("leads").toLowerCase())));
+    svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" }, s("title", {}, date(d.dayStart, false, z) + ": " + num(d.leads) + " " + t("leads").toLowerCase())));
   });
   var pts = [];
   daily.forEach(function (d, i) { if (d.spendCents != null) pts.push((P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * d.spendCents / maxS).toFixed(1)); });
   if (pts.length) svg.appendChild(s("polyline", { points: pts.join(" "), fill: "none", stroke: "#bc4c00", "stroke-width": 2 }));
   if (daily.length) {
-    svg.appendChild(s("text", { x: P, y: H - 8, "font-size": 11, fill: "#57606a" }, date(daily[0].dayStart, false, "UTC")));
-    svg.appendChild(s("text", { x: W - P, y: H - 8, "font-size": 11, fill: "#57606a", "text-anchor": "end" }, date(daily[daily.length - 1].dayStart, false, "UTC")));
+    svg.appendChild(s("text", { x: P, y: H - 8, "font-size": 11, fill: "#57606a" }, date(daily[0].dayStart, false, z)));
+    svg.appendChild(s("text", { x: W - P, y: H - 8, "font-size": 11, fill: "#57606a", "text-anchor": "end" }, date(daily[daily.length - 1].dayStart, false, z)));
   }
   return h("section", {}, h("h3", { id: "chart-h" }, t("chartTitle")), svg,
     h("div", { class: "legend" }, h("span", {}, h("span", { class: "sw", "data-c": "leads" }), t("leads")), h("span", {}, h("span", { class: "sw", "data-c": "spend" }), t("spend"))));

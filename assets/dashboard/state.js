@@ -1,7 +1,10 @@
 // What the page knows: the signed-in operator, the sites, the screen and its
 // picks, and what follows from them. Imports nothing.
 export const DAY = 86400000;
-export const state = { me: null, sites: [], view: "leads", siteId: "", days: 30, leadsPage: [], loginState: null };
+export const state = { me: null, sites: [], view: "leads", siteId: "", days: 30, leadsPage: [], loginState: null,
+  // Visitas: the period (a preset or "custom" with its two dates), the zone
+  // picked for several clients, and the filters (REPORTING §3).
+  period: "30", customFrom: "", customTo: "", zone: "", filters: [] };
 
 // The entry module draws the current screen; a screen asks for a redraw here,
 // so no screen imports the entry module.
@@ -20,9 +23,65 @@ export function utcDays() {
 }
 export function oneSite() { return state.siteId || (state.sites[0] && state.sites[0].siteId); }
 
-// The leads screen's range: the whole UTC days before today.
+// The leads screen's range: the whole days before today, in the zone (REPORTING §1).
 export function range() {
-  var today = Math.floor(state.me.now / DAY) * DAY;
-  return { from: today - state.days * DAY, to: today - 1 };
+  var z = zone(), n = localDate(state.me.now, z);
+  return { from: midnight(n.y, n.m, n.d - state.days, z), to: midnight(n.y, n.m, n.d, z) - 1 };
 }
 export function siteIds() { return state.siteId ? [state.siteId] : state.sites.slice(0, 500).map(function (s) { return s.siteId; }); }
+
+// ---- local days (REPORTING §1) --------------------------------------------
+// The zone the screens count days in: the chosen client's, or for several
+// the one picked (by default the first client's).
+export function zone() {
+  var s = site(state.siteId);
+  if (s) return s.timezone || "UTC";
+  return state.zone || (state.sites[0] && state.sites[0].timezone) || "UTC";
+}
+export function zones() {
+  var seen = {};
+  state.sites.forEach(function (s) { seen[s.timezone || "UTC"] = true; });
+  return Object.keys(seen).sort();
+}
+// The zone's wall clock at the instant t, written as if it were UTC.
+function wall(t, z) {
+  var parts = new Intl.DateTimeFormat("en-US", { timeZone: z, hourCycle: "h23", year: "numeric", month: "2-digit",
+    day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" }).formatToParts(new Date(t));
+  var g = {};
+  parts.forEach(function (p) { g[p.type] = Number(p.value); });
+  return Date.UTC(g.year, g.month - 1, g.day, g.hour, g.minute, g.second) + (((t % 1000) + 1000) % 1000);
+}
+// The first instant of the local date (y, m from 0, d; out-of-range days roll over) in z.
+export function midnight(y, m, d, z) {
+  var guess = Date.UTC(y, m, d), t = guess - (wall(guess, z) - guess);
+  return guess - (wall(t, z) - t);
+}
+// The local date of t in z, as {y, m, d} (m from 0).
+export function localDate(t, z) {
+  var w = new Date(wall(t, z));
+  return { y: w.getUTCFullYear(), m: w.getUTCMonth(), d: w.getUTCDate() };
+}
+function parseDate(text) {
+  var p = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text || "");
+  return p ? { y: Number(p[1]), m: Number(p[2]) - 1, d: Number(p[3]) } : null;
+}
+// The period picked on Visitas, in the zone: {from, to, interval}. Today and
+// yesterday are hourly; the others whole local days, today included.
+export function period() {
+  var z = zone(), n = localDate(state.me.now, z), end = midnight(n.y, n.m, n.d + 1, z) - 1;
+  function days(k) { return { from: midnight(n.y, n.m, n.d - k + 1, z), to: end, interval: "day" }; }
+  switch (state.period) {
+    case "today": return { from: midnight(n.y, n.m, n.d, z), to: end, interval: "hour" };
+    case "yesterday": return { from: midnight(n.y, n.m, n.d - 1, z), to: midnight(n.y, n.m, n.d, z) - 1, interval: "hour" };
+    case "month": return { from: midnight(n.y, n.m, 1, z), to: end, interval: "day" };
+    case "lastMonth": return { from: midnight(n.y, n.m - 1, 1, z), to: midnight(n.y, n.m, 1, z) - 1, interval: "day" };
+    case "year": return { from: midnight(n.y, 0, 1, z), to: end, interval: "day" };
+    case "12m": return { from: midnight(n.y - 1, n.m, n.d + 1, z), to: end, interval: "day" };
+    case "custom": {
+      var a = parseDate(state.customFrom), b = parseDate(state.customTo);
+      if (a && b) return { from: midnight(a.y, a.m, a.d, z), to: midnight(b.y, b.m, b.d + 1, z) - 1, interval: "day" };
+      return days(30);
+    }
+    default: return days(Number(state.period) || 30);
+  }
+}

@@ -1,54 +1,127 @@
 // ---- visits (web analytics) ----------------------------------------------
-import { DAY, state, siteIds, render } from "./state.js";
-import { S, t, h, add, num, date, say, fill, rate, duration, s, pickers } from "./dom.js";
+// The overview in the client's own days (its timezone, named on screen),
+// beside the period before it, narrowed by the filters above the figures: a
+// row of the pages or sources clicked becomes a filter, as in Plausible.
+import { state, siteIds, render, zone, zones, period } from "./state.js";
+import { S, t, h, add, num, date, say, fill, rate, duration, s } from "./dom.js";
 import { api, explain } from "./api.js";
+
+var PERIODS = ["today", "yesterday", "7", "30", "90", "month", "lastMonth", "year", "12m", "custom"];
+
+function periodPicker() {
+  var sel = h("select", { id: "site-picker", onchange: function () { state.siteId = sel.value; render(); } },
+    h("option", { value: "" }, t("siteAll")),
+    state.sites.map(function (x) { return h("option", { value: x.siteId, selected: x.siteId === state.siteId }, x.name); }));
+  var per = h("select", { id: "period-picker", onchange: function () { state.period = per.value; render(); } },
+    PERIODS.map(function (p) { return h("option", { value: p, selected: p === state.period }, t("period_" + p)); }));
+  var row = h("div", { class: "row" }, h("label", { for: "site-picker" }, t("sitePicker"), sel), h("label", { for: "period-picker" }, t("periodPicker"), per));
+  if (state.period === "custom") {
+    var from = h("input", { id: "custom-from", type: "date", value: state.customFrom });
+    var to = h("input", { id: "custom-to", type: "date", value: state.customTo });
+    add(row, h("label", { for: "custom-from" }, t("customFrom"), from), h("label", { for: "custom-to" }, t("customTo"), to),
+      h("button", { id: "custom-apply", onclick: function () { state.customFrom = from.value; state.customTo = to.value; render(); } }, t("apply")));
+  }
+  // Several clients of different zones: the operator picks the zone.
+  if (!state.siteId && zones().length > 1) {
+    var zs = h("select", { id: "zone-picker", onchange: function () { state.zone = zs.value; render(); } },
+      zones().map(function (z) { return h("option", { value: z, selected: z === zone() }, z); }));
+    add(row, h("label", { for: "zone-picker" }, t("zonePicker"), zs));
+  }
+  return row;
+}
+
+var DIMS = { page: "dim_page", source: "dim_source" };
+
+function filterBar() {
+  if (!state.filters.length) return null;
+  return h("div", { class: "row filters", id: "filters", role: "group", "aria-label": t("filtersLabel") },
+    state.filters.map(function (f, i) {
+      var label = t(DIMS[f.dim] || f.dim) + " " + t("op_" + f.op) + " " + f.values.join(", ");
+      return h("span", { class: "chip", "data-filter": f.dim }, label,
+        h("button", { "aria-label": t("removeFilter", { filter: label }), onclick: function () { state.filters.splice(i, 1); render(); } }, "×"));
+    }),
+    h("button", { id: "clear-filters", onclick: function () { state.filters = []; render(); } }, t("clearFilters")));
+}
+
+function addFilter(dim, value) {
+  state.filters = state.filters.filter(function (f) { return f.dim !== dim; }).concat([{ dim: dim, op: "is", values: [value] }]);
+  render();
+}
+
+// The change against the period before, as "▲ 12%" (null: no base to compare).
+function change(x) {
+  if (x == null) return h("span", { class: "chg muted" }, t("noChange"));
+  var up = x > 0, pct = new Intl.NumberFormat(S.locale, { style: "percent", maximumFractionDigits: 1 }).format(Math.abs(x));
+  return h("span", { class: "chg " + (x === 0 ? "" : up ? "up" : "down") }, (x === 0 ? "= " : up ? "▲ " : "▼ ") + pct);
+}
 
 export function visitsScreen(main) {
   var body = h("div", { id: "visits-body" }, h("p", {}, t("loading")));
-  add(main, h("h2", {}, t("navVisits")), pickers(function () { render(); }), body);
+  add(main, h("h2", {}, t("navVisits")), periodPicker(), filterBar(), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
-  // Whole UTC days up to the end of today: the overview counts today so far too.
-  var today = Math.floor(state.me.now / DAY) * DAY, ids = siteIds();
-  var r = { from: today - (state.days - 1) * DAY, to: today + DAY - 1 };
+  var ids = siteIds(), p = period(), z = zone();
+  var args = { siteIds: ids, from: p.from, to: p.to, interval: p.interval, timezone: z, compare: "previousPeriod" };
+  if (state.filters.length) args.filters = state.filters;
   Promise.all([
-    api("POST", "/dashboard/api/analytics/overview", { siteIds: ids, from: r.from, to: r.to }),
+    api("POST", "/dashboard/api/analytics/overview", args),
     api("POST", "/dashboard/api/analytics/live", { siteIds: ids, limit: 20 }),
   ]).then(function (res) {
-    var o = res[0], live = res[1], tt = o.totals;
-    function card(key, label, value) {
-      return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value));
+    var o = res[0], live = res[1], tt = o.totals, ch = o.change || {};
+    function card(key, label, value, c) {
+      return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value), c);
     }
-    function table(id, title, head, rows) {
+    function table(id, title, head, rows, dim) {
       return h("section", {}, h("h3", {}, title), rows.length
         ? h("table", { id: id }, h("thead", {}, h("tr", {}, head.map(function (c, i) { return h("th", { scope: "col", class: i ? "n" : null }, c); }))),
-            h("tbody", {}, rows.map(function (row) { return h("tr", {}, row.map(function (c, i) { return i ? h("td", { class: "n" }, c) : h("th", { scope: "row" }, c); })); })))
+            h("tbody", {}, rows.map(function (row) {
+              var first = dim && row[0] != null
+                ? h("button", { class: "link", "data-add-filter": dim, title: t("addFilter"), onclick: function () { addFilter(dim, row[0]); } }, row[0])
+                : row[0] == null ? S.unknown : row[0];
+              return h("tr", {}, h("th", { scope: "row" }, first), row.slice(1).map(function (c) { return h("td", { class: "n" }, c); }));
+            })))
         : h("p", {}, t("noVisits")));
     }
-    var W = 720, H = 180, P = 28, n = o.series.length || 1, bw = (W - 2 * P) / n;
-    var max = Math.max(1, Math.max.apply(null, o.series.map(function (b) { return b.pageviews; })));
-    var svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-labelledby": "visits-chart-h" });
-    svg.appendChild(s("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#8c959f" }));
-    o.series.forEach(function (b, i) {
-      var bh = (H - 2 * P) * b.pageviews / max;
-      svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" },
-        s("title", {}, date(b.bucketStart, false, "UTC") + ": " + num(b.pageviews) + " " + t("pageviews").toLowerCase())));
-    });
+    var hourly = o.interval === "hour";
     fill(body,
+      h("p", { class: "muted", id: "visits-zone" }, t("visitsZone", { zone: o.timezone || z, from: date(p.from, false, z), to: date(p.to, false, z) })),
       h("section", { "aria-labelledby": "visits-summary-h" }, h("h3", { id: "visits-summary-h" }, t("visitsSummary")),
         h("div", { class: "cards" },
-          card("visitors", t("visitors"), num(tt.visitors)),
-          card("sessions", t("sessions"), num(tt.sessions)),
-          card("pageviews", t("pageviews"), num(tt.pageviews)),
-          card("bounceRate", t("bounceRate"), rate(tt.bounceRate)),
-          card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs)),
-          card("live", t("liveNow"), num(live.count)))),
-      h("section", {}, h("h3", { id: "visits-chart-h" }, t("visitsChart")), svg),
+          card("visitors", t("visitors"), num(tt.visitors), change(ch.visitors)),
+          card("sessions", t("sessions"), num(tt.sessions), change(ch.sessions)),
+          card("pageviews", t("pageviews"), num(tt.pageviews), change(ch.pageviews)),
+          card("bounceRate", t("bounceRate"), rate(tt.bounceRate), change(ch.bounceRate)),
+          card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs), change(ch.avgDurationMs)),
+          card("live", t("liveNow"), num(live.count))),
+        h("p", { class: "muted" }, t("comparedWith", { from: date(o.comparison.from, false, z), to: date(o.comparison.to, false, z) }))),
+      h("section", {}, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), chart(o, z, hourly)),
       table("top-pages", t("topPages"), [t("page"), t("pageviews"), t("visitors")],
-        o.pages.map(function (p) { return [p.route, num(p.pageviews), num(p.visitors)]; })),
+        o.pages.map(function (x) { return [x.route, num(x.pageviews), num(x.visitors)]; }), "page"),
       table("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
-        o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; })),
+        o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), "source"),
       table("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
         live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; })),
       h("p", { class: "muted" }, t("visitsNote")));
   }).catch(function (e) { say(body, explain(e)); });
+}
+
+// Pageviews per bucket as bars, the period before as a line over them.
+function chart(o, z, hourly) {
+  var W = 720, H = 180, P = 28, n = o.series.length || 1, bw = (W - 2 * P) / n;
+  var before = (o.comparison && o.comparison.series) || [];
+  var all = o.series.concat(before).map(function (b) { return b.pageviews; });
+  var max = Math.max(1, Math.max.apply(null, all));
+  var svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-labelledby": "visits-chart-h" });
+  svg.appendChild(s("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#8c959f" }));
+  function when(ms) { return hourly ? new Intl.DateTimeFormat(S.locale, { timeZone: z, hour: "2-digit", minute: "2-digit" }).format(new Date(ms)) : date(ms, false, z); }
+  o.series.forEach(function (b, i) {
+    var bh = (H - 2 * P) * b.pageviews / max;
+    svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" },
+      s("title", {}, when(b.bucketStart) + ": " + num(b.pageviews) + " " + t("pageviews").toLowerCase())));
+  });
+  if (before.length) {
+    var pts = before.map(function (b, i) { return (P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * b.pageviews / max).toFixed(1); });
+    svg.appendChild(s("polyline", { class: "compare", points: pts.join(" "), fill: "none", stroke: "#57606a", "stroke-dasharray": "4 3", "stroke-width": 2 },
+      s("title", {}, t("previousPeriod"))));
+  }
+  return svg;
 }

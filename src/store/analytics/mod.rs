@@ -5,6 +5,7 @@
 pub mod conversions;
 pub mod definitions;
 mod events;
+mod filtered;
 pub mod funnels;
 pub mod goals;
 mod imports;
@@ -29,6 +30,7 @@ use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
 
 pub use events::*;
+pub use filtered::*;
 pub use imports::*;
 pub use keys::*;
 pub use outbox::*;

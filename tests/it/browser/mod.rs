@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use crate::backend_test;
 use crate::browser::webdriver::Browser;
 use crate::common::{TestApp, fake_meta_builder};
-use crate::dashboard::{PASSWORD, demo, last_30_days, operator};
+use crate::dashboard::{PASSWORD, demo, operator};
 use rastrod::demo::DEMO_OWNER;
 use rastrod::service::leads::metrics::{format_money, format_return};
 
@@ -61,6 +61,13 @@ pub async fn sign_in(b: &Browser, base: &str, name: &str) {
     b.type_into("#op-password", PASSWORD).await;
     b.click("#signin").await;
     b.wait_for("#main").await;
+}
+
+/// The dashboard's default leads range: the 30 whole days before today in the demo clients' zone.
+fn last_30_local_days() -> (i64, i64) {
+    let sp = rastrod::service::reporting::timezone::Zone::of(Some("America/Sao_Paulo"), &[]).unwrap().unwrap();
+    let today = sp.date(crate::common::T0);
+    (sp.start_of(today - chrono::Duration::days(30)), sp.start_of(today) - 1)
 }
 
 /// Every ad row of a report, by ad id.
@@ -104,9 +111,13 @@ backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
     sign_in(&b, &base, "demo").await;
 
     // Leads and spend: every figure equals the host API's answer, formatted by the same helpers.
-    let (from, to) = last_30_days();
-    let host =
-        app.post("/v1/reports/leads", json!({"siteIds": ["loja-x", "pet-mania"], "from": from, "to": to})).await.ok();
+    // The 30 days before today in the clients' zone (REPORTING §1).
+    let (from, to) = last_30_local_days();
+    let zone = "America/Sao_Paulo";
+    let host = app
+        .post("/v1/reports/leads", json!({"siteIds": ["loja-x", "pet-mania"], "from": from, "to": to, "timezone": zone}))
+        .await
+        .ok();
     b.wait_for("#campaigns").await;
     assert_eq!(b.text("[data-k=leads] .v").await, int(host["totals"]["leads"].as_i64().unwrap()));
     assert_eq!(b.text("[data-k=won] .v").await, int(host["totals"]["won"].as_i64().unwrap()));
@@ -134,7 +145,10 @@ backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
     b.click("dialog .actions button").await;
     // The site picker.
     b.select("#site-picker", "loja-x").await;
-    let loja = app.post("/v1/reports/leads", json!({"siteIds": ["loja-x"], "from": from, "to": to})).await.ok();
+    let loja = app
+        .post("/v1/reports/leads", json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": zone}))
+        .await
+        .ok();
     let want = int(loja["totals"]["leads"].as_i64().unwrap());
     b.wait_until(
         "Loja X's figures",
@@ -360,8 +374,66 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     assert_eq!(b.text("[data-k=live] .v").await, "3");
     let rows = b.js("return document.querySelectorAll('#top-pages tbody tr').length;", json!([])).await;
     assert_eq!(rows, json!(3));
+    // The client's own days, named; nothing before to compare with.
+    assert!(b.text("#visits-zone").await.contains("America/Sao_Paulo"));
+    assert_eq!(b.text("[data-k=visitors] .chg").await, "sem base");
     no_serious_violations("the visits screen", b.axe().await);
     screenshot(&app, &b, "visitas").await;
+
+    // A page clicked becomes a filter: the figures are the API's with it (REPORTING §3).
+    let route = b.text("#top-pages tbody tr:first-child th").await;
+    b.click("#top-pages tbody tr:first-child [data-add-filter=page]").await;
+    b.wait_for("#filters [data-filter=page]").await;
+    let sp = rastrod::service::reporting::timezone::Zone::of(Some("America/Sao_Paulo"), &[]).unwrap().unwrap();
+    let today = sp.date(crate::common::T0);
+    let from = sp.start_of(today - chrono::Duration::days(29));
+    let to = sp.start_of(today.succ_opt().unwrap()) - 1;
+    let host = app
+        .post(
+            "/v1/analytics/overview",
+            json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": "America/Sao_Paulo",
+                "filters": [{"dim": "page", "op": "is", "values": [route]}]}),
+        )
+        .await
+        .ok();
+    let want = host["totals"]["visitors"].to_string();
+    b.wait_until(
+        "the filtered figures",
+        "var e=document.querySelector('[data-k=visitors] .v');return !!e&&e.textContent===arguments[0];",
+        json!([want]),
+    )
+    .await;
+    assert_eq!(want, "1");
+    assert_eq!(b.text("[data-k=pageviews] .v").await, host["totals"]["pageviews"].to_string());
+    no_serious_violations("the visits screen with a filter", b.axe().await);
+    b.click("#clear-filters").await;
+    b.wait_until("every page again", "return document.querySelectorAll('#top-pages tbody tr').length===3;", json!([]))
+        .await;
+
+    // Today, hour by hour in the client's zone.
+    b.select("#period-picker", "today").await;
+    b.wait_until(
+        "the hourly chart",
+        "var h=document.querySelector('#visits-chart-h');return !!h&&h.textContent==='Visualizações por hora';",
+        json!([]),
+    )
+    .await;
+    let bars = b.js("return document.querySelectorAll('svg.chart rect').length;", json!([])).await;
+    assert_eq!(bars, json!(24));
+
+    // With the demo's months of visits: each figure beside the period before, a line for it in the chart.
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, crate::common::T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    b.select("#period-picker", "30").await;
+    b.wait_for("svg.chart polyline.compare").await;
+    let changed = b.text("[data-k=visitors] .chg").await;
+    assert!(changed.starts_with('▲') || changed.starts_with('▼') || changed.starts_with('='), "{changed}");
+    no_serious_violations("the visits screen compared", b.axe().await);
+    screenshot(&app, &b, "visitas-comparacao").await;
+    b.click("#top-sources tbody tr:first-child [data-add-filter=source]").await;
+    b.wait_for("#filters [data-filter=source]").await;
+    b.wait_for("svg.chart polyline.compare").await;
+    screenshot(&app, &b, "visitas-filtro").await;
     b.quit().await;
 });
 

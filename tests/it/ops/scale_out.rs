@@ -173,14 +173,9 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
     let (na, nb) = tokio::join!(da, db_);
     assert_eq!(na.unwrap() + nb.unwrap(), 20, "each outbox row applied by one process");
     let day = T0 - T0 % 86_400_000;
-    let args = rastrod::service::analytics::reports::overview::OverviewArgs {
-        site_ids: vec!["loja".into()],
-        from: day,
-        to: day + 86_400_000 - 1,
-        interval: Default::default(),
-        compare: None,
-        timezone: None,
-    };
+    let args: rastrod::service::analytics::reports::overview::OverviewArgs =
+        serde_json::from_value(serde_json::json!({"siteIds": ["loja"], "from": day, "to": day + 86_400_000 - 1}))
+            .unwrap();
     let o = a.cx.read(move |c| rastrod::service::analytics::reports::overview::overview(c, args, false)).await.unwrap();
     let o = serde_json::to_value(o).unwrap();
     assert_eq!((o["totals"]["pageviews"].as_i64(), o["totals"]["sessions"].as_i64()), (Some(20), Some(1)));

@@ -1,6 +1,7 @@
 //! Reports as people read them (issue 23): what the reports answer without
 //! the new arguments (`golden`, REP-01), and the CSV files (`csv`).
 
+mod analytics_filters;
 mod compare;
 mod csv;
 mod filters;

@@ -147,6 +147,12 @@ pub struct Overview {
     pub events: Vec<EventCountRow>,
     pub top_goals: Vec<TopGoal>,
     pub by_site: Vec<SiteOverviewRow>,
+    /// With `filters`: the filters the figures kept (REPORTING §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filtered: Option<bool>,
+    /// With `breakdown`: that dimension's rows, paged (REPORTING §3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<Breakdown>,
     /// With `timezone`: the zone whose days and hours the answer counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
@@ -200,4 +206,29 @@ impl Overview {
         self.comparison = Some(OverviewComparison { from: pf, to: pt, totals: before.totals, series });
         self
     }
+}
+
+/// One dimension's rows over the kept sessions and events (rule REP-09).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Breakdown {
+    pub dim: String,
+    pub offset: i64,
+    pub limit: i64,
+    /// Rows in all (of every page).
+    pub total: i64,
+    pub rows: Vec<BreakdownRow>,
+}
+
+/// A value of a breakdown: its distinct visitors, its sessions (a session
+/// dimension's started in the range; an event dimension's holding a counted
+/// event of the value) and its counted events.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BreakdownRow {
+    /// null: unknown (no value).
+    pub value: Option<String>,
+    pub visitors: i64,
+    pub sessions: i64,
+    pub events: i64,
 }

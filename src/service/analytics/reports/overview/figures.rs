@@ -90,30 +90,44 @@ impl Figures {
     }
 }
 
+impl Figures {
+    /// Every bucket of the series at zero, nothing read yet (what the kept
+    /// rows of a filtered overview fill).
+    fn empty(buckets: impl Iterator<Item = i64>, groups: Vec<(Vec<String>, Vec<Part>)>) -> Figures {
+        Figures {
+            series: buckets.map(|b| (b, r::Counters::default())).collect(),
+            bucket_visitors: BTreeMap::new(),
+            by_site: HashMap::new(),
+            totals: r::Counters::default(),
+            site_visitors: HashMap::new(),
+            groups,
+            key_visitors: KeyVisitors::Sets,
+        }
+    }
+}
+
 /// UTC days or hours: each bucket of the series is a bucket of its tier.
-pub(super) fn utc(conn: &mut AnyConnection, ids: &[String], interval: Interval, from: i64, to: i64) -> Result<Figures> {
+/// `empty`: only the buckets (the caller counts the rows itself).
+pub(super) fn utc(
+    conn: &mut AnyConnection,
+    ids: &[String],
+    interval: Interval,
+    (from, to): (i64, i64),
+    empty: bool,
+) -> Result<Figures> {
     let (tier, step) = match interval {
         Interval::Hour => (Tier::Hour, HOUR_MS),
         Interval::Day => (Tier::Day, DAY_MS),
     };
+    let buckets = std::iter::successors(Some(bucket(tier, from)), |b| Some(b + step)).take_while(|b| *b <= to);
+    if empty {
+        return Ok(Figures::empty(buckets, Vec::new()));
+    }
     let counter_rows = r::counters(conn, ids, tier.as_str(), from, to)?;
     let all_sets = r::sets(conn, ids, tier.as_str(), from, to, Dimension::All.as_str(), None)?;
-    let mut f = Figures {
-        series: BTreeMap::new(),
-        bucket_visitors: BTreeMap::new(),
-        by_site: HashMap::new(),
-        totals: r::Counters::default(),
-        site_visitors: HashMap::new(),
-        groups: range_parts::groups(conn, ids, tier, from, to)?,
-        key_visitors: match interval {
-            Interval::Day => KeyVisitors::Sets,
-            Interval::Hour => KeyVisitors::Hits(vec![(from, to)]),
-        },
-    };
-    let mut b = bucket(tier, from);
-    while b <= to {
-        f.series.insert(b, r::Counters::default());
-        b += step;
+    let mut f = Figures::empty(buckets, range_parts::groups(conn, ids, tier, from, to)?);
+    if interval == Interval::Hour {
+        f.key_visitors = KeyVisitors::Hits(vec![(from, to)]);
     }
     f.counted(&counter_rows, Some);
     // Visitors: distinct per bucket and per site, summed over sites (rule OVR-05).
@@ -150,8 +164,11 @@ pub(super) fn utc(conn: &mut AnyConnection, ids: &[String], interval: Interval, 
 
 /// Local days that start on UTC hours: the series from the hour tier, the
 /// breakdowns from the whole UTC days inside and the hours at the edges.
-pub(super) fn local(conn: &mut AnyConnection, ids: &[String], days: &LocalDays) -> Result<Figures> {
+pub(super) fn local(conn: &mut AnyConnection, ids: &[String], days: &LocalDays, empty: bool) -> Result<Figures> {
     let (from, to) = (days.bounds[0], days.bounds[days.bounds.len() - 1] - 1);
+    if empty {
+        return Ok(Figures::empty(days.starts().iter().copied(), Vec::new()));
+    }
     let counter_rows = r::counters(conn, ids, Tier::Hour.as_str(), from, to)?;
     let hour_sets = r::sets(conn, ids, Tier::Hour.as_str(), from, to, Dimension::All.as_str(), None)?;
     // The whole UTC days inside, and the hours before and after them.
@@ -165,15 +182,8 @@ pub(super) fn local(conn: &mut AnyConnection, ids: &[String], days: &LocalDays) 
         }
         (None, edges) => (vec![(ids.to_vec(), vec![(Tier::Hour, from, to)])], edges),
     };
-    let mut f = Figures {
-        series: days.starts().iter().map(|d| (*d, r::Counters::default())).collect(),
-        bucket_visitors: BTreeMap::new(),
-        by_site: HashMap::new(),
-        totals: r::Counters::default(),
-        site_visitors: HashMap::new(),
-        groups,
-        key_visitors: KeyVisitors::SetsAndHits(edges),
-    };
+    let mut f = Figures::empty(days.starts().iter().copied(), groups);
+    f.key_visitors = KeyVisitors::SetsAndHits(edges);
     f.counted(&counter_rows, |b| days.day_of(b));
     // A local day's visitors are the union of its hours' sets; a site's, of all of them.
     let mut day_sets: HashMap<(&str, i64), RoaringBitmap> = HashMap::new();

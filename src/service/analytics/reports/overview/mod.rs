@@ -3,6 +3,7 @@
 
 mod answer;
 mod figures;
+mod filtered;
 mod visitors;
 
 use std::collections::HashMap;
@@ -12,11 +13,14 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::filtered::{dims, kept};
+use crate::service::analytics::reports::goals;
 use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::Part;
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
+use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
 use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::reporting::compare::Compare;
+use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone::{LocalDays, Zone};
 use crate::service::sites;
 use crate::service::validate;
@@ -51,6 +55,22 @@ pub struct OverviewArgs {
     /// the sites' own zone (REPORTING §1).
     #[serde(default)]
     pub timezone: Option<String>,
+    /// Only the sessions (and events) that pass these (REPORTING §3): the
+    /// session's dimensions, the event's, `prop:<key>`.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
+    /// One dimension's rows beside the panels, paged (REPORTING §3).
+    #[serde(default)]
+    pub breakdown: Option<filtered::BreakdownArgs>,
+}
+
+/// The panels of an overview: each dimension's (key, count) rows, the
+/// pages' and sources' distinct visitors, the top goals.
+pub(super) struct Panels {
+    pub rows: HashMap<String, Rows>,
+    pub page_visitors: HashMap<String, i64>,
+    pub source_visitors: HashMap<String, i64>,
+    pub top_goals: Vec<goals::TopGoal>,
 }
 
 /// Zones whose days do not start on a UTC hour are read from the hour tier
@@ -154,6 +174,27 @@ fn breakdowns(conn: &mut AnyConnection, groups: &[(Vec<String>, Vec<Part>)]) -> 
     Ok(out)
 }
 
+/// The panels from the rollups: the breakdowns of the figures' parts, the
+/// visitors of the top pages and sources, the goals' rows.
+fn rollup_panels(
+    conn: &mut AnyConnection,
+    fig: &figures::Figures,
+    ids: &[String],
+    a: &OverviewArgs,
+    local: bool,
+) -> Result<Panels> {
+    let rows = breakdowns(conn, &fig.groups)?;
+    let keys = |d: Dimension| -> Vec<String> {
+        top(rows.get(d.as_str()).cloned().unwrap_or_default()).into_iter().filter_map(|(k, _)| k).collect()
+    };
+    let (page_keys, source_keys) = (keys(Dimension::Page), keys(Dimension::Source));
+    let (page_visitors, source_visitors) = fig.key_visitors(conn, ids, &page_keys, &source_keys)?;
+    // Local days and hours read the goals' hour rows (exact for both).
+    let tier = if local || a.interval == Interval::Hour { Tier::Hour } else { Tier::Day };
+    let top_goals = goals::top_goals(conn, ids, tier, a.from, a.to)?;
+    Ok(Panels { rows, page_visitors, source_visitors, top_goals })
+}
+
 /// `overview` (§5.3). `public` zeroes money and conversions and empties the
 /// campaigns, mediums, events and goals panels (rule PUB-04).
 pub fn overview(conn: &mut AnyConnection, a: OverviewArgs, public: bool) -> Result<Overview> {
@@ -167,6 +208,8 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let zones: Vec<&str> = site_rows.iter().map(|s| s.timezone.as_str()).collect();
     let zone = Zone::of(a.timezone.as_deref(), &zones)?;
     let local = check_overview(&a, zone)?;
+    let rules = dims::rules(&a.filters)?;
+    let breakdown = a.breakdown.as_ref().map(filtered::BreakdownArgs::check).transpose()?;
     if let Some(compare) = a.compare {
         let earlier = compare.range_in(zone, a.from, a.to)?;
         let main = overview_of(conn, OverviewArgs { compare: None, ..a.clone() }, public, max_sites)?;
@@ -185,11 +228,30 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let mixed = currencies.len() > 1;
     let currency = if mixed { None } else { currencies.first().map(|c| (*c).clone()) };
     let ids = &a.site_ids;
-    let fig = match &local {
-        Some(days) => figures::local(conn, ids, days)?,
-        None => figures::utc(conn, ids, a.interval, a.from, a.to)?,
+    let raw = !rules.is_empty() || breakdown.is_some();
+    let mut fig = match &local {
+        Some(days) => figures::local(conn, ids, days, raw)?,
+        None => figures::utc(conn, ids, a.interval, (a.from, a.to), raw)?,
     };
-    let groups = &fig.groups;
+    // Filters and breakdowns count the kept rows; otherwise the rollups.
+    let (panels, breakdown) = if raw {
+        let dims: Vec<_> = breakdown.iter().map(|(d, _, _)| d.clone()).collect();
+        let kept = kept::read(conn, &site_rows, (a.from, a.to), &rules, &dims)?;
+        let tier = match a.interval {
+            Interval::Hour => Tier::Hour,
+            Interval::Day => Tier::Day,
+        };
+        let bucket_of = |t: i64| match &local {
+            Some(days) => days.day_of(t),
+            None => Some(bucket(tier, t)),
+        };
+        let panels;
+        (fig, panels) = filtered::figures(&kept, (a.from, a.to), fig, bucket_of);
+        let b = breakdown.map(|(d, limit, offset)| filtered::breakdown(&kept, (a.from, a.to), &d, limit, offset));
+        (panels, b)
+    } else {
+        (rollup_panels(conn, &fig, ids, &a, local.is_some())?, None)
+    };
 
     let money = |cents: i64| -> Money {
         if public {
@@ -217,13 +279,11 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let (totals, site_visitors) = (fig.totals, &fig.site_visitors);
     let total_visitors: i64 = site_visitors.values().sum();
 
-    let bd = breakdowns(conn, groups)?;
+    let bd = &panels.rows;
     let rows = |d: Dimension| top(bd.get(d.as_str()).cloned().unwrap_or_default());
     let pages = rows(Dimension::Page);
     let sources = rows(Dimension::Source);
-    let page_keys: Vec<String> = pages.iter().filter_map(|(k, _)| k.clone()).collect();
-    let source_keys: Vec<String> = sources.iter().filter_map(|(k, _)| k.clone()).collect();
-    let (page_visitors, source_visitors) = fig.key_visitors(conn, ids, &page_keys, &source_keys)?;
+    let (page_visitors, source_visitors) = (&panels.page_visitors, &panels.source_visitors);
     let hidden_if_public = |rows: Rows| if public { Vec::new() } else { rows };
     // Conversions and revenue by their session's campaign, from the ledger's breakdowns.
     let by_campaign = |d: Dimension| -> HashMap<String, i64> {
@@ -243,13 +303,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             }
         })
         .collect();
-    let top_goals = if public {
-        Vec::new()
-    } else {
-        // Local days and hours read the goals' hour rows (exact for both).
-        let tier = if local.is_some() || a.interval == Interval::Hour { Tier::Hour } else { Tier::Day };
-        crate::service::analytics::reports::goals::top_goals(conn, ids, tier, a.from, a.to)?
-    };
+    let top_goals = if public { Vec::new() } else { panels.top_goals };
     let by_site = ids
         .iter()
         .map(|id| {
@@ -285,7 +339,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         series,
         pages: pages
             .into_iter()
-            .map(|(k, n)| PageRow { visitors: visitors_of(&page_visitors, &k), route: k, pageviews: n })
+            .map(|(k, n)| PageRow { visitors: visitors_of(page_visitors, &k), route: k, pageviews: n })
             .collect(),
         entry_pages: rows(Dimension::Entry)
             .into_iter()
@@ -293,7 +347,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             .collect(),
         sources: sources
             .into_iter()
-            .map(|(k, n)| SourceRow { visitors: visitors_of(&source_visitors, &k), source: k, sessions: n })
+            .map(|(k, n)| SourceRow { visitors: visitors_of(source_visitors, &k), source: k, sessions: n })
             .collect(),
         referrers: rows(Dimension::Referrer)
             .into_iter()
@@ -319,6 +373,8 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             .collect(),
         top_goals,
         by_site,
+        filtered: (!rules.is_empty()).then_some(true),
+        breakdown,
         timezone: zone.map(|z| z.name().to_string()),
         comparison: None,
         change: None,
@@ -351,6 +407,8 @@ mod tests {
             interval,
             compare: None,
             timezone: None,
+            filters: Vec::new(),
+            breakdown: None,
         };
         let day = |from: i64, to: i64| args(from, to, Interval::Day);
         let hour = |from: i64, to: i64| args(from, to, Interval::Hour);

@@ -1,0 +1,87 @@
+//! The raw rows a filtered report reads (REPORTING §3): the rollups count
+//! every session, so a report that keeps only some reads the range's events,
+//! their sessions and the ledger's rows itself.
+
+use diesel::QueryResult;
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Nullable, Text};
+
+use super::SessionRow;
+use super::sessions::SESSION_COLUMNS;
+use crate::db::AnyConnection;
+use crate::db::sql::{RawQuery, placeholders};
+
+/// A pageview or custom event, with what the filters and panels read of it.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct EventHit {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(sql_type = Text)]
+    pub kind: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub name: Option<String>,
+    #[diesel(sql_type = Text)]
+    pub path: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = BigInt)]
+    pub occurred_at: i64,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub properties: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    pub engaged_ms: Option<i64>,
+}
+
+/// The retained pageviews and custom events of the sites in `[from, to]`.
+pub fn events_between(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Vec<EventHit>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, session_id, visitor_id, kind, name, path, route, occurred_at, properties, engaged_ms \
+         FROM web_events WHERE site_id IN {} AND occurred_at >= ? AND occurred_at <= ?",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids).int(from).int(to);
+    q.load(conn)
+}
+
+/// The sessions of the sites started in `[from, to]`.
+pub fn sessions_started_between(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    from: i64,
+    to: i64,
+) -> QueryResult<Vec<SessionRow>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT {SESSION_COLUMNS} FROM web_sessions WHERE site_id IN {} AND started_at >= ? AND started_at <= ?",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids).int(from).int(to);
+    q.load(conn)
+}
+
+/// A ledger row: when, how much, in which session.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct Sale {
+    #[diesel(sql_type = Text)]
+    pub site_id: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    pub session_id: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    pub occurred_at: i64,
+    #[diesel(sql_type = BigInt)]
+    pub value_cents: i64,
+}
+
+/// The ledger's rows of the sites in `[from, to]`.
+pub fn sales_between(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Vec<Sale>> {
+    let mut q = RawQuery::new(format!(
+        "SELECT site_id, session_id, occurred_at, value_cents FROM web_conversions WHERE site_id IN {} \
+         AND occurred_at >= ? AND occurred_at <= ?",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids).int(from).int(to);
+    q.load(conn)
+}

@@ -1,0 +1,296 @@
+//! `filters` and `breakdown` on `overview` (REPORTING §3): each checked
+//! against a recount of the raw rows, and a filter that keeps everything
+//! against the rollups themselves.
+
+use std::collections::{HashMap, HashSet};
+
+use diesel::QueryableByName;
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
+use serde_json::{Value, json};
+
+use crate::backend_test;
+use crate::common::*;
+
+#[derive(QueryableByName, Clone)]
+struct S {
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    visitor_id: String,
+    #[diesel(sql_type = BigInt)]
+    started_at: i64,
+    #[diesel(sql_type = Text)]
+    source: String,
+    #[diesel(sql_type = Text)]
+    medium: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    device: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    os: Option<String>,
+    #[diesel(sql_type = Text)]
+    entry_route: String,
+    #[diesel(sql_type = Bool)]
+    is_returning: bool,
+}
+
+#[derive(QueryableByName, Clone)]
+struct E {
+    #[diesel(sql_type = Text)]
+    session_id: String,
+    #[diesel(sql_type = Text)]
+    visitor_id: String,
+    #[diesel(sql_type = Text)]
+    kind: String,
+    #[diesel(sql_type = Text)]
+    route: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    name: Option<String>,
+    #[diesel(sql_type = BigInt)]
+    occurred_at: i64,
+}
+
+async fn raw(app: &TestApp) -> (Vec<S>, Vec<E>) {
+    app.state
+        .cx
+        .read(|c| {
+            use diesel::RunQueryDsl;
+            let s = diesel::sql_query(
+                "SELECT id, visitor_id, started_at, source, medium, device, os, entry_route, is_returning \
+                 FROM web_sessions WHERE site_id = 'loja-x'",
+            )
+            .load::<S>(c)?;
+            let e = diesel::sql_query(
+                "SELECT session_id, visitor_id, kind, route, name, occurred_at FROM web_events WHERE site_id = 'loja-x'",
+            )
+            .load::<E>(c)?;
+            Ok((s, e))
+        })
+        .await
+        .unwrap()
+}
+
+/// (visitors, sessions, pageviews) of the sessions `keep` keeps, counting
+/// the pageviews `counts` counts, as REPORTING §3 says.
+fn recount(
+    (from, to): (i64, i64),
+    sessions: &[S],
+    events: &[E],
+    keep: impl Fn(&S, &[&E]) -> bool,
+    counts: impl Fn(&E) -> bool,
+) -> (i64, i64, i64) {
+    let inside = |t: i64| (from..=to).contains(&t);
+    let mut by_session: HashMap<&str, Vec<&E>> = HashMap::new();
+    for e in events.iter().filter(|e| inside(e.occurred_at)) {
+        by_session.entry(&e.session_id).or_default().push(e);
+    }
+    let kept: HashMap<&str, &S> = sessions
+        .iter()
+        .filter(|s| by_session.get(s.id.as_str()).is_some_and(|evs| keep(s, evs)))
+        .map(|s| (s.id.as_str(), s))
+        .collect();
+    let started = kept.values().filter(|s| inside(s.started_at)).count() as i64;
+    let mut visitors: HashSet<&str> = HashSet::new();
+    let mut pageviews = 0;
+    for (id, evs) in &by_session {
+        if kept.contains_key(id) {
+            for e in evs {
+                visitors.insert(&e.visitor_id);
+                pageviews += i64::from(e.kind == "pageview" && counts(e));
+            }
+        }
+    }
+    (visitors.len() as i64, started, pageviews)
+}
+
+fn figures(o: &Value) -> (i64, i64, i64) {
+    let t = &o["totals"];
+    (t["visitors"].as_i64().unwrap(), t["sessions"].as_i64().unwrap(), t["pageviews"].as_i64().unwrap())
+}
+
+fn with_filters(args: &Value, filters: Value) -> Value {
+    let mut a = args.clone();
+    a["filters"] = filters;
+    a
+}
+
+// rule: REP-06
+backend_test!(session_filters_keep_the_matching_sessions_exactly, fake_meta_builder, |app| {
+    crate::dashboard::demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    let (sessions, events) = raw(&app).await;
+    let today = T0 - T0.rem_euclid(DAY);
+    let range = (today - 30 * DAY, today - 1);
+    let args = json!({"siteIds": ["loja-x"], "from": range.0, "to": range.1});
+    let plain = app.post("/v1/analytics/overview", args.clone()).await.ok();
+
+    // A filter that keeps everything answers what the rollups answer.
+    let all = app
+        .post("/v1/analytics/overview", with_filters(&args, json!([{"dim": "source", "op": "isNot", "values": ["-"]}])))
+        .await
+        .ok();
+    assert_eq!(all["filtered"], true);
+    for k in
+        ["visitors", "sessions", "pageviews", "bounces", "bounceRate", "avgDurationMs", "conversions", "revenueCents"]
+    {
+        assert_eq!(all["totals"][k], plain["totals"][k], "{k}");
+    }
+    assert_eq!(all["series"], plain["series"]);
+    for panel in ["pages", "sources", "entryPages", "devices", "browsers", "countries", "mediums", "events"] {
+        assert_eq!(all[panel], plain[panel], "{panel}");
+    }
+
+    // Each session dimension, one value and its negation, against the raw rows.
+    let pick = |f: &dyn Fn(&S) -> Option<String>| {
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for s in &sessions {
+            if let Some(v) = f(s) {
+                *counts.entry(v).or_default() += 1;
+            }
+        }
+        counts.into_iter().max_by_key(|(k, n)| (*n, k.clone())).unwrap().0
+    };
+    type Read = fn(&S) -> Option<String>;
+    let dims: [(&str, Read); 6] = [
+        ("source", |s| Some(s.source.clone())),
+        ("medium", |s| Some(s.medium.clone())),
+        ("device", |s| s.device.clone()),
+        ("os", |s| s.os.clone()),
+        ("entryPage", |s| Some(s.entry_route.clone())),
+        ("returning", |s| Some(s.is_returning.to_string())),
+    ];
+    for (dim, read) in dims {
+        let value = pick(&read);
+        for op in ["is", "isNot"] {
+            let f = json!([{"dim": dim, "op": op, "values": [value]}]);
+            let o = app.post("/v1/analytics/overview", with_filters(&args, f)).await.ok();
+            let want = recount(
+                range,
+                &sessions,
+                &events,
+                |s, _| (read(s).as_deref() == Some(&value)) == (op == "is"),
+                |_| true,
+            );
+            assert_eq!(figures(&o), want, "{dim} {op} {value}");
+            assert!(want.1 > 0, "{dim} {op}: the demo has such sessions");
+        }
+    }
+    // Two filters hold together; values of one are any of them.
+    let (src, dev) = (pick(&|s| Some(s.source.clone())), pick(&|s| s.device.clone()));
+    let f = json!([{"dim": "source", "op": "is", "values": [src, "nowhere"]}, {"dim": "device", "op": "contains", "values": [dev[..2].to_uppercase()]}]);
+    let o = app.post("/v1/analytics/overview", with_filters(&args, f)).await.ok();
+    let want = recount(
+        range,
+        &sessions,
+        &events,
+        |s, _| {
+            s.source == src && s.device.as_deref().is_some_and(|d| d.to_lowercase().contains(&dev[..2].to_lowercase()))
+        },
+        |_| true,
+    );
+    assert_eq!(figures(&o), want);
+
+    // Unknown dimensions and operators are refused naming the argument, not echoing it.
+    let bad = app
+        .post("/v1/analytics/overview", with_filters(&args, json!([{"dim": "secretDim", "op": "is", "values": ["x"]}])))
+        .await;
+    bad.err(400, "INVALID_ARGUMENT");
+    assert!(bad.text.contains("filters") && !bad.text.contains("secretDim"));
+    app.post("/v1/analytics/overview", with_filters(&args, json!([{"dim": "source", "op": "like", "values": ["x"]}])))
+        .await
+        .err(400, "INVALID_ARGUMENT");
+});
+
+// rule: REP-07
+backend_test!(event_filters_keep_sessions_with_a_match_and_count_the_matches, fake_meta_builder, |app| {
+    crate::dashboard::demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    let (sessions, events) = raw(&app).await;
+    let today = T0 - T0.rem_euclid(DAY);
+    let range = (today - 30 * DAY, today - 1);
+    let args = json!({"siteIds": ["loja-x"], "from": range.0, "to": range.1});
+
+    // page: sessions with a pageview of the route; only those pageviews count.
+    let f = json!([{"dim": "page", "op": "is", "values": ["/checkout"]}]);
+    let o = app.post("/v1/analytics/overview", with_filters(&args, f)).await.ok();
+    let is_checkout = |e: &E| e.kind == "pageview" && e.route == "/checkout";
+    let want = recount(range, &sessions, &events, |_, evs| evs.iter().any(|e| is_checkout(e)), |e| is_checkout(e));
+    assert!(want.1 > 0);
+    assert_eq!(figures(&o), want);
+    let pages = o["pages"].as_array().unwrap();
+    assert_eq!(pages.len(), 1, "the pages panel counts only the matching pageviews");
+    assert_eq!(pages[0]["route"], "/checkout");
+
+    // event: sessions with the custom event; their pageviews all count.
+    let f = json!([{"dim": "event", "op": "is", "values": ["add_to_cart"]}]);
+    let o = app.post("/v1/analytics/overview", with_filters(&args, f)).await.ok();
+    let want = recount(
+        range,
+        &sessions,
+        &events,
+        |_, evs| evs.iter().any(|e| e.kind == "event" && e.name.as_deref() == Some("add_to_cart")),
+        |_| true,
+    );
+    assert!(want.1 > 0);
+    assert_eq!(figures(&o), want);
+    let names: Vec<&Value> = o["events"].as_array().unwrap().iter().map(|r| &r["name"]).collect();
+    assert_eq!(names, vec![&json!("add_to_cart")], "only the matching custom events count");
+
+    // page isNot: sessions with another page; that page's views do not count.
+    let f = json!([{"dim": "page", "op": "isNot", "values": ["/"]}]);
+    let o = app.post("/v1/analytics/overview", with_filters(&args, f)).await.ok();
+    let other = |e: &E| e.kind == "pageview" && e.route != "/";
+    let want = recount(range, &sessions, &events, |_, evs| evs.iter().any(|e| other(e)), |e| other(e));
+    assert_eq!(figures(&o), want);
+});
+
+// rule: REP-09
+backend_test!(any_dimension_is_a_paged_breakdown, fake_meta_builder, |app| {
+    crate::dashboard::demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    let (sessions, events) = raw(&app).await;
+    let today = T0 - T0.rem_euclid(DAY);
+    let range = (today - 30 * DAY, today - 1);
+    let ask = |b: Value| json!({"siteIds": ["loja-x"], "from": range.0, "to": range.1, "breakdown": b});
+    // os is no panel of the overview: its rows, two at a time.
+    let first = app.post("/v1/analytics/overview", ask(json!({"dim": "os", "limit": 2}))).await.ok();
+    let b = &first["breakdown"];
+    assert_eq!((b["dim"].as_str(), b["limit"].as_i64(), b["offset"].as_i64()), (Some("os"), Some(2), Some(0)));
+    let total = b["total"].as_i64().unwrap();
+    assert!(total > 2);
+    let mut rows: Vec<Value> = Vec::new();
+    let mut offset = 0;
+    while offset < total {
+        let page =
+            app.post("/v1/analytics/overview", ask(json!({"dim": "os", "limit": 2, "offset": offset}))).await.ok();
+        rows.extend(page["breakdown"]["rows"].as_array().unwrap().iter().cloned());
+        offset += 2;
+    }
+    assert_eq!(rows.len() as i64, total);
+    let inside = |t: i64| (range.0..=range.1).contains(&t);
+    for row in &rows {
+        let os = row["value"].as_str().map(str::to_string);
+        let started: Vec<&S> = sessions.iter().filter(|s| inside(s.started_at) && s.os == os).collect();
+        let visitors: HashSet<&str> = started.iter().map(|s| s.visitor_id.as_str()).collect();
+        assert_eq!(row["sessions"].as_i64().unwrap(), started.len() as i64, "{os:?}");
+        assert_eq!(row["visitors"].as_i64().unwrap(), visitors.len() as i64, "{os:?}");
+    }
+    let visitors: Vec<i64> = rows.iter().map(|r| r["visitors"].as_i64().unwrap()).collect();
+    assert!(visitors.windows(2).all(|w| w[0] >= w[1]), "most visitors first");
+    // An event dimension: pages by their counted pageviews; with a filter, over what it keeps.
+    let pages = app.post("/v1/analytics/overview", ask(json!({"dim": "page", "limit": 100}))).await.ok();
+    for row in pages["breakdown"]["rows"].as_array().unwrap() {
+        let route = row["value"].as_str().unwrap();
+        let n = events.iter().filter(|e| inside(e.occurred_at) && e.kind == "pageview" && e.route == route).count();
+        assert_eq!(row["events"].as_i64().unwrap(), n as i64, "{route}");
+    }
+    let mut filtered = ask(json!({"dim": "page"}));
+    filtered["filters"] = json!([{"dim": "page", "op": "is", "values": ["/checkout"]}]);
+    let only = app.post("/v1/analytics/overview", filtered).await.ok();
+    assert_eq!(only["breakdown"]["total"], 1);
+    // Limits.
+    app.post("/v1/analytics/overview", ask(json!({"dim": "os", "limit": 101}))).await.err(400, "INVALID_ARGUMENT");
+    app.post("/v1/analytics/overview", ask(json!({"dim": "nope"}))).await.err(400, "INVALID_ARGUMENT");
+});
