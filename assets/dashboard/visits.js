@@ -48,11 +48,13 @@ function addFilter(dim, value) {
   render();
 }
 
-// The change against the period before, as "▲ 12%" (null: no base to compare).
-function change(x) {
+// The change against the period before, as "▲ 12%" (null: no base to
+// compare), green when it is good news (`lowerIsBetter` for the bounce rate).
+function change(x, lowerIsBetter) {
   if (x == null) return h("span", { class: "chg muted" }, t("noChange"));
   var up = x > 0, pct = new Intl.NumberFormat(S.locale, { style: "percent", maximumFractionDigits: 1 }).format(Math.abs(x));
-  return h("span", { class: "chg " + (x === 0 ? "" : up ? "up" : "down") }, (x === 0 ? "= " : up ? "▲ " : "▼ ") + pct);
+  var good = lowerIsBetter ? !up : up;
+  return h("span", { class: "chg " + (x === 0 ? "" : good ? "good" : "bad") }, (x === 0 ? "= " : up ? "▲ " : "▼ ") + pct);
 }
 
 export function visitsScreen(main) {
@@ -89,7 +91,7 @@ export function visitsScreen(main) {
           card("visitors", t("visitors"), num(tt.visitors), change(ch.visitors)),
           card("sessions", t("sessions"), num(tt.sessions), change(ch.sessions)),
           card("pageviews", t("pageviews"), num(tt.pageviews), change(ch.pageviews)),
-          card("bounceRate", t("bounceRate"), rate(tt.bounceRate), change(ch.bounceRate)),
+          card("bounceRate", t("bounceRate"), rate(tt.bounceRate), change(ch.bounceRate, true)),
           card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs), change(ch.avgDurationMs)),
           card("live", t("liveNow"), num(live.count))),
         h("p", { class: "muted" }, t("comparedWith", { from: date(o.comparison.from, false, z), to: date(o.comparison.to, false, z) }))),

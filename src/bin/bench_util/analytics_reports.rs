@@ -378,12 +378,48 @@ async fn time_reads(
         let d90 = (today - 90 * DAY_MS, today - 1);
         let d366 = (today - 366 * DAY_MS, today - 1);
         let h24 = (today - 24 * 3_600_000, today - 1);
+        // São Paulo's days ending with the last whole one before today's UTC midnight.
+        const SP: &str = "America/Sao_Paulo";
+        let sp = rastrod::service::reporting::timezone::Zone::of(Some(SP), &[])?.expect("a zone");
+        let last = sp.date(today - 1);
+        let sp_days = |n: i64| {
+            let first = last - chrono::Duration::days(n - 1);
+            (sp.start_of(first), sp.start_of(last.succ_opt().unwrap_or(last)) - 1)
+        };
+        let (sp366, sp90) = (sp_days(366), sp_days(90));
+        let checkout = json!({"dim": "page", "op": "is", "values": ["/checkout"]});
+        let entry = json!({"dim": "entryPage", "op": "is", "values": ["/"]});
         let cases: Vec<(&str, Value)> = vec![
             ("overview 366 days × all sites", json!({"siteIds": ids, "from": d366.0, "to": d366.1})),
             ("overview 90 days × all sites", json!({"siteIds": ids, "from": d90.0, "to": d90.1})),
             (
                 "overview hourly 24 h × all sites",
                 json!({"siteIds": ids, "from": h24.0, "to": h24.1, "interval": "hour"}),
+            ),
+            // REPORTING §6: local days, compare, filters.
+            (
+                "overview 366 local days × all sites (São Paulo)",
+                json!({"siteIds": ids, "from": sp366.0, "to": sp366.1, "timezone": SP}),
+            ),
+            (
+                "overview 90 local days × all sites (São Paulo)",
+                json!({"siteIds": ids, "from": sp90.0, "to": sp90.1, "timezone": SP}),
+            ),
+            (
+                "overview 90 days × all sites, compare",
+                json!({"siteIds": ids, "from": d90.0, "to": d90.1, "compare": "previousPeriod"}),
+            ),
+            (
+                "overview 90 days × one site, 1 filter",
+                json!({"siteIds": [site_id(0)], "from": d90.0, "to": d90.1, "filters": [checkout]}),
+            ),
+            (
+                "overview 90 days × one site, 2 filters",
+                json!({"siteIds": [site_id(0)], "from": d90.0, "to": d90.1, "filters": [checkout, entry]}),
+            ),
+            (
+                "overview 366 days × all sites, 2 filters",
+                json!({"siteIds": ids, "from": d366.0, "to": d366.1, "filters": [checkout, entry]}),
             ),
             ("goalsReport 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),
             ("funnelsReport 5×5, 90 days, one site", json!({"siteId": site_id(0), "from": d90.0, "to": d90.1})),

@@ -267,7 +267,7 @@ pub(crate) fn report(a: ReportArgs) -> AnyResult<()> {
             let mut cpu = Vec::with_capacity(a.iterations);
             let mut summary = String::new();
             for i in 0..a.iterations + 2 {
-                let args = LeadsReportArgs { site_ids: case.site_ids.clone(), from: case.from, to: case.to, compare: None, filters: Vec::new() };
+                let args = LeadsReportArgs { site_ids: case.site_ids.clone(), from: case.from, to: case.to, compare: None, filters: Vec::new(), timezone: None };
                 let cpu0 = cpu_ns_self() + if pg { cpu_ns_postgres() } else { 0 };
                 let t = Instant::now();
                 let r = db.run(move |c| leads_report(c, args, 12_000)).await?;

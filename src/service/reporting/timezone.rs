@@ -172,9 +172,12 @@ pub fn checked_span(
     Ok(zone)
 }
 
+/// An inclusive range of instants, or a `[start, end)` one where said.
+pub type Span = (i64, i64);
+
 /// The whole UTC days inside `[from, to]` (as `[start, end)`, if any) and the
 /// inclusive ranges around them (the whole range when it holds none).
-pub fn utc_days_inside(from: i64, to: i64) -> (Option<(i64, i64)>, Vec<(i64, i64)>) {
+pub fn utc_days_inside(from: i64, to: i64) -> (Option<Span>, Vec<Span>) {
     let start = from + (DAY_MS - from.rem_euclid(DAY_MS)) % DAY_MS;
     let end = (to + 1) - (to + 1).rem_euclid(DAY_MS);
     if start < end {
