@@ -230,7 +230,9 @@ mod tests {
         let mut found = Vec::new();
         for file in &files {
             let name = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
-            if name.ends_with("vocabulary.rs") || name.ends_with("tests.rs") {
+            // The filter dimensions are words of their own (REPORTING §3:
+            // `event` is the custom event's name), spelled once in dims.rs.
+            if name.ends_with("vocabulary.rs") || name.ends_with("tests.rs") || name.ends_with("filtered/dims.rs") {
                 continue;
             }
             let text = std::fs::read_to_string(file).unwrap();

@@ -55,10 +55,17 @@ pub struct DigestRow {
     pub count: i64,
 }
 
-/// What the digests hold for the pageviews of `[from, to)` (any instants),
-/// from the rows: one row per (pageview, metric it has), count 1, the device
-/// its session's ('' when unknown), as the report actor files them.
-pub fn digest_rows_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<DigestRow>> {
+/// What the digests hold for the pageviews (events of kind `pageview`) of
+/// `[from, to)` (any instants), from the rows: one row per (pageview, metric
+/// it has), count 1, the device its session's ('' when unknown), as the
+/// report actor files them.
+pub fn digest_rows_between(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    pageview: &str,
+    from: i64,
+    to: i64,
+) -> QueryResult<Vec<DigestRow>> {
     let mut q = RawQuery::prepared(
         "SELECT m.metric, e.route, COALESCE(s.device, '') AS device, \
          CASE m.metric WHEN 'lcp' THEN e.lcp WHEN 'inp' THEN e.inp WHEN 'cls' THEN e.cls WHEN 'fcp' THEN e.fcp \
@@ -66,11 +73,11 @@ pub fn digest_rows_between(conn: &mut AnyConnection, site_id: &str, from: i64, t
          FROM web_events e JOIN web_sessions s ON s.id = e.session_id \
          CROSS JOIN (SELECT 'lcp' AS metric UNION ALL SELECT 'inp' UNION ALL SELECT 'cls' UNION ALL SELECT 'fcp' \
          UNION ALL SELECT 'ttfb') m \
-         WHERE e.site_id = ? AND e.kind = 'pageview' AND e.occurred_at >= ? AND e.occurred_at < ? \
+         WHERE e.site_id = ? AND e.kind = ? AND e.occurred_at >= ? AND e.occurred_at < ? \
          AND (CASE m.metric WHEN 'lcp' THEN e.lcp WHEN 'inp' THEN e.inp WHEN 'cls' THEN e.cls WHEN 'fcp' THEN e.fcp \
          ELSE e.ttfb END) IS NOT NULL",
     );
-    q.text(site_id).int(from).int(to);
+    q.text(site_id).text(pageview).int(from).int(to);
     q.load(conn)
 }
 

@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::service::analytics::reports::numbers::Fixed;
 use crate::service::analytics::reports::site_map::complete_days;
 use crate::service::analytics::rollup::vitals::METRICS;
+use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::store::analytics::vitals as store;
@@ -222,7 +223,8 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsRe
                 None => Vec::new(),
             };
             for (from, to) in edges {
-                cells.extend(store::digest_rows_between(conn, &a.site_id, from, to + 1)?);
+                let pageview = EventKind::Pageview.as_str();
+                cells.extend(store::digest_rows_between(conn, &a.site_id, pageview, from, to + 1)?);
             }
             cells
         }
