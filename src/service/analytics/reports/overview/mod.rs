@@ -73,11 +73,10 @@ pub(super) struct Panels {
     pub top_goals: Vec<goals::TopGoal>,
 }
 
-/// Zones whose days do not start on a UTC hour are read from the hour tier
-/// at their edges, which cannot split an hour.
+/// The hours of a zone whose offset is not whole hours split the hour tier's.
 fn unsupported(zone: Zone) -> Error {
     Error::invalid(format!(
-        "timezone {}: days that do not start on a whole UTC hour (30- and 45-minute offsets) are not supported yet",
+        "timezone {}: an hourly overview needs a zone whose offset is whole hours (30- and 45-minute offsets are not supported)",
         zone.name()
     ))
 }
@@ -96,9 +95,6 @@ pub fn check_overview(a: &OverviewArgs, zone: Option<Zone>) -> Result<Option<Loc
             let days = z.days(a.from, a.to, 366)?;
             if days.bounds.iter().all(|b| b.rem_euclid(DAY_MS) == 0) {
                 return Ok(None);
-            }
-            if !days.on_whole_hours() {
-                return Err(unsupported(z));
             }
             return Ok(Some(days));
         }
@@ -228,12 +224,13 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let mixed = currencies.len() > 1;
     let currency = if mixed { None } else { currencies.first().map(|c| (*c).clone()) };
     let ids = &a.site_ids;
-    let raw = !rules.is_empty() || breakdown.is_some();
+    // Filters, breakdowns and local days that split UTC hours (30- and
+    // 45-minute offsets) count the range's rows; the rest the rollups.
+    let raw = !rules.is_empty() || breakdown.is_some() || local.as_ref().is_some_and(|d| !d.on_whole_hours());
     let mut fig = match &local {
         Some(days) => figures::local(conn, ids, days, raw)?,
         None => figures::utc(conn, ids, a.interval, (a.from, a.to), raw)?,
     };
-    // Filters and breakdowns count the kept rows; otherwise the rollups.
     let (panels, breakdown) = if raw {
         let dims: Vec<_> = breakdown.iter().map(|(d, _, _)| d.clone()).collect();
         let kept = kept::read(conn, &site_rows, (a.from, a.to), &rules, &dims)?;
