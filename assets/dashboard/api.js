@@ -30,3 +30,23 @@ export function explain(e) {
 
 // A web-analytics function by its federated name (same arguments, same answer).
 export function fn(name, args) { return api("POST", "/dashboard/api/fn/" + name, args); }
+
+// "Baixar CSV": the host's CSV of a report (the same file), for the screen's
+// arguments, saved under the name the daemon gives it.
+export function downloadCsv(name, breakdown, args) {
+  var path = "/dashboard/api/reports/" + name + ".csv" + (breakdown ? "?breakdown=" + encodeURIComponent(breakdown) : "");
+  return fetch(path, { method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": state.me ? state.me.csrfToken : "" }, body: JSON.stringify(args) })
+    .then(function (r) {
+      if (!r.ok) return r.json().then(function (b) { throw new ApiError(r.status, b); });
+      var file = /filename="([^"]+)"/.exec(r.headers.get("content-disposition") || "");
+      return r.blob().then(function (blob) {
+        var a = document.createElement("a");
+        a.href = URL.createObjectURL(blob);
+        a.download = file ? file[1] : name + ".csv";
+        document.body.appendChild(a);
+        a.click();
+        setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+      });
+    });
+}

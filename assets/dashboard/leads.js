@@ -1,7 +1,7 @@
 // ---- leads and spend -----------------------------------------------------
 import { DAY, state, site, range, siteIds, render, zone } from "./state.js";
 import { S, t, h, add, num, date, say, fill, s, dialog, pickers } from "./dom.js";
-import { api, explain } from "./api.js";
+import { api, explain, downloadCsv } from "./api.js";
 
 function band(fmt) {
   return fmt.band ? h("span", { class: "band band-" + fmt.band }, t("band_" + fmt.band)) : null;
@@ -18,7 +18,8 @@ export function leadsScreen(main) {
   ]).then(function (res) {
     var report = res[0], daily = res[1];
     fill(body, h("p", { class: "muted", id: "leads-zone" }, t("leadsZone", { zone: z })),
-      summary(report), chart(daily, report, z), origins(report), campaigns(report), leadList(ids, r));
+      summary(report), chart(daily, report, z), origins(report),
+      campaigns(report, { siteIds: ids, from: r.from, to: r.to, timezone: z }), leadList(ids, r));
   }).catch(function (e) { say(body, explain(e)); });
 }
 
@@ -95,7 +96,7 @@ function origins(report) {
   return rows.length ? h("section", {}, h("h3", {}, t("originsTitle")), h("table", { id: "origins" }, h("thead", {}, head), h("tbody", {}, rows))) : null;
 }
 
-function campaigns(report) {
+function campaigns(report, args) {
   var rows = [];
   (report.campaigns || []).forEach(function (c) {
     rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, h("th", { scope: "row" }, c.name || c.campaignId || t("noCampaign")), figures(c)));
@@ -109,7 +110,11 @@ function campaigns(report) {
   });
   var head = h("tr", {}, h("th", { scope: "col" }, t("campaignCol")),
     ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
-  return h("section", {}, h("h3", {}, t("campaignsTitle")),
+  var status = h("span", { role: "status" });
+  var csv = h("button", { class: "csv", "data-csv": "ads", onclick: function () {
+    downloadCsv("leadsReport", "ads", args).catch(function (e) { say(status, explain(e)); });
+  } }, t("downloadCsv"));
+  return h("section", {}, h("div", { class: "row between" }, h("h3", {}, t("campaignsTitle")), h("span", {}, csv, status)),
     rows.length ? h("table", { id: "campaigns" }, h("thead", {}, head), h("tbody", {}, rows)) : h("p", {}, t("noAds")));
 }
 

@@ -71,6 +71,7 @@ export default {
   liveTitle: "Visitantes agora (últimos 5 minutos)",
   visitsNote: "As contagens acompanham o site em até 2 segundos.",
   leadsZone: "Dias no fuso {zone}: cada lead conta no dia da sua chegada, o gasto no mesmo dia da conta de anúncios.",
+  downloadCsv: "Baixar CSV",
   visitsZone: "Dias no fuso {zone}, de {from} a {to}.",
   visitsChartHourly: "Visualizações por hora",
   periodPicker: "Período",

@@ -4,7 +4,7 @@
 // row of the pages or sources clicked becomes a filter, as in Plausible.
 import { state, siteIds, render, zone, zones, period } from "./state.js";
 import { S, t, h, add, num, date, say, fill, rate, duration, s } from "./dom.js";
-import { api, explain } from "./api.js";
+import { api, explain, downloadCsv } from "./api.js";
 
 var PERIODS = ["today", "yesterday", "7", "30", "90", "month", "lastMonth", "year", "12m", "custom"];
 
@@ -72,8 +72,15 @@ export function visitsScreen(main) {
     function card(key, label, value, c) {
       return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value), c);
     }
-    function table(id, title, head, rows, dim) {
-      return h("section", {}, h("h3", {}, title), rows.length
+    // "Baixar CSV" of one of the overview's tables: the same arguments, the host's file.
+    function csvButton(breakdown) {
+      var box = h("span", { role: "status" });
+      return h("span", {}, h("button", { class: "csv", "data-csv": breakdown, onclick: function () {
+        downloadCsv("overview", breakdown, args).catch(function (e) { say(box, explain(e)); });
+      } }, t("downloadCsv")), box);
+    }
+    function table(id, title, head, rows, dim, csv) {
+      return h("section", {}, h("div", { class: "row between" }, h("h3", {}, title), csv ? csvButton(csv) : null), rows.length
         ? h("table", { id: id }, h("thead", {}, h("tr", {}, head.map(function (c, i) { return h("th", { scope: "col", class: i ? "n" : null }, c); }))),
             h("tbody", {}, rows.map(function (row) {
               var first = dim && row[0] != null
@@ -95,11 +102,11 @@ export function visitsScreen(main) {
           card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs), change(ch.avgDurationMs)),
           card("live", t("liveNow"), num(live.count))),
         h("p", { class: "muted" }, t("comparedWith", { from: date(o.comparison.from, false, z), to: date(o.comparison.to, false, z) }))),
-      h("section", {}, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), chart(o, z, hourly)),
+      h("section", {}, h("div", { class: "row between" }, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), csvButton("series")), chart(o, z, hourly)),
       table("top-pages", t("topPages"), [t("page"), t("pageviews"), t("visitors")],
-        o.pages.map(function (x) { return [x.route, num(x.pageviews), num(x.visitors)]; }), "page"),
+        o.pages.map(function (x) { return [x.route, num(x.pageviews), num(x.visitors)]; }), "page", "pages"),
       table("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
-        o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), "source"),
+        o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), "source", "sources"),
       table("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
         live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; })),
       h("p", { class: "muted" }, t("visitsNote")));

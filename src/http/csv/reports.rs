@@ -76,7 +76,7 @@ pub struct CsvQuery {
     /// Which table of the answer (`overview`: `series`, `totals`, `pages`, `sources`, …;
     /// `leadsReport`: `ads`, `adsets`, `campaigns`, `origins`, `sites`, `totals`;
     /// `funnelsReport`: `funnels`, `steps`); the first is the default.
-    breakdown: Option<String>,
+    pub breakdown: Option<String>,
 }
 
 /// The function and table of `{name}.csv?breakdown=`.
@@ -110,17 +110,27 @@ pub async fn report_csv(
     q: web::Query<CsvQuery>,
     body: web::Json<Value>,
 ) -> Result<HttpResponse> {
-    let file = path.into_inner();
-    let (function, table_name, rows) = export_of(&file, q.breakdown.as_deref())?;
+    let args = body.into_inner();
+    let caller = Caller::trusted("host", "host".into(), &args);
+    csv_of(&st, &caller, &path.into_inner(), q.breakdown.as_deref(), args).await
+}
+
+/// `file` (`{name}.csv`) of `caller`'s call with `args`, its `breakdown` table.
+pub async fn csv_of(
+    st: &AppState,
+    caller: &Caller,
+    file: &str,
+    breakdown: Option<&str>,
+    args: Value,
+) -> Result<HttpResponse> {
+    let (function, table_name, rows) = export_of(file, breakdown)?;
     if !st.cx.capabilities().serves(function.spec().capability) {
         return Err(Error::not_found("no such function"));
     }
-    let args = body.into_inner();
     let tz = zone_of(args.get("timezone").and_then(Value::as_str));
-    let caller = Caller::trusted("host", "host".into(), &args);
-    let mut answer = api::call(&st.cx, Some(&caller), function, args.clone()).await?.value().clone();
+    let mut answer = api::call(&st.cx, Some(caller), function, args.clone()).await?.value().clone();
     if function == Function::ListConversions {
-        answer = all_pages(&st, &caller, function, args, answer).await?;
+        answer = all_pages(st, caller, function, args, answer).await?;
     }
     let name = format!("{}-{table_name}.csv", file.trim_end_matches(".csv"));
     let csv = table::table(&answer, rows, tz).csv();

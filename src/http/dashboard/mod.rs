@@ -36,6 +36,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/analytics/site-map", web::post().to(analytics::site_map))
                 .route("/analytics/vitals", web::post().to(analytics::vitals))
                 .route("/fn/{name}", web::post().to(functions::call))
+                .route("/reports/{name}", web::post().to(reads::dashboard_csv))
                 .route("/sites/{siteId}/people", web::get().to(people::list))
                 .route("/sites/{siteId}/people/{visitorId}", web::get().to(people::profile))
                 .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(reads::lead_journey))

@@ -156,3 +156,19 @@ pub async fn unlink_preview(
     let (site, account) = path.into_inner();
     Ok(HttpResponse::Ok().json(st.cx.read(move |c| meta_formatted::unlink_preview(c, &site, &account)).await?))
 }
+
+/// The dashboard's "Baixar CSV": the same file as the host's route, for a
+/// signed-in operator over the clients it names.
+pub async fn dashboard_csv(
+    st: web::Data<AppState>,
+    req: actix_web::HttpRequest,
+    path: web::Path<String>,
+    q: web::Query<crate::http::csv::reports::CsvQuery>,
+    body: web::Json<serde_json::Value>,
+) -> Result<HttpResponse> {
+    let session = signed_in(&req)?;
+    let args = body.into_inner();
+    let max = ALL_CLIENTS_MAX;
+    let caller = Caller::operator(session.operator.owner_key.clone(), &args, max);
+    crate::http::csv::reports::csv_of(&st, &caller, &path.into_inner(), q.breakdown.as_deref(), args).await
+}

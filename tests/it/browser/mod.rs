@@ -434,6 +434,25 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     b.wait_for("#filters [data-filter=source]").await;
     b.wait_for("svg.chart polyline.compare").await;
     screenshot(&app, &b, "visitas-filtro").await;
+
+    // "Baixar CSV": the page's file is the host route's file for the same arguments (REP-10).
+    b.click("[data-csv=pages]").await;
+    let source = b.text("#filters [data-filter=source]").await;
+    let source = source.trim_end_matches('×').rsplit(" é ").next().unwrap().trim().to_string();
+    let args = json!({"siteIds": ["loja-x"], "from": from, "to": to, "interval": "day", "timezone": "America/Sao_Paulo",
+        "compare": "previousPeriod", "filters": [{"dim": "source", "op": "is", "values": [source]}]});
+    let script = "var A=arguments[0],done=arguments[arguments.length-1];\
+        fetch('/dashboard/api/session',{credentials:'same-origin'}).then(function(r){return r.json();})\
+        .then(function(me){return fetch('/dashboard/api/reports/overview.csv?breakdown=pages',{method:'POST',\
+        credentials:'same-origin',headers:{'Content-Type':'application/json','X-CSRF-Token':me.csrfToken},\
+        body:JSON.stringify(A)});}).then(function(r){return r.text();}).then(done).catch(function(e){done(String(e));});";
+    let from_page = b.js_async(script, json!([args])).await;
+    let from_host = app.post("/v1/reports/overview.csv?breakdown=pages", args).await;
+    assert_eq!(from_host.status, 200, "{}", from_host.text);
+    assert!(from_host.text.starts_with("pageviews,route,visitors"), "{}", from_host.text);
+    assert_eq!(from_page.as_str().unwrap(), from_host.text);
+    let refused = b.js("return !!document.querySelector('#visits-body [role=alert]');", json!([])).await;
+    assert_eq!(refused, json!(false), "the download raised no error");
     b.quit().await;
 });
 
