@@ -6,41 +6,16 @@ use diesel::QueryResult;
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Nullable, Text};
 
-use super::SessionRow;
+use super::events::EVENT_COLUMNS;
 use super::sessions::SESSION_COLUMNS;
+use super::{EventRow, SessionRow};
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
 
-/// A pageview or custom event, with what the filters and panels read of it.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct EventHit {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = Text)]
-    pub kind: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub name: Option<String>,
-    #[diesel(sql_type = Text)]
-    pub path: String,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = BigInt)]
-    pub occurred_at: i64,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub properties: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub engaged_ms: Option<i64>,
-}
-
 /// The retained pageviews and custom events of the sites in `[from, to]`.
-pub fn events_between(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Vec<EventHit>> {
+pub fn events_between(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Vec<EventRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT site_id, session_id, visitor_id, kind, name, path, route, occurred_at, properties, engaged_ms \
-         FROM web_events WHERE site_id IN {} AND occurred_at >= ? AND occurred_at <= ?",
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id IN {} AND occurred_at >= ? AND occurred_at <= ?",
         placeholders(site_ids.len())
     ));
     q.texts(site_ids).int(from).int(to);

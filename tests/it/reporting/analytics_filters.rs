@@ -69,6 +69,16 @@ async fn raw(app: &TestApp) -> (Vec<S>, Vec<E>) {
         .unwrap()
 }
 
+/// The demo with its months of visits, loja-x's raw rows, and the 30 UTC days before today.
+async fn seeded(app: &TestApp) -> (Vec<S>, Vec<E>, (i64, i64)) {
+    crate::dashboard::demo(app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(app).await;
+    let (sessions, events) = raw(app).await;
+    let today = T0 - T0.rem_euclid(DAY);
+    (sessions, events, (today - 30 * DAY, today - 1))
+}
+
 /// (visitors, sessions, pageviews) of the sessions `keep` keeps, counting
 /// the pageviews `counts` counts, as REPORTING §3 says.
 fn recount(
@@ -115,12 +125,7 @@ fn with_filters(args: &Value, filters: Value) -> Value {
 
 // rule: REP-06
 backend_test!(session_filters_keep_the_matching_sessions_exactly, fake_meta_builder, |app| {
-    crate::dashboard::demo(&app).await;
-    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
-    crate::analytics::drain(&app).await;
-    let (sessions, events) = raw(&app).await;
-    let today = T0 - T0.rem_euclid(DAY);
-    let range = (today - 30 * DAY, today - 1);
+    let (sessions, events, range) = seeded(&app).await;
     let args = json!({"siteIds": ["loja-x"], "from": range.0, "to": range.1});
     let plain = app.post("/v1/analytics/overview", args.clone()).await.ok();
 
@@ -203,12 +208,7 @@ backend_test!(session_filters_keep_the_matching_sessions_exactly, fake_meta_buil
 
 // rule: REP-07
 backend_test!(event_filters_keep_sessions_with_a_match_and_count_the_matches, fake_meta_builder, |app| {
-    crate::dashboard::demo(&app).await;
-    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
-    crate::analytics::drain(&app).await;
-    let (sessions, events) = raw(&app).await;
-    let today = T0 - T0.rem_euclid(DAY);
-    let range = (today - 30 * DAY, today - 1);
+    let (sessions, events, range) = seeded(&app).await;
     let args = json!({"siteIds": ["loja-x"], "from": range.0, "to": range.1});
 
     // page: sessions with a pageview of the route; only those pageviews count.
@@ -247,12 +247,7 @@ backend_test!(event_filters_keep_sessions_with_a_match_and_count_the_matches, fa
 
 // rule: REP-09
 backend_test!(any_dimension_is_a_paged_breakdown, fake_meta_builder, |app| {
-    crate::dashboard::demo(&app).await;
-    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
-    crate::analytics::drain(&app).await;
-    let (sessions, events) = raw(&app).await;
-    let today = T0 - T0.rem_euclid(DAY);
-    let range = (today - 30 * DAY, today - 1);
+    let (sessions, events, range) = seeded(&app).await;
     let ask = |b: Value| json!({"siteIds": ["loja-x"], "from": range.0, "to": range.1, "breakdown": b});
     // os is no panel of the overview: its rows, two at a time.
     let first = app.post("/v1/analytics/overview", ask(json!({"dim": "os", "limit": 2}))).await.ok();

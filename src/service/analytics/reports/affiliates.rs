@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::zone;
 use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::reporting::timezone;
 use crate::service::sites;
@@ -91,16 +92,9 @@ pub struct AffiliatesReport {
 }
 
 pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<AffiliatesReport> {
-    let zone = match a.timezone.as_deref() {
-        None => {
-            check_days(a.from, a.to, REPORT_MAX_DAYS)?;
-            None
-        }
-        Some(arg) => {
-            let site = sites::get(conn, &a.site_id)?;
-            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), REPORT_MAX_DAYS)?
-        }
-    };
+    let zone = zone::of_site(conn, &a.site_id, a.timezone.as_deref(), (a.from, a.to), REPORT_MAX_DAYS, || {
+        check_days(a.from, a.to, REPORT_MAX_DAYS)
+    })?;
     let site = sites::get(conn, &a.site_id)?;
     let mut current = defs_store::affiliates(conn, &a.site_id, false).map_err(db)?;
     current.sort_by(|x, y| x.slug.cmp(&y.slug));

@@ -17,9 +17,9 @@ use crate::error::{Error, Result};
 use crate::service::analytics::definitions::{Matcher, Step, steps_of};
 use crate::service::analytics::reports::affiliates::check_days;
 use crate::service::analytics::reports::numbers::{Fixed, rate};
+use crate::service::analytics::reports::zone;
 use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::compare::{self, Changes, Compare};
-use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
@@ -321,16 +321,9 @@ fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> FunnelRowRe
 /// row cap, `incomplete` and lower bounds (ARPT-13).
 pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> Result<FunnelsReport> {
     // Step rows keep their instant, so a zone's days are only a check of the range.
-    let zone = match a.timezone.as_deref() {
-        None => {
-            check_days(a.from, a.to, MAX_FUNNEL_DAYS)?;
-            None
-        }
-        Some(arg) => {
-            let site = sites::require(conn, &a.site_id)?;
-            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), MAX_FUNNEL_DAYS)?
-        }
-    };
+    let zone = zone::of_site(conn, &a.site_id, a.timezone.as_deref(), (a.from, a.to), MAX_FUNNEL_DAYS, || {
+        check_days(a.from, a.to, MAX_FUNNEL_DAYS)
+    })?;
     if let Some(compare) = a.compare {
         let (from, to) = compare.range_in(zone, a.from, a.to)?;
         let before = funnels_report(conn, FunnelsArgs { from, to, compare: None, ..a.clone() }, cap)?;

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
+use crate::service::analytics::reports::zone;
 use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::analytics::vocabulary::Tier;
 use crate::service::reporting::compare::{self, Changes, Compare};
@@ -168,13 +169,9 @@ fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64)
 pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsReport> {
     // Goal figures are exact to the millisecond (ARPT-14), so a zone's days
     // are only a check of the range.
-    let zone = match a.timezone.as_deref() {
-        None => timezone::checked_range(None, &[], (a.from, a.to), REPORT_MAX_DAYS)?,
-        Some(arg) => {
-            let site = sites::require(conn, &a.site_id)?;
-            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), REPORT_MAX_DAYS)?
-        }
-    };
+    let zone = zone::of_site(conn, &a.site_id, a.timezone.as_deref(), (a.from, a.to), REPORT_MAX_DAYS, || {
+        timezone::checked_range(None, &[], (a.from, a.to), REPORT_MAX_DAYS).map(|_| ())
+    })?;
     if let Some(compare) = a.compare {
         let (from, to) = compare.range_in(zone, a.from, a.to)?;
         let before = goals_report(conn, GoalsArgs { from, to, compare: None, ..a.clone() })?;

@@ -22,3 +22,4 @@ pub mod sessions;
 pub mod site_map;
 pub mod span;
 pub mod vitals;
+pub mod zone;

@@ -12,6 +12,7 @@ use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::analytics::reports::numbers::Fixed;
 use crate::service::analytics::reports::site_map::complete_days;
+use crate::service::analytics::reports::zone;
 use crate::service::analytics::rollup::vitals::METRICS;
 use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::timezone;
@@ -201,16 +202,9 @@ pub const DEVICES: [Option<&str>; 4] = [Some("mobile"), Some("tablet"), Some("de
 
 /// `vitalsReport` for a site already checked against the caller's scope.
 pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsReport> {
-    let zone = match a.timezone.as_deref() {
-        None => {
-            complete_days(a.from, a.to, MAX_DAYS)?;
-            None
-        }
-        Some(arg) => {
-            let site = sites::require(conn, &a.site_id)?;
-            timezone::checked_range(Some(arg), &[&site.timezone], (a.from, a.to), MAX_DAYS)?
-        }
-    };
+    let zone = zone::of_site(conn, &a.site_id, a.timezone.as_deref(), (a.from, a.to), MAX_DAYS, || {
+        complete_days(a.from, a.to, MAX_DAYS)
+    })?;
     sites::require(conn, &a.site_id)?;
     // Local days: the digests of the whole UTC days inside, the pageviews'
     // own values around them (the digests keep UTC days).

@@ -12,7 +12,7 @@ use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::filters::{self, Filter, Op};
 use crate::service::sites::routes;
-use crate::store::analytics::{EventHit, SessionRow};
+use crate::store::analytics::{EventRow, SessionRow};
 
 closed_set! {
     /// A dimension of the session: its value is the session's, the same for all its events.
@@ -154,7 +154,7 @@ impl Context {
 
     /// The values of an event dimension for one event: none when it does
     /// not apply to the event's kind; several for the goals it completes.
-    pub fn event_values(&self, d: &Dim, e: &EventHit) -> Vec<Option<String>> {
+    pub fn event_values(&self, d: &Dim, e: &EventRow) -> Vec<Option<String>> {
         let Some(kind) = EventKind::parse(&e.kind) else { return Vec::new() };
         if !d.applies_to(kind) {
             return Vec::new();
@@ -194,7 +194,7 @@ impl Context {
     /// Whether an event passes `rule`: `None` when the rule does not apply
     /// to its kind. A goal rule holds for `is` when a goal it completes is
     /// one of the values, for `isNot` when none is.
-    pub fn event_passes(&self, rule: &Rule, e: &EventHit) -> Option<bool> {
+    pub fn event_passes(&self, rule: &Rule, e: &EventRow) -> Option<bool> {
         let Some(kind) = EventKind::parse(&e.kind) else { return Some(false) };
         if !rule.dim.applies_to(kind) {
             return None;

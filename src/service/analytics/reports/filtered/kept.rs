@@ -14,7 +14,7 @@ use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::ingest::session_figures::MAX_SESSION_MS;
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::people as people_store;
-use crate::store::analytics::{self as store, EventHit, Sale, SessionRow};
+use crate::store::analytics::{self as store, EventRow, Sale, SessionRow};
 use crate::store::leads::sites::SiteRow;
 
 /// A range's rows after the filters.
@@ -23,7 +23,7 @@ pub struct Kept {
     /// The kept sessions that have an event in the range, by id.
     pub sessions: HashMap<String, SessionRow>,
     /// The range's events of kept sessions, each with whether it counts.
-    pub events: Vec<(EventHit, bool)>,
+    pub events: Vec<(EventRow, bool)>,
     /// The ledger's rows of the range in kept sessions.
     pub sales: Vec<Sale>,
 }
