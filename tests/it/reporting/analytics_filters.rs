@@ -195,6 +195,36 @@ backend_test!(session_filters_keep_the_matching_sessions_exactly, fake_meta_buil
     );
     assert_eq!(figures(&o), want);
 
+    // goalsReport under the same filters: the goals of the kept sessions (REP-06 beyond overview).
+    let keep_all = json!([{"dim": "source", "op": "isNot", "values": ["-"]}]);
+    let one = json!({"siteId": "loja-x", "from": range.0, "to": range.1});
+    let plain_goals = app.post("/v1/analytics/goalsReport", one.clone()).await.ok();
+    let all_goals = app.post("/v1/analytics/goalsReport", with_filters(&one, keep_all)).await.ok();
+    assert_eq!(all_goals["totalSessions"], plain_goals["totalSessions"]);
+    assert_eq!(all_goals["goals"], plain_goals["goals"], "a filter keeping everything: the rollups' figures");
+    let f = json!([{"dim": "source", "op": "is", "values": [src]}]);
+    let g = app.post("/v1/analytics/goalsReport", with_filters(&one, f)).await.ok();
+    let inside = |t: i64| (range.0..=range.1).contains(&t);
+    let kept: HashSet<&str> = sessions.iter().filter(|s| s.source == src).map(|s| s.id.as_str()).collect();
+    let started: HashSet<&str> =
+        sessions.iter().filter(|s| s.source == src && inside(s.started_at)).map(|s| s.id.as_str()).collect();
+    assert_eq!(g["totalSessions"].as_i64().unwrap(), started.len() as i64);
+    let checkout: Vec<&E> = events
+        .iter()
+        .filter(|e| {
+            inside(e.occurred_at)
+                && kept.contains(e.session_id.as_str())
+                && e.kind == "pageview"
+                && e.route == "/checkout"
+        })
+        .collect();
+    let with: HashSet<&str> =
+        checkout.iter().map(|e| e.session_id.as_str()).filter(|id| started.contains(id)).collect();
+    let row = g["goals"].as_array().unwrap().iter().find(|r| r["key"] == "checkout").unwrap();
+    assert_eq!(row["completions"].as_i64().unwrap(), checkout.len() as i64);
+    assert_eq!(row["sessions"].as_i64().unwrap(), with.len() as i64);
+    assert!(!checkout.is_empty());
+
     // Unknown dimensions and operators are refused naming the argument, not echoing it.
     let bad = app
         .post("/v1/analytics/overview", with_filters(&args, json!([{"dim": "secretDim", "op": "is", "values": ["x"]}])))

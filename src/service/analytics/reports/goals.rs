@@ -11,12 +11,14 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::Matcher;
+use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::reports::zone;
 use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::analytics::vocabulary::Tier;
 use crate::service::reporting::compare::{self, Changes, Compare};
+use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::store::analytics::definitions as defs_store;
@@ -125,6 +127,9 @@ pub struct GoalsArgs {
     /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
     #[serde(default)]
     pub timezone: Option<String>,
+    /// Only the sessions (and events) that pass these (REPORTING §3), as on `overview`.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
 fn add_counts(into: &mut HashMap<String, (i64, i64)>, rows: Vec<GoalCount>) {
@@ -187,11 +192,18 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
         main.comparison = Some(GoalsComparison { from, to, total_sessions: before.total_sessions });
         return Ok(main);
     }
-    sites::require(conn, &a.site_id)?;
+    let rules = dims::rules(&a.filters)?;
+    let site = sites::require(conn, &a.site_id)?;
     let mut goals = defs_store::goals(conn, &a.site_id, false).map_err(db)?;
     goals.sort_by(|x, y| x.key.cmp(&y.key));
-    let counts = counts_between(conn, &a.site_id, a.from, a.to)?;
-    let total_sessions = sessions_between(conn, &a.site_id, a.from, a.to)?;
+    // Filters count the kept rows (REP-06, REP-07); otherwise the rollups.
+    let (counts, total_sessions) = if rules.is_empty() {
+        (counts_between(conn, &a.site_id, a.from, a.to)?, sessions_between(conn, &a.site_id, a.from, a.to)?)
+    } else {
+        let kept = kept::read(conn, std::slice::from_ref(&site), (a.from, a.to), &rules, &[])?;
+        let counts = kept.goal_counts((a.from, a.to)).into_iter().map(|((_, id), n)| (id, n)).collect();
+        (counts, kept.started((a.from, a.to)).count() as i64)
+    };
     let rows = goals
         .iter()
         .map(|g| {

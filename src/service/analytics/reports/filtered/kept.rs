@@ -5,13 +5,14 @@
 //! those of its kind (a page rule the pageviews, an event rule the custom
 //! events; a goal or property rule both).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::dims::{Context, Dim, GoalDef, Rule, SessionDim};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::ingest::session_figures::MAX_SESSION_MS;
+use crate::service::analytics::vocabulary::EventKind;
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::people as people_store;
 use crate::store::analytics::{self as store, EventRow, Sale, SessionRow};
@@ -99,6 +100,32 @@ pub fn read(
         .filter(|s| s.session_id.as_ref().is_some_and(|id| kept.contains(id)))
         .collect();
     Ok(Kept { cx, sessions, events, sales })
+}
+
+impl Kept {
+    /// Per (site, goal id): the counted events that complete the goal, and the
+    /// kept sessions started in `[from, to]` holding one (a goal's
+    /// `completions` and `sessions`, counted from the kept rows).
+    pub fn goal_counts(&self, (from, to): (i64, i64)) -> BTreeMap<(String, String), (i64, i64)> {
+        let mut per: BTreeMap<(String, String), (i64, HashSet<&str>)> = BTreeMap::new();
+        for (e, _) in self.events.iter().filter(|(_, counted)| *counted) {
+            let Some(kind) = EventKind::parse(&e.kind) else { continue };
+            let goals = self.cx.goals.get(&e.site_id).into_iter().flatten();
+            for g in goals.filter(|g| g.matcher.matches(kind, &e.path, e.name.as_deref())) {
+                let entry = per.entry((e.site_id.clone(), g.id.clone())).or_default();
+                entry.0 += 1;
+                if self.sessions.get(&e.session_id).is_some_and(|s| (from..=to).contains(&s.started_at)) {
+                    entry.1.insert(&e.session_id);
+                }
+            }
+        }
+        per.into_iter().map(|(k, (completions, sessions))| (k, (completions, sessions.len() as i64))).collect()
+    }
+
+    /// The kept sessions started in `[from, to]`.
+    pub fn started(&self, (from, to): (i64, i64)) -> impl Iterator<Item = &SessionRow> {
+        self.sessions.values().filter(move |s| (from..=to).contains(&s.started_at))
+    }
 }
 
 /// The identified among these sessions' visitors: a person's own id (with

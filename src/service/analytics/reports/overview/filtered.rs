@@ -4,7 +4,7 @@
 //! ledger's rows at theirs, as the rollups count them, so a filter that keeps
 //! everything answers what the rollups answer.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -68,7 +68,6 @@ pub(super) fn figures(
     mut fig: Figures,
     bucket_of: impl Fn(i64) -> Option<i64>,
 ) -> (Figures, Panels) {
-    let inside = |t: i64| (from..=to).contains(&t);
     let mut bucket_sets: HashMap<(i64, &str), HashSet<&str>> = HashMap::new();
     let mut site_sets: HashMap<&str, HashSet<&str>> = HashMap::new();
     let mut add = |site: &str, t: i64, f: &dyn Fn(&mut r::Counters)| {
@@ -82,7 +81,7 @@ pub(super) fn figures(
     let mut bump = |d: Dimension, key: Option<&str>, n: i64| {
         *counts.entry(d).or_default().entry(key.map(str::to_string)).or_default() += n;
     };
-    for s in kept.sessions.values().filter(|s| inside(s.started_at)) {
+    for s in kept.started((from, to)) {
         let (b, d) = (bounce(s), duration(s));
         add(&s.site_id, s.started_at, &|c| {
             c.sessions += 1;
@@ -160,20 +159,9 @@ pub(super) fn figures(
 
 /// The goals completed by the counted events (completions) and the kept
 /// sessions started in the range that completed them (sessions), top ten.
-fn top_goals(kept: &Kept, (from, to): (i64, i64)) -> Vec<TopGoal> {
-    let mut per: BTreeMap<(String, String), (i64, HashSet<&str>)> = BTreeMap::new();
-    for (e, _) in kept.events.iter().filter(|(_, c)| *c) {
-        let Some(kind) = EventKind::parse(&e.kind) else { continue };
-        let goals = kept.cx.goals.get(&e.site_id).into_iter().flatten();
-        for g in goals.filter(|g| g.matcher.matches(kind, &e.path, e.name.as_deref())) {
-            let entry = per.entry((e.site_id.clone(), g.id.clone())).or_default();
-            entry.0 += 1;
-            if kept.sessions.get(&e.session_id).is_some_and(|s| (from..=to).contains(&s.started_at)) {
-                entry.1.insert(&e.session_id);
-            }
-        }
-    }
-    let mut rows: Vec<TopGoal> = per
+fn top_goals(kept: &Kept, range: (i64, i64)) -> Vec<TopGoal> {
+    let mut rows: Vec<TopGoal> = kept
+        .goal_counts(range)
         .into_iter()
         .filter_map(|((site, id), (completions, sessions))| {
             let g = kept.cx.goals.get(&site)?.iter().find(|g| g.id == id)?;
@@ -182,7 +170,7 @@ fn top_goals(kept: &Kept, (from, to): (i64, i64)) -> Vec<TopGoal> {
                 key: g.key.clone(),
                 name: g.name.clone(),
                 completions,
-                sessions: sessions.len() as i64,
+                sessions,
                 removed: false,
             })
         })
@@ -205,7 +193,7 @@ pub(super) fn breakdown(kept: &Kept, (from, to): (i64, i64), dim: &Dim, limit: i
     let mut per: HashMap<Option<String>, Acc> = HashMap::new();
     match dim {
         Dim::Session(d) => {
-            for s in kept.sessions.values().filter(|s| (from..=to).contains(&s.started_at)) {
+            for s in kept.started((from, to)) {
                 let acc = per.entry(kept.cx.session_value(*d, s)).or_default();
                 acc.sessions.insert(&s.id);
                 acc.visitors.insert((&s.site_id, &s.visitor_id));
