@@ -2,7 +2,7 @@
 // become text nodes, never HTML), every word comes from the strings file (the
 // only module that names it), counts and dates are formatted with Intl.
 import S from "./strings.pt-BR.js";
-import { state, tz } from "./state.js";
+import { state, tz, render } from "./state.js";
 
 export { S };
 
@@ -99,3 +99,24 @@ export function pickers(onChange) {
     [7, 30, 90].map(function (n) { return h("option", { value: n, selected: n === state.days }, t("rangeDays", { n: n })); }));
   return h("div", { class: "row" }, h("label", { for: "site-picker" }, t("sitePicker"), sel), h("label", { for: "range-picker" }, t("rangePicker"), days));
 }
+
+// ---- the filters (REPORTING §3): chips over the figures, shared by the screens ----
+var DIMS = { page: "dim_page", source: "dim_source" };
+
+export function filterBar(note) {
+  if (!state.filters.length) return null;
+  return h("div", { class: "row filters", id: "filters", role: "group", "aria-label": t("filtersLabel") },
+    state.filters.map(function (f, i) {
+      var label = t(DIMS[f.dim] || f.dim) + " " + t("op_" + f.op) + " " + f.values.join(", ");
+      return h("span", { class: "chip", "data-filter": f.dim }, label,
+        h("button", { "aria-label": t("removeFilter", { filter: label }), onclick: function () { state.filters.splice(i, 1); render(); } }, "×"));
+    }),
+    h("button", { id: "clear-filters", onclick: function () { state.filters = []; render(); } }, t("clearFilters")),
+    note ? h("span", { class: "muted" }, note) : null);
+}
+
+export function addFilter(dim, value) {
+  state.filters = state.filters.filter(function (f) { return f.dim !== dim; }).concat([{ dim: dim, op: "is", values: [value] }]);
+  render();
+}
+

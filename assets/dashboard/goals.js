@@ -1,23 +1,24 @@
 // ---- goals, funnels, revenue and their definitions (one client at a time) --
-import { state, site, canWrite, utcDays, oneSite, render } from "./state.js";
-import { t, h, add, num, date, say, fill, rate, grid, money, pickers } from "./dom.js";
+import { state, site, canWrite, localDays, oneSite, render } from "./state.js";
+import { t, h, add, num, date, say, fill, rate, grid, money, pickers, filterBar } from "./dom.js";
 import { explain, fn } from "./api.js";
 
 function matcherText(m) { return m.kind === "event" ? t("matcherEvent", { name: m.name }) : t("matcherPage", { path: m.path }); }
 
 export function goalsScreen(main) {
   var body = h("div", { id: "goals-body" }, h("p", {}, t("loading")));
-  add(main, h("h2", {}, t("navGoals")), pickers(function () { render(); }), body);
+  add(main, h("h2", {}, t("navGoals")), pickers(function () { render(); }), filterBar(t("filtersOnGoals")), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
-  var r = utcDays(), id = oneSite(), args = { siteId: id, from: r.from, to: r.to };
+  var r = localDays(), id = oneSite(), args = { siteId: id, from: r.from, to: r.to, timezone: r.zone };
+  var goalArgs = Object.assign({}, args, state.filters.length ? { filters: state.filters } : {});
   Promise.all([
-    fn("goalsReport", args), fn("funnelsReport", args), fn("revenueSummary", { siteIds: [id], from: r.from, to: r.to }),
+    fn("goalsReport", goalArgs), fn("funnelsReport", args), fn("revenueSummary", { siteIds: [id], from: r.from, to: r.to, timezone: r.zone }),
     fn("affiliatesReport", args), fn("listConversions", { siteId: id, from: r.from, to: r.to, paginationOpts: { numItems: 20, cursor: null } }),
   ]).then(function (res) {
     var goals = res[0], funnels = res[1], rev = res[2], aff = res[3], conv = res[4], cur = rev.currency;
     function card(key, label, value) { return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value)); }
     fill(body,
-      h("p", { class: "muted" }, t("goalsFor", { site: (site(id) || {}).name || id })),
+      h("p", { class: "muted" }, t("goalsFor", { site: (site(id) || {}).name || id, zone: r.zone })),
       h("section", {}, h("h3", {}, t("revenueTitle")), h("div", { class: "cards", id: "revenue-cards" },
         card("conversions", t("conversionsCount"), num(rev.conversions)),
         card("revenue", t("revenue"), money(rev.revenueCents, cur)),

@@ -23,6 +23,13 @@ export function utcDays() {
 }
 export function oneSite() { return state.siteId || (state.sites[0] && state.sites[0].siteId); }
 
+// The last `state.days` days up to the end of today in the zone (at most 90:
+// the reports' ceiling), for the one-client screens.
+export function localDays() {
+  var z = zone(), n = localDate(state.me.now, z), k = Math.min(state.days, 90);
+  return { from: midnight(n.y, n.m, n.d - k + 1, z), to: midnight(n.y, n.m, n.d + 1, z) - 1, zone: z };
+}
+
 // The leads screen's range: the whole days before today, in the zone (REPORTING §1).
 export function range() {
   var z = zone(), n = localDate(state.me.now, z);

@@ -3,7 +3,7 @@
 // beside the period before it, narrowed by the filters above the figures: a
 // row of the pages or sources clicked becomes a filter, as in Plausible.
 import { state, siteIds, render, zone, zones, period } from "./state.js";
-import { S, t, h, add, num, date, say, fill, rate, duration, s } from "./dom.js";
+import { S, t, h, add, num, date, say, fill, rate, duration, s, filterBar, addFilter } from "./dom.js";
 import { api, explain, downloadCsv } from "./api.js";
 
 var PERIODS = ["today", "yesterday", "7", "30", "90", "month", "lastMonth", "year", "12m", "custom"];
@@ -28,24 +28,6 @@ function periodPicker() {
     add(row, h("label", { for: "zone-picker" }, t("zonePicker"), zs));
   }
   return row;
-}
-
-var DIMS = { page: "dim_page", source: "dim_source" };
-
-function filterBar() {
-  if (!state.filters.length) return null;
-  return h("div", { class: "row filters", id: "filters", role: "group", "aria-label": t("filtersLabel") },
-    state.filters.map(function (f, i) {
-      var label = t(DIMS[f.dim] || f.dim) + " " + t("op_" + f.op) + " " + f.values.join(", ");
-      return h("span", { class: "chip", "data-filter": f.dim }, label,
-        h("button", { "aria-label": t("removeFilter", { filter: label }), onclick: function () { state.filters.splice(i, 1); render(); } }, "×"));
-    }),
-    h("button", { id: "clear-filters", onclick: function () { state.filters = []; render(); } }, t("clearFilters")));
-}
-
-function addFilter(dim, value) {
-  state.filters = state.filters.filter(function (f) { return f.dim !== dim; }).concat([{ dim: dim, op: "is", values: [value] }]);
-  render();
 }
 
 // The change against the period before, as "▲ 12%" (null: no base to

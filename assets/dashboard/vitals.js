@@ -1,5 +1,5 @@
 // ---- vitals (one client at a time) -----------------------------------------
-import { state, site, utcDays, oneSite, render } from "./state.js";
+import { state, site, localDays, oneSite, render } from "./state.js";
 import { S, t, h, add, decFmt, num, say, fill, grid, pickers } from "./dom.js";
 import { api, explain } from "./api.js";
 
@@ -7,8 +7,8 @@ export function vitalsScreen(main) {
   var body = h("div", { id: "vitals-body" }, h("p", {}, t("loading")));
   add(main, h("h2", {}, t("navVitals")), pickers(function () { render(); }), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
-  var r = utcDays(), id = oneSite();
-  api("POST", "/dashboard/api/analytics/vitals", { siteId: id, from: r.from, to: r.to }).then(function (v) {
+  var r = localDays(), id = oneSite();
+  api("POST", "/dashboard/api/analytics/vitals", { siteId: id, from: r.from, to: r.to, timezone: r.zone }).then(function (v) {
     function p75(row) {
       if (row.p75 == null) return S.unknown;
       return row.metric === "cls" ? decFmt.format(row.p75) : num(row.p75) + " ms";
@@ -17,7 +17,7 @@ export function vitalsScreen(main) {
     function cells(rows) { return rows.map(function (row) { return row.p75 == null ? S.unknown : h("span", { "data-m": row.metric }, p75(row), " ", rating(row)); }); }
     var names = v.metrics.map(function (row) { return t("metric_" + row.metric); });
     fill(body,
-      h("p", { class: "muted" }, t("vitalsFor", { site: (site(id) || {}).name || id })),
+      h("p", { class: "muted" }, t("vitalsFor", { site: (site(id) || {}).name || id, zone: r.zone })),
       grid("vitals-metrics", t("vitalsMetrics"), [t("metric"), t("p75"), t("rating"), t("samples"), t("good"), t("needsImprovement"), t("poor")],
         v.metrics.map(function (row) { return [t("metric_" + row.metric), p75(row), rating(row), num(row.samples), num(row.good), num(row.needsImprovement), num(row.poor)]; }), t("noVitals")),
       grid("vitals-pages", t("vitalsByPage"), [t("page"), t("samples")].concat(names),

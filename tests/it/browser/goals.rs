@@ -8,17 +8,18 @@ use serde_json::{Value, json};
 
 use crate::backend_test;
 use crate::browser::webdriver::Browser;
-use crate::common::{DAY, T0, TestApp, fake_meta_builder};
+use crate::common::{T0, TestApp, fake_meta_builder};
 use crate::dashboard::{Dash, PASSWORD, demo, operator};
 use rastrod::demo::DEMO_OWNER;
 
 const ROWS: &str = "return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map(function (tr) { \
     return Array.from(tr.children).map(function (c) { return c.textContent.trim(); }); });";
 
-/// The screen's default range: the 30 UTC days up to the end of today.
+/// The screen's default range: the 30 days up to the end of today in the client's zone (REPORTING §1).
 fn screen_days() -> (i64, i64) {
-    let today = T0 - T0.rem_euclid(DAY);
-    (today - 29 * DAY, today + DAY - 1)
+    let sp = rastrod::service::reporting::timezone::Zone::of(Some("America/Sao_Paulo"), &[]).unwrap().unwrap();
+    let today = sp.date(T0);
+    (sp.start_of(today - chrono::Duration::days(29)), sp.start_of(today.succ_opt().unwrap()) - 1)
 }
 
 async fn host(app: &TestApp, name: &str, args: Value) -> Value {

@@ -453,6 +453,22 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     assert_eq!(from_page.as_str().unwrap(), from_host.text);
     let refused = b.js("return !!document.querySelector('#visits-body [role=alert]');", json!([])).await;
     assert_eq!(refused, json!(false), "the download raised no error");
+
+    // The filter goes along to Metas e receita: the goals of the kept sessions.
+    b.click("[data-view=goals]").await;
+    b.wait_for("#goals-table").await;
+    b.wait_for("#filters [data-filter=source]").await;
+    let goals = app
+        .post(
+            "/v1/analytics/goalsReport",
+            json!({"siteId": "loja-x", "from": from, "to": to, "timezone": "America/Sao_Paulo",
+                "filters": [{"dim": "source", "op": "is", "values": [source]}]}),
+        )
+        .await
+        .ok();
+    let first = goals["goals"][0]["completions"].as_i64().unwrap();
+    assert_eq!(b.text("#goals-table tbody tr:first-child td:nth-child(2)").await, int(first));
+    no_serious_violations("Metas e receita with a filter", b.axe().await);
     b.quit().await;
 });
 

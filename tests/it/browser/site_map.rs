@@ -42,10 +42,17 @@ async fn answers(app: &TestApp) -> (Value, Value) {
         .read(move |c| site_map::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }))
         .await
         .unwrap();
+    // Vitals count the client's own days (REPORTING §1); the site map UTC days, still.
+    let sp = rastrod::service::reporting::timezone::Zone::of(Some("America/Sao_Paulo"), &[]).unwrap().unwrap();
+    let today = sp.date(T0);
+    let (vfrom, vto) = (sp.start_of(today - chrono::Duration::days(29)), sp.start_of(today.succ_opt().unwrap()) - 1);
+    let zone = Some("America/Sao_Paulo".to_string());
     let vitals = app
         .state
         .cx
-        .read(move |c| vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from, to, timezone: None }))
+        .read(move |c| {
+            vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from: vfrom, to: vto, timezone: zone })
+        })
         .await
         .unwrap();
     (serde_json::to_value(map).unwrap(), serde_json::to_value(vitals).unwrap())
