@@ -1,5 +1,5 @@
 // ---- site map (one client at a time) --------------------------------------
-import { state, site, utcDays, oneSite, render } from "./state.js";
+import { state, site, localDays, oneSite, render } from "./state.js";
 import { t, h, add, num, date, say, fill, grid, pickers } from "./dom.js";
 import { api, explain } from "./api.js";
 
@@ -7,8 +7,8 @@ export function siteMapScreen(main) {
   var body = h("div", { id: "sitemap-body" }, h("p", {}, t("loading")));
   add(main, h("h2", {}, t("navSiteMap")), pickers(function () { render(); }), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
-  var r = utcDays(), id = oneSite();
-  api("POST", "/dashboard/api/analytics/site-map", { siteIds: [id], from: r.from, to: r.to }).then(function (m) {
+  var r = localDays(), id = oneSite();
+  api("POST", "/dashboard/api/analytics/site-map", { siteIds: [id], from: r.from, to: r.to, timezone: r.zone }).then(function (m) {
     var sm = m.sites[0];
     fill(body,
       h("p", { class: "muted", id: "sitemap-coverage" }, t("siteMapCoverage", { site: (site(id) || {}).name || id, date: date(sm.coverageFrom, false, "UTC") })),

@@ -16,11 +16,6 @@ export function site(id) { return state.sites.find(function (s) { return s.siteI
 export function tz() { var s = site(state.siteId) || state.sites[0]; return (s && s.timezone) || "UTC"; }
 export function canWrite() { return state.me && state.me.operator.canConfigure; }
 
-// Complete UTC days up to the end of today (at most 90: the reports' ceiling).
-export function utcDays() {
-  var today = Math.floor(state.me.now / DAY) * DAY, n = Math.min(state.days, 90);
-  return { from: today - (n - 1) * DAY, to: today + DAY - 1 };
-}
 export function oneSite() { return state.siteId || (state.sites[0] && state.sites[0].siteId); }
 
 // The last `state.days` days up to the end of today in the zone (at most 90:

@@ -108,7 +108,7 @@ export default {
   siteMapTruncated: "Mostrando as 500 páginas e as 2.000 passagens mais frequentes.",
   siteMapRoutes: "Páginas",
   siteMapTransitions: "Passagens mais frequentes",
-  siteMapNote: "Dias em UTC. Saídas = visualizações − passagens para outra página; rejeições = entradas sem segunda página.",
+  siteMapNote: "Dias no fuso do cliente. Saídas = visualizações − passagens para outra página; rejeições = entradas sem segunda página.",
   entries: "Entradas",
   exits: "Saídas",
   bounces: "Rejeições",

@@ -123,3 +123,33 @@ pub fn upgraded_at(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<i
     q.text(name);
     Ok(q.load::<Time>(conn)?.into_iter().next().and_then(|r| r.t))
 }
+
+/// A pageview's place in its session, for the map of partial days.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct SessionPageview {
+    #[diesel(sql_type = Text)]
+    pub session_id: String,
+    #[diesel(sql_type = Text)]
+    pub route: String,
+    #[diesel(sql_type = BigInt)]
+    pub occurred_at: i64,
+}
+
+/// Every retained event of kind `pageview` of these sessions, in each
+/// session's order (time, then id).
+pub fn session_pageviews(
+    conn: &mut AnyConnection,
+    session_ids: &[String],
+    pageview: &str,
+) -> QueryResult<Vec<SessionPageview>> {
+    if session_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT session_id, route, occurred_at FROM web_events WHERE session_id IN {} AND kind = ? \
+         ORDER BY session_id, occurred_at, id",
+        crate::db::sql::placeholders(session_ids.len())
+    ));
+    q.texts(session_ids).text(pageview);
+    q.load(conn)
+}

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::backend_test;
 use crate::browser::webdriver::Browser;
-use crate::common::{DAY, T0, TestApp, fake_meta_builder};
+use crate::common::{T0, TestApp, fake_meta_builder};
 use crate::dashboard::{PASSWORD, demo, operator};
 use rastrod::demo::DEMO_OWNER;
 use rastrod::service::analytics::reports::site_map::{self, SiteMapArgs};
@@ -28,33 +28,20 @@ fn int(n: i64) -> String {
     out
 }
 
-/// The screens' default range: the 30 UTC days up to the end of today.
+/// The screens' default range: the 30 days up to the end of today in the client's zone (REPORTING §1).
 fn screen_days() -> (i64, i64) {
-    let today = T0 - T0.rem_euclid(DAY);
-    (today - 29 * DAY, today + DAY - 1)
+    let sp = rastrod::service::reporting::timezone::Zone::of(Some("America/Sao_Paulo"), &[]).unwrap().unwrap();
+    let today = sp.date(T0);
+    (sp.start_of(today - chrono::Duration::days(29)), sp.start_of(today.succ_opt().unwrap()) - 1)
 }
 
 async fn answers(app: &TestApp) -> (Value, Value) {
     let (from, to) = screen_days();
-    let map = app
-        .state
-        .cx
-        .read(move |c| site_map::site_map(c, SiteMapArgs { site_ids: vec!["loja-x".into()], from, to }))
-        .await
-        .unwrap();
-    // Vitals count the client's own days (REPORTING §1); the site map UTC days, still.
-    let sp = rastrod::service::reporting::timezone::Zone::of(Some("America/Sao_Paulo"), &[]).unwrap().unwrap();
-    let today = sp.date(T0);
-    let (vfrom, vto) = (sp.start_of(today - chrono::Duration::days(29)), sp.start_of(today.succ_opt().unwrap()) - 1);
-    let zone = Some("America/Sao_Paulo".to_string());
-    let vitals = app
-        .state
-        .cx
-        .read(move |c| {
-            vitals::vitals_report(c, VitalsArgs { site_id: "loja-x".into(), from: vfrom, to: vto, timezone: zone })
-        })
-        .await
-        .unwrap();
+    let zone = || Some("America/Sao_Paulo".to_string());
+    let args = SiteMapArgs { site_ids: vec!["loja-x".into()], from, to, timezone: zone() };
+    let map = app.state.cx.read(move |c| site_map::site_map(c, args)).await.unwrap();
+    let args = VitalsArgs { site_id: "loja-x".into(), from, to, timezone: zone() };
+    let vitals = app.state.cx.read(move |c| vitals::vitals_report(c, args)).await.unwrap();
     (serde_json::to_value(map).unwrap(), serde_json::to_value(vitals).unwrap())
 }
 

@@ -336,6 +336,16 @@ struct Lcp {
 }
 
 #[derive(QueryableByName)]
+struct View {
+    #[diesel(sql_type = Text)]
+    session_id: String,
+    #[diesel(sql_type = Text)]
+    route: String,
+    #[diesel(sql_type = BigInt)]
+    occurred_at: i64,
+}
+
+#[derive(QueryableByName)]
 struct Tagged {
     #[diesel(sql_type = BigInt)]
     started_at: i64,
@@ -351,7 +361,7 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
     crate::dashboard::demo(&app).await;
     assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
     crate::analytics::drain(&app).await;
-    let (ledger, tagged, lcp) = app
+    let (ledger, tagged, lcp, views) = app
         .state
         .cx
         .read(|c| {
@@ -368,7 +378,12 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
                 "SELECT occurred_at, lcp FROM web_events WHERE site_id = 'loja-x' AND kind = 'pageview' AND lcp IS NOT NULL",
             )
             .load::<Lcp>(c)?;
-            Ok((ledger, tagged, lcp))
+            let views = diesel::sql_query(
+                "SELECT session_id, route, occurred_at FROM web_events WHERE site_id = 'loja-x' AND kind = 'pageview' \
+                 ORDER BY session_id, occurred_at, id",
+            )
+            .load::<View>(c)?;
+            Ok((ledger, tagged, lcp, views))
         })
         .await
         .unwrap();
@@ -422,6 +437,37 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
     assert_eq!(row["p75"].as_i64().unwrap(), values[rank]);
     assert_eq!(v["timezone"], "Asia/Tokyo");
 
+    // siteMap: views and entries per route, the day rollups inside, the pageviews at the edges.
+    let mut map = many.clone();
+    map["from"] = vitals["from"].clone();
+    let m = app.post("/v1/analytics/siteMap", map.clone()).await.ok();
+    let map_from = map["from"].as_i64().unwrap();
+    let in_map = |t: i64| (map_from..=to).contains(&t);
+    let mut want: HashMap<&str, (i64, i64)> = HashMap::new();
+    let mut previous: Option<&str> = None;
+    let mut transitions = 0;
+    for v in &views {
+        let first = previous != Some(v.session_id.as_str());
+        previous = Some(&v.session_id);
+        if in_map(v.occurred_at) {
+            let e = want.entry(&v.route).or_default();
+            e.0 += 1;
+            e.1 += i64::from(first);
+            transitions += i64::from(!first);
+        }
+    }
+    let site = &m["sites"][0];
+    for r in site["routes"].as_array().unwrap() {
+        let got = (r["views"].as_i64().unwrap(), r["entries"].as_i64().unwrap());
+        assert_eq!(got, want[r["route"].as_str().unwrap()], "siteMap {}", r["route"]);
+    }
+    let counted: i64 = site["transitions"].as_array().unwrap().iter().map(|t| t["count"].as_i64().unwrap()).sum();
+    assert_eq!(counted, transitions);
+    assert_eq!(m["timezone"], "Asia/Tokyo");
+    // dataCoverage: the range checked as local days.
+    let cov = app.post("/v1/analytics/dataCoverage", one.clone()).await.ok();
+    assert_eq!(cov["timezone"], "Asia/Tokyo");
+
     let funnels = app.post("/v1/analytics/funnelsReport", one.clone()).await.ok();
     assert_eq!(funnels["timezone"], "Asia/Tokyo");
     assert!(!funnels["funnels"].as_array().unwrap().is_empty());
@@ -432,7 +478,7 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
     // Each refuses a range that is not whole local days of the zone.
     let mut off = one.clone();
     off["from"] = json!(from + HOUR);
-    for f in ["goalsReport", "funnelsReport", "affiliatesReport"] {
+    for f in ["goalsReport", "funnelsReport", "affiliatesReport", "dataCoverage"] {
         app.post(&format!("/v1/analytics/{f}"), off.clone()).await.err(400, "INVALID_ARGUMENT");
     }
     let mut off = many.clone();

@@ -20,6 +20,7 @@ pub mod range_parts;
 pub mod session_extras;
 pub mod sessions;
 pub mod site_map;
+pub mod site_map_local;
 pub mod span;
 pub mod vitals;
 pub mod zone;

@@ -1,6 +1,7 @@
 //! `siteMap` (ARPT-19 to ARPT-21): per site, the routes and transitions of the
-//! site-map rollups over complete UTC days, with `coverageFrom`. Rollups only:
-//! no raw event is read.
+//! site-map rollups over complete UTC days, with `coverageFrom`; over local
+//! days (`timezone`) the partial UTC days come from the pageviews
+//! (`site_map_local`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,6 +12,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::analytics::rollup::site_map;
+use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::site_map as store;
@@ -26,6 +28,9 @@ pub struct SiteMapArgs {
     pub site_ids: Vec<String>,
     pub from: i64,
     pub to: i64,
+    /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// Complete UTC days, at most `max_days` of them (rule ARPT-02).
@@ -116,21 +121,30 @@ pub struct SiteMap {
     /// Per site, its route patterns.
     pub route_patterns: BTreeMap<String, Vec<String>>,
     pub sites: Vec<SiteMapSite>,
+    /// With `timezone`: the zone whose days the range is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
 }
 
 /// `siteMap` for sites already checked against the caller's scope.
 pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<SiteMap> {
     validate::site_ids(&a.site_ids)?;
-    complete_days(a.from, a.to, MAX_DAYS)?;
+    if a.timezone.is_none() {
+        complete_days(a.from, a.to, MAX_DAYS)?;
+    }
     let rows = sites::require_many(conn, &a.site_ids)?;
+    let zones: Vec<&str> = rows.iter().map(|s| s.timezone.as_str()).collect();
+    let zone = timezone::checked_range(a.timezone.as_deref(), &zones, (a.from, a.to), MAX_DAYS)?;
     let mut patterns = BTreeMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for site in rows {
         let p: Vec<String> = serde_json::from_str(&site.route_patterns).unwrap_or_default();
         patterns.insert(site.id.clone(), p);
         let coverage_from = site_map::coverage_from(conn, &site.id, site.created_at)?;
-        let routes = store::routes(conn, &site.id, a.from, a.to)?;
-        let transitions = store::transitions(conn, &site.id, a.from, a.to)?;
+        let (routes, transitions) = match zone {
+            None => (store::routes(conn, &site.id, a.from, a.to)?, store::transitions(conn, &site.id, a.from, a.to)?),
+            Some(_) => crate::service::analytics::reports::site_map_local::rows(conn, &site.id, (a.from, a.to))?,
+        };
         let l = lines(routes, transitions);
         let regrouping = crate::service::analytics::rollup::regroup::regrouping(conn, &site.id)?;
         out.push(SiteMapSite {
@@ -146,7 +160,13 @@ pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<SiteMap> {
             truncated: l.truncated,
         });
     }
-    Ok(SiteMap { from: a.from, to: a.to, route_patterns: patterns, sites: out })
+    Ok(SiteMap {
+        from: a.from,
+        to: a.to,
+        route_patterns: patterns,
+        sites: out,
+        timezone: zone.map(|z| z.name().to_string()),
+    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::reports::zone;
 use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::sites;
 use crate::service::validate;
@@ -23,6 +24,10 @@ pub struct CoverageArgs {
     pub from: i64,
     pub to: i64,
     pub now: Option<i64>,
+    /// Whole local days of this IANA zone, or `"site"` (REPORTING §1): the
+    /// range is checked as such; coverage is of instants either way.
+    #[serde(default)]
+    pub timezone: Option<String>,
 }
 
 /// Whether a class's rows cover a range (rules ARPT-22 to ARPT-25).
@@ -69,6 +74,9 @@ pub struct DataCoverage {
     pub now: i64,
     pub tracking_since: Option<i64>,
     pub classes: CoverageClasses,
+    /// With `timezone`: the zone whose days the range is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
 }
 
 /// One class's status over `[from, to]` as of `now` (rules ARPT-22 to ARPT-25).
@@ -92,7 +100,9 @@ pub fn class(from: i64, to: i64, now: i64, collected_from: Option<i64>, purged_b
 }
 
 pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64) -> Result<DataCoverage> {
-    validate::range(a.from, a.to, 366)?;
+    let zone = zone::of_site(conn, &a.site_id, a.timezone.as_deref(), (a.from, a.to), 366, || {
+        validate::range(a.from, a.to, 366)
+    })?;
     let now = a.now.unwrap_or(server_now);
     validate::time("now", now)?;
     let site = sites::require(conn, &a.site_id)?;
@@ -127,6 +137,7 @@ pub fn data_coverage(conn: &mut AnyConnection, a: CoverageArgs, server_now: i64)
             conversions: detail(RetentionClass::Conversions),
             site_map: class(a.from, a.to, now, Some(map_from), aggregates_from),
         },
+        timezone: zone.map(|z| z.name().to_string()),
     })
 }
 
