@@ -485,3 +485,32 @@ backend_test!(every_day_range_function_reads_the_zones_days, with_lead_ads, |app
     off["to"] = json!(to - HOUR);
     app.post("/v1/analytics/revenueSummary", off).await.err(400, "INVALID_ARGUMENT");
 });
+
+// rule: REP-02
+backend_test!(days_read_from_rows_past_retention_are_said_to_be_approximate, fake_meta_builder, |app| {
+    crate::dashboard::demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    let policy = json!({"siteId": "loja-x", "eventsDays": 10, "sessionsDays": 10, "conversionsDays": 10,
+        "profilesDays": 10, "aggregatesDays": 3650});
+    app.post("/v1/analytics/setRetentionPolicy", policy).await.ok();
+    assert!(rastrod::actors::retention::drain(&app.state.cx).await.unwrap() > 0, "the run deleted old rows");
+    let z = zone("America/Sao_Paulo");
+    let today = z.date(T0);
+    let (from, to) = (z.start_of(today - chrono::Duration::days(30)), z.start_of(today) - 1);
+    let args = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": "America/Sao_Paulo"});
+    // From the rollups: only the first day's hours before the first UTC midnight came from events.
+    let o = app.post("/v1/analytics/overview", args.clone()).await.ok();
+    assert_eq!(o["approximateDays"], json!([from]));
+    // From the rows (a filter): every day before the cutoff.
+    let mut filtered = args.clone();
+    filtered["filters"] = json!([{"dim": "source", "op": "isNot", "values": ["-"]}]);
+    let f = app.post("/v1/analytics/overview", filtered).await.ok();
+    let days = f["approximateDays"].as_array().unwrap();
+    assert!(days.len() >= 19 && days.len() <= 21, "about 20 of the 30 days are past the 10-day cutoff: {days:?}");
+    assert_eq!(days[0], json!(from));
+    // UTC days from the rollups: exact, nothing said.
+    let today_utc = T0 - T0.rem_euclid(DAY);
+    let utc = json!({"siteIds": ["loja-x"], "from": today_utc - 30 * DAY, "to": today_utc - 1});
+    assert!(app.post("/v1/analytics/overview", utc).await.ok().get("approximateDays").is_none());
+});

@@ -153,6 +153,11 @@ pub struct Overview {
     /// With `breakdown`: that dimension's rows, paged (REPORTING §3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breakdown: Option<Breakdown>,
+    /// The series buckets (local days, or the range's days) whose figures
+    /// needed rows that retention has already deleted (REPORTING §1): they
+    /// are a lower bound. Absent when every figure is exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximate_days: Option<Vec<i64>>,
     /// With `timezone`: the zone whose days and hours the answer counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,

@@ -57,6 +57,14 @@ impl Figures {
         }
     }
 
+    /// The inclusive ranges whose events the panels read (their visitors).
+    pub fn rows_read(&self) -> Vec<(i64, i64)> {
+        match &self.key_visitors {
+            KeyVisitors::Sets => Vec::new(),
+            KeyVisitors::Hits(ranges) | KeyVisitors::SetsAndHits(ranges) => ranges.clone(),
+        }
+    }
+
     /// The pages' and the sources' distinct visitors for these keys.
     pub fn key_visitors(
         &self,

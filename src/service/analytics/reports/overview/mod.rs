@@ -18,7 +18,7 @@ use crate::service::analytics::reports::goals;
 use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::Part;
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
-use crate::service::analytics::vocabulary::{Dimension, Tier};
+use crate::service::analytics::vocabulary::{Dimension, RetentionClass, Tier};
 use crate::service::reporting::compare::Compare;
 use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone::{LocalDays, Zone};
@@ -189,6 +189,39 @@ fn rollup_panels(
     let tier = if local || a.interval == Interval::Hour { Tier::Hour } else { Tier::Day };
     let top_goals = goals::top_goals(conn, ids, tier, a.from, a.to)?;
     Ok(Panels { rows, page_visitors, source_visitors, top_goals })
+}
+
+/// The series buckets whose figures read rows retention has deleted: with
+/// the range's rows (filters, breakdowns, split hours) every bucket before
+/// the events' or sessions' cutoff; from the rollups, the buckets holding
+/// the hours read from events (the local days' edges, an hourly range).
+fn approximate_days(
+    conn: &mut AnyConnection,
+    ids: &[String],
+    fig: &figures::Figures,
+    raw: bool,
+    (from, to): (i64, i64),
+) -> Result<Option<Vec<i64>>> {
+    let mut cutoff: Option<i64> = None;
+    for id in ids {
+        for (class, before) in crate::service::analytics::retention::purged_before(conn, id)? {
+            if matches!(class, RetentionClass::Events | RetentionClass::Sessions) {
+                cutoff = cutoff.max(before);
+            }
+        }
+    }
+    let Some(cutoff) = cutoff.filter(|c| *c > from) else { return Ok(None) };
+    let read: Vec<(i64, i64)> = if raw { vec![(from, to)] } else { fig.rows_read() };
+    let starts: Vec<i64> = fig.series.keys().copied().collect();
+    let mut days = Vec::new();
+    for (i, b) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(to + 1);
+        // The bucket, a range read from rows and the deleted past meet.
+        if read.iter().any(|(f, t)| (*b).max(*f) < end.min(t + 1).min(cutoff)) {
+            days.push(*b);
+        }
+    }
+    Ok((!days.is_empty()).then_some(days))
 }
 
 /// `overview` (§5.3). `public` zeroes money and conversions and empties the
@@ -370,6 +403,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             .collect(),
         top_goals,
         by_site,
+        approximate_days: approximate_days(conn, ids, &fig, raw, (a.from, a.to))?,
         filtered: (!rules.is_empty()).then_some(true),
         breakdown,
         timezone: zone.map(|z| z.name().to_string()),
