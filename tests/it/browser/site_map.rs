@@ -40,7 +40,7 @@ async fn answers(app: &TestApp) -> (Value, Value) {
     let zone = || Some("America/Sao_Paulo".to_string());
     let args = SiteMapArgs { site_ids: vec!["loja-x".into()], from, to, timezone: zone() };
     let map = app.state.cx.read(move |c| site_map::site_map(c, args)).await.unwrap();
-    let args = VitalsArgs { site_id: "loja-x".into(), from, to, timezone: zone() };
+    let args = VitalsArgs { site_id: "loja-x".into(), from, to, timezone: zone(), filters: vec![] };
     let vitals = app.state.cx.read(move |c| vitals::vitals_report(c, args)).await.unwrap();
     (serde_json::to_value(map).unwrap(), serde_json::to_value(vitals).unwrap())
 }

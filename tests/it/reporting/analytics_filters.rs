@@ -47,6 +47,8 @@ struct E {
     name: Option<String>,
     #[diesel(sql_type = BigInt)]
     occurred_at: i64,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    lcp: Option<i64>,
 }
 
 async fn raw(app: &TestApp) -> (Vec<S>, Vec<E>) {
@@ -60,7 +62,7 @@ async fn raw(app: &TestApp) -> (Vec<S>, Vec<E>) {
             )
             .load::<S>(c)?;
             let e = diesel::sql_query(
-                "SELECT session_id, visitor_id, kind, route, name, occurred_at FROM web_events WHERE site_id = 'loja-x'",
+                "SELECT session_id, visitor_id, kind, route, name, occurred_at, lcp FROM web_events WHERE site_id = 'loja-x'",
             )
             .load::<E>(c)?;
             Ok((s, e))
@@ -224,6 +226,22 @@ backend_test!(session_filters_keep_the_matching_sessions_exactly, fake_meta_buil
     assert_eq!(row["completions"].as_i64().unwrap(), checkout.len() as i64);
     assert_eq!(row["sessions"].as_i64().unwrap(), with.len() as i64);
     assert!(!checkout.is_empty());
+
+    // vitalsReport under filters: the kept pageviews' own values.
+    let plain_vitals = app.post("/v1/analytics/vitalsReport", one.clone()).await.ok();
+    let keep_all = json!([{"dim": "source", "op": "isNot", "values": ["-"]}]);
+    let all_vitals = app.post("/v1/analytics/vitalsReport", with_filters(&one, keep_all)).await.ok();
+    assert_eq!(all_vitals["metrics"], plain_vitals["metrics"], "a filter keeping everything: the digests' figures");
+    let f = json!([{"dim": "device", "op": "is", "values": [dev]}]);
+    let v = app.post("/v1/analytics/vitalsReport", with_filters(&one, f)).await.ok();
+    let on_device: HashSet<&str> =
+        sessions.iter().filter(|s| s.device.as_deref() == Some(dev.as_str())).map(|s| s.id.as_str()).collect();
+    let samples = events
+        .iter()
+        .filter(|e| inside(e.occurred_at) && e.lcp.is_some() && on_device.contains(e.session_id.as_str()))
+        .count();
+    assert_eq!(v["metrics"][0]["samples"].as_i64().unwrap(), samples as i64);
+    assert!(samples > 0);
 
     // Unknown dimensions and operators are refused naming the argument, not echoing it.
     let bad = app

@@ -10,11 +10,13 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::numbers::Fixed;
 use crate::service::analytics::reports::site_map::complete_days;
 use crate::service::analytics::reports::zone;
 use crate::service::analytics::rollup::vitals::METRICS;
 use crate::service::analytics::vocabulary::EventKind;
+use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::store::analytics::vitals as store;
@@ -37,6 +39,9 @@ pub struct VitalsArgs {
     /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
     #[serde(default)]
     pub timezone: Option<String>,
+    /// Only the pageviews the filters keep and count (REPORTING §3), as on `overview`.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
 /// Per metric, the merged value → count map: while rows are added, a list
@@ -200,15 +205,37 @@ pub struct VitalsReport {
 
 pub const DEVICES: [Option<&str>; 4] = [Some("mobile"), Some("tablet"), Some("desktop"), None];
 
+/// The digest rows of the kept rows' counted pageviews: one per metric a
+/// pageview has, on its session's device, as the report actor files them.
+fn kept_cells(kept: &kept::Kept) -> Vec<store::DigestRow> {
+    let mut out = Vec::new();
+    for (e, _) in kept.events.iter().filter(|(e, counted)| *counted && e.kind == EventKind::Pageview.as_str()) {
+        let device = kept.sessions.get(&e.session_id).and_then(|s| s.device.clone()).unwrap_or_default();
+        for (metric, value) in METRICS.iter().zip([e.lcp, e.inp, e.cls, e.fcp, e.ttfb]) {
+            if let Some(value) = value {
+                let (route, device) = (e.route.clone(), device.clone());
+                out.push(store::DigestRow { metric: metric.to_string(), route, device, value, count: 1 });
+            }
+        }
+    }
+    out
+}
+
 /// `vitalsReport` for a site already checked against the caller's scope.
 pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsReport> {
     let zone = zone::of_site(conn, &a.site_id, a.timezone.as_deref(), (a.from, a.to), MAX_DAYS, || {
         complete_days(a.from, a.to, MAX_DAYS)
     })?;
-    sites::require(conn, &a.site_id)?;
-    // Local days: the digests of the whole UTC days inside, the pageviews'
-    // own values around them (the digests keep UTC days).
+    let rules = dims::rules(&a.filters)?;
+    let site = sites::require(conn, &a.site_id)?;
+    // Filters: the counted pageviews' own values (REP-06, REP-07). Local
+    // days: the digests of the whole UTC days inside, the pageviews' own
+    // values around them (the digests keep UTC days).
     let cells = match zone {
+        _ if !rules.is_empty() => {
+            let kept = kept::read(conn, std::slice::from_ref(&site), (a.from, a.to), &rules, &[])?;
+            kept_cells(&kept)
+        }
         None => store::digests(conn, &a.site_id, a.from, a.to)?,
         Some(_) => {
             let (days, edges) = timezone::utc_days_inside(a.from, a.to);
