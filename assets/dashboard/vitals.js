@@ -1,14 +1,16 @@
 // ---- vitals (one client at a time) -----------------------------------------
 import { state, site, localDays, oneSite, render } from "./state.js";
-import { S, t, h, add, decFmt, num, say, fill, grid, pickers } from "./dom.js";
+import { S, t, h, add, decFmt, num, say, fill, grid, pickers, filterBar } from "./dom.js";
 import { api, explain } from "./api.js";
 
 export function vitalsScreen(main) {
   var body = h("div", { id: "vitals-body" }, h("p", {}, t("loading")));
-  add(main, h("h2", {}, t("navVitals")), pickers(function () { render(); }), body);
+  add(main, h("h2", {}, t("navVitals")), pickers(function () { render(); }), filterBar(), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
   var r = localDays(), id = oneSite();
-  api("POST", "/dashboard/api/analytics/vitals", { siteId: id, from: r.from, to: r.to, timezone: r.zone }).then(function (v) {
+  var args = { siteId: id, from: r.from, to: r.to, timezone: r.zone };
+  if (state.filters.length) args.filters = state.filters;
+  api("POST", "/dashboard/api/analytics/vitals", args).then(function (v) {
     function p75(row) {
       if (row.p75 == null) return S.unknown;
       return row.metric === "cls" ? decFmt.format(row.p75) : num(row.p75) + " ms";
