@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod names;
 pub mod reads;
 pub mod reports;
+mod tree;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
