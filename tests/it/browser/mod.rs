@@ -469,6 +469,23 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     let first = goals["goals"][0]["completions"].as_i64().unwrap();
     assert_eq!(b.text("#goals-table tbody tr:first-child td:nth-child(2)").await, int(first));
     no_serious_violations("Metas e receita with a filter", b.axe().await);
+
+    // A client in a zone of half hours: today is one day (the hourly overview cannot split its hours).
+    app.patch("/v1/sites/loja-x", json!({"timezone": "Asia/Kolkata"})).await.ok();
+    b.goto(&format!("{base}/")).await;
+    b.wait_for("#main").await;
+    b.click("[data-view=visits]").await;
+    b.select("#site-picker", "loja-x").await;
+    b.select("#period-picker", "today").await;
+    b.wait_until(
+        "today in Kolkata",
+        "var z=document.querySelector('#visits-zone'),h=document.querySelector('#visits-chart-h');\
+         return !!z&&z.textContent.indexOf('Asia/Kolkata')>=0&&!!h&&h.textContent==='Visualizações por dia';",
+        json!([]),
+    )
+    .await;
+    let refused = b.js("return !!document.querySelector('#visits-body [role=alert]');", json!([])).await;
+    assert_eq!(refused, json!(false));
     b.quit().await;
 });
 
