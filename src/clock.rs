@@ -51,9 +51,34 @@ pub fn utc_day_start(ms: i64) -> i64 {
     ms.div_euclid(DAY_MS) * DAY_MS
 }
 
+/// An inclusive range of instants, or a `[start, end)` one where said.
+pub type Span = (i64, i64);
+
+/// The whole UTC days inside `[from, to]` (as `[start, end)`, if any) and the
+/// inclusive ranges around them (the whole range when it holds none): what a
+/// read takes from day rollups and what from the rows.
+pub fn utc_days_inside(from: i64, to: i64) -> (Option<Span>, Vec<Span>) {
+    let start = from + (DAY_MS - from.rem_euclid(DAY_MS)) % DAY_MS;
+    let end = (to + 1) - (to + 1).rem_euclid(DAY_MS);
+    if start < end {
+        (Some((start, end)), [(from, start - 1), (end, to)].into_iter().filter(|(a, b)| a <= b).collect())
+    } else {
+        (None, vec![(from, to)])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_days_inside_a_range() {
+        let d = DAY_MS;
+        assert_eq!(utc_days_inside(0, d - 1).0, Some((0, d)));
+        assert_eq!(utc_days_inside(1, 2 * d - 1).0, Some((d, 2 * d)));
+        assert_eq!(utc_days_inside(1, 2 * d - 2).0, None);
+        assert_eq!(utc_days_inside(0, 3 * d).0, Some((0, 3 * d)));
+    }
 
     #[test]
     fn day_start_floors_negative_times_too() {

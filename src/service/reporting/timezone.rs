@@ -7,6 +7,7 @@
 use chrono::{NaiveDate, Offset, TimeZone};
 use chrono_tz::Tz;
 
+pub use crate::clock::utc_days_inside;
 use crate::clock::{DAY_MS, HOUR_MS};
 use crate::error::{Error, Result};
 use crate::service::validate;
@@ -170,21 +171,6 @@ pub fn checked_span(
         z.touched_days(from, to, max_days)?;
     }
     Ok(zone)
-}
-
-/// An inclusive range of instants, or a `[start, end)` one where said.
-pub type Span = (i64, i64);
-
-/// The whole UTC days inside `[from, to]` (as `[start, end)`, if any) and the
-/// inclusive ranges around them (the whole range when it holds none).
-pub fn utc_days_inside(from: i64, to: i64) -> (Option<Span>, Vec<Span>) {
-    let start = from + (DAY_MS - from.rem_euclid(DAY_MS)) % DAY_MS;
-    let end = (to + 1) - (to + 1).rem_euclid(DAY_MS);
-    if start < end {
-        (Some((start, end)), [(from, start - 1), (end, to)].into_iter().filter(|(a, b)| a <= b).collect())
-    } else {
-        (None, vec![(from, to)])
-    }
 }
 
 /// Whole local days: `bounds[i]` is day i's first instant, the last bound

@@ -10,7 +10,6 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Text};
 
-use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
 use crate::store::leads::conditions::{self, Condition};
@@ -238,13 +237,6 @@ pub struct GroupRow {
     pub revenue_cents: i64,
 }
 
-/// Whole UTC days inside `[from, to]`: `[start, end)` day starts, if any.
-fn whole_days(from: i64, to: i64) -> Option<(i64, i64)> {
-    let start = from.div_euclid(DAY_MS) * DAY_MS + if from.rem_euclid(DAY_MS) == 0 { 0 } else { DAY_MS };
-    let end = (to + 1).div_euclid(DAY_MS) * DAY_MS;
-    (start < end).then_some((start, end))
-}
-
 fn filters(q: &mut RawQuery, s: &Scope<'_>) {
     if let Some(ad) = s.ad_id {
         q.push(" AND ad_id = ?").text(ad);
@@ -298,18 +290,15 @@ pub fn grouped(
         ", CAST(SUM(leads) AS BIGINT) AS leads, CAST(SUM(qualified) AS BIGINT) AS qualified, \
          CAST(SUM(won) AS BIGINT) AS won, CAST(SUM(revenue_cents) AS BIGINT) AS revenue_cents FROM (",
     );
-    // A condition on what only the leads hold (stage, column) reads every
-    // lead of the range: the rollups cannot tell.
-    let whole = whole_days(s.from, s.to)
-        .filter(|_| s.conditions.iter().all(|c| c.column.in_rollups()) && !matches!(g, Grouping::Arrival));
     // The leads of the partial days at the edges (the whole range when it holds
     // no whole UTC day), each edge a range of its own: one `first_at` range with
     // the whole days excluded by an OR made the index on (site_id, first_at)
     // walk every lead of the range.
-    let edges: Vec<(i64, i64)> = match whole {
-        Some((start, end)) => [(s.from, start - 1), (end, s.to)].into_iter().filter(|(a, b)| a <= b).collect(),
-        None => vec![(s.from, s.to)],
-    };
+    let (whole, edges) = crate::clock::utc_days_inside(s.from, s.to);
+    // A condition on what only the leads hold (stage, column), or each lead's
+    // own arrival, reads every lead of the range: the rollups cannot tell.
+    let from_rows = !s.conditions.iter().all(|c| c.column.in_rollups()) || matches!(g, Grouping::Arrival);
+    let (whole, edges) = if from_rows { (None, vec![(s.from, s.to)]) } else { (whole, edges) };
     let mut parts = 0;
     if let Some((start, end)) = whole {
         q.push(&format!(
@@ -343,18 +332,4 @@ pub fn grouped(
         q.push(&format!(" LIMIT {n}"));
     }
     q.load(conn)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn whole_days_inside_a_range() {
-        let d = DAY_MS;
-        assert_eq!(whole_days(0, d - 1), Some((0, d)));
-        assert_eq!(whole_days(1, 2 * d - 1), Some((d, 2 * d)));
-        assert_eq!(whole_days(1, 2 * d - 2), None);
-        assert_eq!(whole_days(0, 3 * d), Some((0, 3 * d)));
-    }
 }
