@@ -62,10 +62,20 @@ export function duration(ms) {
 }
 
 // A table with a heading; the first cell of a row is its header cell.
-export function grid(id, title, head, rows, empty) {
-  return h("section", {}, h("h3", {}, title), rows.length
+// `opts.csv`: a "Baixar CSV" beside the heading; `opts.dim`: the first cells
+// become filters when clicked (`opts.list`: which list, "filters" or
+// "leadFilters"; `opts.values[i]`: the value behind row i's text).
+export function grid(id, title, head, rows, empty, opts) {
+  var o = opts || {};
+  return h("section", {}, h("div", { class: "row between" }, h("h3", {}, title), o.csv || null), rows.length
     ? h("table", { id: id }, h("thead", {}, h("tr", {}, head.map(function (c, i) { return h("th", { scope: "col", class: i ? "n" : null }, c); }))),
-        h("tbody", {}, rows.map(function (row) { return h("tr", {}, row.map(function (c, i) { return i ? h("td", { class: "n" }, c) : h("th", { scope: "row" }, c); })); })))
+        h("tbody", {}, rows.map(function (row, r) {
+          var value = o.values ? o.values[r] : row[0];
+          var first = o.dim && value != null
+            ? h("button", { class: "link", "data-add-filter": o.dim, title: t("addFilter"), onclick: function () { addFilter(o.dim, value, o.list, row[0]); } }, row[0])
+            : row[0] == null ? S.unknown : row[0];
+          return h("tr", {}, h("th", { scope: "row" }, first), row.slice(1).map(function (c) { return h("td", { class: "n" }, c); }));
+        })))
     : h("p", {}, empty));
 }
 
@@ -101,22 +111,32 @@ export function pickers(onChange) {
 }
 
 // ---- the filters (REPORTING §3): chips over the figures, shared by the screens ----
-var DIMS = { page: "dim_page", source: "dim_source" };
-
-export function filterBar(note) {
-  if (!state.filters.length) return null;
+// `list` is "filters" (the visits' dimensions) or "leadFilters" (the leads').
+export function filterBar(note, list) {
+  var key = list || "filters", filters = state[key];
+  if (!filters.length) return null;
   return h("div", { class: "row filters", id: "filters", role: "group", "aria-label": t("filtersLabel") },
-    state.filters.map(function (f, i) {
-      var label = t(DIMS[f.dim] || f.dim) + " " + t("op_" + f.op) + " " + f.values.join(", ");
+    filters.map(function (f, i) {
+      var names = f.values.map(function (v) { return state.filterNames[f.dim + "\u0000" + v] || v; });
+      var label = t("dim_" + f.dim) + " " + t("op_" + f.op) + " " + names.join(", ");
       return h("span", { class: "chip", "data-filter": f.dim }, label,
-        h("button", { "aria-label": t("removeFilter", { filter: label }), onclick: function () { state.filters.splice(i, 1); render(); } }, "×"));
+        h("button", { "aria-label": t("removeFilter", { filter: label }), onclick: function () { state[key].splice(i, 1); render(); } }, "×"));
     }),
-    h("button", { id: "clear-filters", onclick: function () { state.filters = []; render(); } }, t("clearFilters")),
+    h("button", { id: "clear-filters", onclick: function () { state[key] = []; render(); } }, t("clearFilters")),
     note ? h("span", { class: "muted" }, note) : null);
 }
 
-export function addFilter(dim, value) {
-  state.filters = state.filters.filter(function (f) { return f.dim !== dim; }).concat([{ dim: dim, op: "is", values: [value] }]);
+// A row clicked: its value becomes the dimension's filter (replacing one on
+// the same dimension); `name` is what the chip shows for an id.
+export function addFilter(dim, value, list, name) {
+  var key = list || "filters";
+  if (name != null && name !== value) state.filterNames[dim + "\u0000" + value] = String(name);
+  state[key] = state[key].filter(function (f) { return f.dim !== dim; }).concat([{ dim: dim, op: "is", values: [value] }]);
   render();
 }
 
+// The arguments with the list's filters, when there are any.
+export function withFilters(args, list) {
+  var filters = state[list || "filters"];
+  return filters.length ? Object.assign({}, args, { filters: filters }) : args;
+}

@@ -1,7 +1,7 @@
 // ---- goals, funnels, revenue and their definitions (one client at a time) --
 import { state, site, canWrite, localDays, oneSite, render } from "./state.js";
-import { t, h, add, num, date, say, fill, rate, grid, money, pickers, filterBar } from "./dom.js";
-import { explain, fn } from "./api.js";
+import { t, h, add, num, date, say, fill, rate, grid, money, pickers, filterBar, withFilters } from "./dom.js";
+import { explain, fn, csvButton } from "./api.js";
 
 function matcherText(m) { return m.kind === "event" ? t("matcherEvent", { name: m.name }) : t("matcherPage", { path: m.path }); }
 
@@ -10,10 +10,11 @@ export function goalsScreen(main) {
   add(main, h("h2", {}, t("navGoals")), pickers(function () { render(); }), filterBar(t("filtersOnGoals")), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
   var r = localDays(), id = oneSite(), args = { siteId: id, from: r.from, to: r.to, timezone: r.zone };
-  var goalArgs = Object.assign({}, args, state.filters.length ? { filters: state.filters } : {});
+  var filtered = withFilters(args);
+  var convArgs = { siteId: id, from: r.from, to: r.to, paginationOpts: { numItems: 20, cursor: null } };
   Promise.all([
-    fn("goalsReport", goalArgs), fn("funnelsReport", args), fn("revenueSummary", { siteIds: [id], from: r.from, to: r.to, timezone: r.zone }),
-    fn("affiliatesReport", args), fn("listConversions", { siteId: id, from: r.from, to: r.to, paginationOpts: { numItems: 20, cursor: null } }),
+    fn("goalsReport", filtered), fn("funnelsReport", filtered), fn("revenueSummary", { siteIds: [id], from: r.from, to: r.to, timezone: r.zone }),
+    fn("affiliatesReport", args), fn("listConversions", convArgs),
   ]).then(function (res) {
     var goals = res[0], funnels = res[1], rev = res[2], aff = res[3], conv = res[4], cur = rev.currency;
     function card(key, label, value) { return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value)); }
@@ -25,15 +26,19 @@ export function goalsScreen(main) {
         card("commission", t("commission"), money(rev.commissionCents, cur)),
         card("net", t("netRevenue"), money(rev.netRevenueCents, cur)))),
       grid("goals-table", t("goalsTitle"), [t("goal"), t("completions"), t("sessions"), t("conversionRate"), t("goalValue")],
-        goals.goals.map(function (g) { return [g.name + " (" + matcherText(g.matcher) + ")", num(g.completions), num(g.sessions), rate(g.conversionRate), money(g.valueTotalCents, cur)]; }), t("noGoals")),
-      funnels.funnels.length ? funnels.funnels.map(function (f) {
+        goals.goals.map(function (g) { return [g.name + " (" + matcherText(g.matcher) + ")", num(g.completions), num(g.sessions), rate(g.conversionRate), money(g.valueTotalCents, cur)]; }), t("noGoals"),
+        { dim: "goal", values: goals.goals.map(function (g) { return g.key; }), csv: csvButton("goalsReport", "goals", filtered) }),
+      funnels.funnels.length ? funnels.funnels.map(function (f, i) {
         return grid("funnel-" + f.key, t("funnelTitle", { name: f.name, rate: rate(f.conversionRate) }), [t("step"), t("visitors"), t("dropoff"), t("conversionRate")],
-          f.steps.map(function (st) { return [st.index + ". " + st.label, num(st.visitors), num(st.dropoff), rate(st.conversionRate)]; }), t("noVisits"));
+          f.steps.map(function (st) { return [st.index + ". " + st.label, num(st.visitors), num(st.dropoff), rate(st.conversionRate)]; }), t("noVisits"),
+          { csv: i === 0 ? csvButton("funnelsReport", "steps", filtered) : null });
       }) : h("section", {}, h("h3", {}, t("funnelsTitle")), h("p", {}, t("noFunnels"))),
       grid("affiliates-table", t("affiliatesTitle"), [t("affiliate"), t("sessions"), t("conversionsCount"), t("revenue"), t("commission")],
-        aff.affiliates.map(function (a) { return [a.name + " (" + a.slug + ")", num(a.sessions), num(a.conversions), money(a.revenueCents, aff.currency), money(a.commissionCents, aff.currency)]; }), t("noAffiliates")),
+        aff.affiliates.map(function (a) { return [a.name + " (" + a.slug + ")", num(a.sessions), num(a.conversions), money(a.revenueCents, aff.currency), money(a.commissionCents, aff.currency)]; }), t("noAffiliates"),
+        { csv: csvButton("affiliatesReport", "affiliates", args) }),
       grid("conversions-table", t("conversionsLedger"), [t("conversion"), t("when"), t("value"), t("affiliate")],
-        conv.page.map(function (c) { return [c.name, date(c.occurredAt, true), money(c.valueCents, c.currency), c.affiliate ? c.affiliate.slug : "—"]; }), t("noConversionsYet")),
+        conv.page.map(function (c) { return [c.name, date(c.occurredAt, true), money(c.valueCents, c.currency), c.affiliate ? c.affiliate.slug : "—"]; }), t("noConversionsYet"),
+        { csv: csvButton("listConversions", "conversions", Object.assign({}, convArgs, { paginationOpts: { numItems: 100, cursor: null } })) }),
       canWrite() ? definitionsPanel(id) : null,
       h("p", { class: "muted" }, t("goalsNote")));
   }).catch(function (e) { say(body, explain(e)); });

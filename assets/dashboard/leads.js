@@ -1,7 +1,7 @@
 // ---- leads and spend -----------------------------------------------------
 import { DAY, state, site, range, siteIds, render, zone } from "./state.js";
-import { S, t, h, add, num, date, say, fill, s, dialog, pickers } from "./dom.js";
-import { api, explain, downloadCsv } from "./api.js";
+import { S, t, h, add, num, date, say, fill, s, dialog, pickers, filterBar, addFilter, withFilters } from "./dom.js";
+import { api, explain, csvButton, leadsCsvButton } from "./api.js";
 
 function band(fmt) {
   return fmt.band ? h("span", { class: "band band-" + fmt.band }, t("band_" + fmt.band)) : null;
@@ -9,21 +9,33 @@ function band(fmt) {
 
 export function leadsScreen(main) {
   var body = h("div", { id: "leads-body" }, h("p", {}, t("loading")));
-  add(main, h("h2", {}, t("navLeads")), pickers(function () { render(); }), body);
+  add(main, h("h2", {}, t("navLeads")), pickers(function () { render(); }), filterBar(t("filtersOnLeads"), "leadFilters"), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noLeads"))); return; }
   var r = range(), ids = siteIds(), z = zone();
+  var args = withFilters({ siteIds: ids, from: r.from, to: r.to, timezone: z }, "leadFilters");
+  var dailyArgs = withFilters({ siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to, timezone: z }, "leadFilters");
   Promise.all([
-    api("POST", "/dashboard/api/reports/leads", { siteIds: ids, from: r.from, to: r.to, timezone: z }),
-    api("POST", "/dashboard/api/reports/leads-daily", { siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to, timezone: z }),
+    api("POST", "/dashboard/api/reports/leads", args),
+    api("POST", "/dashboard/api/reports/leads-daily", dailyArgs),
   ]).then(function (res) {
     var report = res[0], daily = res[1];
     fill(body, h("p", { class: "muted", id: "leads-zone" }, t("leadsZone", { zone: z })),
-      summary(report), chart(daily, report, z), origins(report),
-      campaigns(report, { siteIds: ids, from: r.from, to: r.to, timezone: z }), leadList(ids, r));
+      summary(report, args), chart(daily, report, z, dailyArgs), origins(report, args),
+      campaigns(report, args), leadList(ids, r));
   }).catch(function (e) { say(body, explain(e)); });
 }
 
-function summary(report) {
+// A heading with its "Baixar CSV".
+function heading(id, title, csv) { return h("div", { class: "row between" }, h("h3", { id: id }, title), csv); }
+
+// A row's first cell: its name, a button making it the dimension's filter.
+function filterCell(tag, dim, value, name) {
+  if (value == null) return h(tag, tag === "th" ? { scope: "row" } : {}, name);
+  return h(tag, tag === "th" ? { scope: "row" } : {}, h("button", { class: "link", "data-add-filter": dim, title: t("addFilter"),
+    onclick: function () { addFilter(dim, value, "leadFilters", name); } }, name));
+}
+
+function summary(report, args) {
   // Costs and the return come from what the spend bought (METRIC-03: the paid
   // origins, WhatsApp ads and instant forms together); the rest from the totals.
   var pf = report.paidFmt || { costPerLead: S.unknown, costPerSale: S.unknown, returnOnSpend: S.unknown };
@@ -32,7 +44,7 @@ function summary(report) {
     return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value, extra || null));
   }
   return h("section", { "aria-labelledby": "summary-h" },
-    h("h3", { id: "summary-h" }, t("summaryTitle")),
+    heading("summary-h", t("summaryTitle"), csvButton("leadsReport", "totals", args)),
     report.currencyMismatch ? h("p", { class: "alert" }, t("currencyMismatch")) : null,
     report.spendIncomplete ? h("p", { class: "alert" }, t("spendIncomplete")) : null,
     h("div", { class: "cards" },
@@ -48,7 +60,7 @@ function summary(report) {
 }
 
 // Bars for leads, a line for spend, each on its own scale.
-function chart(daily, report, z) {
+function chart(daily, report, z, args) {
   var W = 720, H = 220, P = 28, n = daily.length || 1, bw = (W - 2 * P) / n;
   var maxL = Math.max(1, Math.max.apply(null, daily.map(function (d) { return d.leads; })));
   var spends = daily.map(function (d) { return d.spendCents; });
@@ -67,7 +79,7 @@ function chart(daily, report, z) {
     svg.appendChild(s("text", { x: P, y: H - 8, "font-size": 11, fill: "#57606a" }, date(daily[0].dayStart, false, z)));
     svg.appendChild(s("text", { x: W - P, y: H - 8, "font-size": 11, fill: "#57606a", "text-anchor": "end" }, date(daily[daily.length - 1].dayStart, false, z)));
   }
-  return h("section", {}, h("h3", { id: "chart-h" }, t("chartTitle")), svg,
+  return h("section", {}, heading("chart-h", t("chartTitle"), csvButton("leadsDaily", "days", args)), svg,
     h("div", { class: "legend" }, h("span", {}, h("span", { class: "sw", "data-c": "leads" }), t("leads")), h("span", {}, h("span", { class: "sw", "data-c": "spend" }), t("spend"))));
 }
 
@@ -87,44 +99,47 @@ function figures(row) {
 }
 // Each origin's figures: the paid ones (WhatsApp ads and instant forms) with their own spend.
 function originLabel(o) { var k = "origin_" + o; var v = t(k); return v === k ? o : v; }
-function origins(report) {
+function origins(report, args) {
   var rows = (report.origins || []).map(function (o) {
-    return h("tr", { "data-origin": o.origin }, h("th", { scope: "row" }, originLabel(o.origin)), figures(o));
+    return h("tr", { "data-origin": o.origin }, filterCell("th", "origin", o.origin, originLabel(o.origin)), figures(o));
   });
   var head = h("tr", {}, h("th", { scope: "col" }, t("origin")),
     ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
-  return rows.length ? h("section", {}, h("h3", {}, t("originsTitle")), h("table", { id: "origins" }, h("thead", {}, head), h("tbody", {}, rows))) : null;
+  return rows.length ? h("section", {}, heading(null, t("originsTitle"), csvButton("leadsReport", "origins", args)),
+    h("table", { id: "origins" }, h("thead", {}, head), h("tbody", {}, rows))) : null;
 }
 
 function campaigns(report, args) {
   var rows = [];
   (report.campaigns || []).forEach(function (c) {
-    rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, h("th", { scope: "row" }, c.name || c.campaignId || t("noCampaign")), figures(c)));
+    rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, filterCell("th", "campaign", c.campaignId, c.name || c.campaignId || t("noCampaign")), figures(c)));
     (c.adsets || []).forEach(function (a) {
-      rows.push(h("tr", { class: "lvl1", "data-adset": a.adsetId || "" }, h("td", {}, a.name || a.adsetId || t("noName")), figures(a)));
+      rows.push(h("tr", { class: "lvl1", "data-adset": a.adsetId || "" }, filterCell("td", "adSet", a.adsetId, a.name || a.adsetId || t("noName")), figures(a)));
       (a.ads || []).forEach(function (ad) {
         var img = ad.thumbnailUrl ? h("img", { class: "thumb", src: ad.thumbnailUrl, alt: "", loading: "lazy" }) : null;
-        rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, h("td", {}, img, ad.name || ad.adId), figures(ad)));
+        var cell = filterCell("td", "ad", ad.adId, ad.name || ad.adId);
+        if (img) cell.prepend(img);
+        rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, cell, figures(ad)));
       });
     });
   });
   var head = h("tr", {}, h("th", { scope: "col" }, t("campaignCol")),
     ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
-  var status = h("span", { role: "status" });
-  var csv = h("button", { class: "csv", "data-csv": "ads", onclick: function () {
-    downloadCsv("leadsReport", "ads", args).catch(function (e) { say(status, explain(e)); });
-  } }, t("downloadCsv"));
-  return h("section", {}, h("div", { class: "row between" }, h("h3", {}, t("campaignsTitle")), h("span", {}, csv, status)),
+  return h("section", {}, heading(null, t("campaignsTitle"), csvButton("leadsReport", "ads", args)),
     rows.length ? h("table", { id: "campaigns" }, h("thead", {}, head), h("tbody", {}, rows)) : h("p", {}, t("noAds")));
 }
 
 function leadList(ids, r) {
-  var box = h("section", { id: "lead-list" }, h("h3", {}, t("leadsTitle")));
+  var filters = state.leadFilters.length ? "&filters=" + encodeURIComponent(JSON.stringify(state.leadFilters)) : "";
+  var csvQuery = "from=" + r.from + "&to=" + r.to + "&timezone=" + encodeURIComponent(zone()) + filters;
+  // The file is one client's: with every client shown, no button.
+  var csv = ids.length === 1 ? leadsCsvButton(ids[0], csvQuery) : null;
+  var box = h("section", { id: "lead-list" }, heading(null, t("leadsTitle"), csv));
   var tbody = h("tbody", {});
   var more = h("button", { id: "more-leads" }, t("moreLeads"));
   var last = null;
   function load() {
-    var q = "siteIds=" + encodeURIComponent(ids.join(",")) + "&from=" + r.from + "&to=" + r.to + "&limit=25";
+    var q = "siteIds=" + encodeURIComponent(ids.join(",")) + "&from=" + r.from + "&to=" + r.to + "&limit=25" + filters;
     if (last) q += "&before=" + last.firstAt + "&beforeLeadId=" + encodeURIComponent(last.leadId);
     api("GET", "/dashboard/api/leads?" + q).then(function (leads) {
       leads.forEach(function (l) {

@@ -3,8 +3,10 @@
 export const DAY = 86400000;
 export const state = { me: null, sites: [], view: "leads", siteId: "", days: 30, leadsPage: [], loginState: null,
   // Visitas: the period (a preset or "custom" with its two dates), the zone
-  // picked for several clients, and the filters (REPORTING §3).
-  period: "30", customFrom: "", customTo: "", zone: "", filters: [] };
+  // picked for several clients, and the filters (REPORTING §3): the visits'
+  // (shared by Visitas, Metas e receita, Mapa do site and Vitals) and the
+  // leads' (Leads e gasto), with the names shown for ids (campaigns, ads).
+  period: "30", customFrom: "", customTo: "", zone: "", filters: [], leadFilters: [], filterNames: {} };
 
 // The entry module draws the current screen; a screen asks for a redraw here,
 // so no screen imports the entry module.

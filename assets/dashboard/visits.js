@@ -3,8 +3,8 @@
 // beside the period before it, narrowed by the filters above the figures: a
 // row of the pages or sources clicked becomes a filter, as in Plausible.
 import { state, siteIds, render, zone, zones, period } from "./state.js";
-import { S, t, h, add, num, date, say, fill, rate, duration, s, filterBar, addFilter } from "./dom.js";
-import { api, explain, downloadCsv } from "./api.js";
+import { S, t, h, add, num, date, say, fill, rate, duration, s, grid, filterBar, withFilters } from "./dom.js";
+import { api, explain, csvButton } from "./api.js";
 
 var PERIODS = ["today", "yesterday", "7", "30", "90", "month", "lastMonth", "year", "12m", "custom"];
 
@@ -44,34 +44,16 @@ export function visitsScreen(main) {
   add(main, h("h2", {}, t("navVisits")), periodPicker(), filterBar(), body);
   if (!state.sites.length) { body.replaceChildren(h("p", {}, t("noVisits"))); return; }
   var ids = siteIds(), p = period(), z = zone();
-  var args = { siteIds: ids, from: p.from, to: p.to, interval: p.interval, timezone: z, compare: "previousPeriod" };
-  if (state.filters.length) args.filters = state.filters;
+  var args = withFilters({ siteIds: ids, from: p.from, to: p.to, interval: p.interval, timezone: z, compare: "previousPeriod" });
   Promise.all([
     api("POST", "/dashboard/api/analytics/overview", args),
-    api("POST", "/dashboard/api/analytics/live", { siteIds: ids, limit: 20 }),
+    api("POST", "/dashboard/api/analytics/live", withFilters({ siteIds: ids, limit: 20 })),
   ]).then(function (res) {
     var o = res[0], live = res[1], tt = o.totals, ch = o.change || {};
     function card(key, label, value, c) {
       return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value), c);
     }
-    // "Baixar CSV" of one of the overview's tables: the same arguments, the host's file.
-    function csvButton(breakdown) {
-      var box = h("span", { role: "status" });
-      return h("span", {}, h("button", { class: "csv", "data-csv": breakdown, onclick: function () {
-        downloadCsv("overview", breakdown, args).catch(function (e) { say(box, explain(e)); });
-      } }, t("downloadCsv")), box);
-    }
-    function table(id, title, head, rows, dim, csv) {
-      return h("section", {}, h("div", { class: "row between" }, h("h3", {}, title), csv ? csvButton(csv) : null), rows.length
-        ? h("table", { id: id }, h("thead", {}, h("tr", {}, head.map(function (c, i) { return h("th", { scope: "col", class: i ? "n" : null }, c); }))),
-            h("tbody", {}, rows.map(function (row) {
-              var first = dim && row[0] != null
-                ? h("button", { class: "link", "data-add-filter": dim, title: t("addFilter"), onclick: function () { addFilter(dim, row[0]); } }, row[0])
-                : row[0] == null ? S.unknown : row[0];
-              return h("tr", {}, h("th", { scope: "row" }, first), row.slice(1).map(function (c) { return h("td", { class: "n" }, c); }));
-            })))
-        : h("p", {}, t("noVisits")));
-    }
+    function csv(table) { return csvButton("overview", table, args); }
     var hourly = o.interval === "hour";
     fill(body,
       h("p", { class: "muted", id: "visits-zone" }, t("visitsZone", { zone: o.timezone || z, from: date(p.from, false, z), to: date(p.to, false, z) })),
@@ -84,13 +66,14 @@ export function visitsScreen(main) {
           card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs), change(ch.avgDurationMs)),
           card("live", t("liveNow"), num(live.count))),
         h("p", { class: "muted" }, t("comparedWith", { from: date(o.comparison.from, false, z), to: date(o.comparison.to, false, z) }))),
-      h("section", {}, h("div", { class: "row between" }, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), csvButton("series")), chart(o, z, hourly)),
-      table("top-pages", t("topPages"), [t("page"), t("pageviews"), t("visitors")],
-        o.pages.map(function (x) { return [x.route, num(x.pageviews), num(x.visitors)]; }), "page", "pages"),
-      table("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
-        o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), "source", "sources"),
-      table("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
-        live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; })),
+      h("section", {}, h("div", { class: "row between" }, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), csv("series")), chart(o, z, hourly)),
+      grid("top-pages", t("topPages"), [t("page"), t("pageviews"), t("visitors")],
+        o.pages.map(function (x) { return [x.route, num(x.pageviews), num(x.visitors)]; }), t("noVisits"), { dim: "page", csv: csv("pages") }),
+      grid("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
+        o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), t("noVisits"), { dim: "source", csv: csv("sources") }),
+      grid("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
+        live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; }), t("noVisits"),
+        { csv: csvButton("liveVisitors", "visitors", withFilters({ siteIds: ids, now: state.me.now })) }),
       h("p", { class: "muted" }, t("visitsNote")));
   }).catch(function (e) { say(body, explain(e)); });
 }

@@ -1,7 +1,7 @@
 //! `POST /v1/reports/{name}.csv?breakdown=`: runs the function `name` with
 //! the JSON body as its arguments (exactly as `/v1/analytics/{name}` and the
 //! federated API do) and answers one of its tables as CSV. A paged function
-//! (`listConversions`) is followed to its last page.
+//! (`listConversions`, `listSessions`) is followed to its last page.
 
 use actix_web::{HttpResponse, web};
 use serde::Deserialize;
@@ -57,7 +57,28 @@ const EXPORTS: &[(&str, &[(&str, Path)])] = &[
     ),
     ("affiliatesReport", &[("affiliates", &[Level { key: "affiliates", carry: &[] }])]),
     ("listConversions", &[("conversions", &[Level { key: "page", carry: &[] }])]),
+    ("metaFormsReport", &[("forms", &[Level { key: "forms", carry: &[] }])]),
+    (
+        "siteMap",
+        &[
+            ("routes", &[SITES, Level { key: "routes", carry: &[] }]),
+            ("transitions", &[SITES, Level { key: "transitions", carry: &[] }]),
+        ],
+    ),
+    (
+        "vitalsReport",
+        &[
+            ("metrics", &[Level { key: "metrics", carry: &[] }]),
+            ("pages", &[Level { key: "byPage", carry: &[("route", "route"), ("samples", "pageSamples")] }, METRICS]),
+            ("devices", &[Level { key: "byDevice", carry: &[("device", "device")] }, METRICS]),
+        ],
+    ),
+    ("liveVisitors", &[("visitors", &[Level { key: "visitors", carry: &[] }])]),
+    ("listSessions", &[("sessions", &[Level { key: "page", carry: &[] }])]),
 ];
+
+const SITES: Level = Level { key: "sites", carry: &[("siteId", "siteId")] };
+const METRICS: Level = Level { key: "metrics", carry: &[] };
 
 const CAMPAIGNS: Level = Level { key: "campaigns", carry: &[("campaignId", "campaignId"), ("name", "campaignName")] };
 const ADSETS: Level = Level { key: "adsets", carry: &[("adsetId", "adsetId"), ("name", "adsetName")] };
@@ -75,7 +96,8 @@ pub fn functions() -> impl Iterator<Item = &'static str> {
 pub struct CsvQuery {
     /// Which table of the answer (`overview`: `series`, `totals`, `pages`, `sources`, …;
     /// `leadsReport`: `ads`, `adsets`, `campaigns`, `origins`, `sites`, `totals`;
-    /// `funnelsReport`: `funnels`, `steps`); the first is the default.
+    /// `funnelsReport`: `funnels`, `steps`; `siteMap`: `routes`, `transitions`;
+    /// `vitalsReport`: `metrics`, `pages`, `devices`); the first is the default.
     pub breakdown: Option<String>,
 }
 
@@ -99,7 +121,7 @@ fn export_of(file: &str, breakdown: Option<&str>) -> Result<(Function, &'static 
 
 /// A report as CSV (rule REP-10): the body is the function's arguments.
 #[utoipa::path(post, path = "/v1/reports/{name}.csv", tag = "host", security(("hostKey" = [])),
-    params(("name" = String, Path, description = "leadsReport, leadsDaily, overview, goalsReport, funnelsReport, affiliatesReport or listConversions"), CsvQuery),
+    params(("name" = String, Path, description = "leadsReport, leadsDaily, overview, goalsReport, funnelsReport, affiliatesReport, listConversions, metaFormsReport, siteMap, vitalsReport, liveVisitors or listSessions"), CsvQuery),
     request_body(content = Object, description = "The function's arguments, as on the federated API"),
     responses((status = 200, content_type = "text/csv", body = String,
         description = "RFC 4180, UTF-8, a header row; money as decimals, times as ISO 8601"),
@@ -129,7 +151,8 @@ pub async fn csv_of(
     }
     let tz = zone_of(args.get("timezone").and_then(Value::as_str));
     let mut answer = api::call(&st.cx, Some(caller), function, args.clone()).await?.value().clone();
-    if function == Function::ListConversions {
+    // A paged function (`listConversions`, `listSessions`) is followed to its end.
+    if answer.get("continueCursor").is_some() {
         answer = all_pages(st, caller, function, args, answer).await?;
     }
     let name = format!("{}-{table_name}.csv", file.trim_end_matches(".csv"));

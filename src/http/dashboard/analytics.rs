@@ -32,6 +32,8 @@ pub async fn overview(
 pub struct LiveBody {
     site_ids: Vec<String>,
     limit: Option<i64>,
+    #[serde(default)]
+    filters: Vec<crate::service::reporting::filters::Filter>,
 }
 
 /// Who is on the sites now, by the server's clock.
@@ -43,7 +45,7 @@ pub async fn live(
     let session = signed_in(&req)?;
     let b = body.into_inner();
     let caller = operator(&session, &b.site_ids);
-    let args = LiveArgs { site_ids: b.site_ids, now: st.now(), limit: b.limit };
+    let args = LiveArgs { site_ids: b.site_ids, now: st.now(), limit: b.limit, filters: b.filters };
     Ok(HttpResponse::Ok().json(reports::live_visitors(&st.cx, &caller, args).await?))
 }
 

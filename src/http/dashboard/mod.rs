@@ -40,6 +40,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/sites/{siteId}/people", web::get().to(people::list))
                 .route("/sites/{siteId}/people/{visitorId}", web::get().to(people::profile))
                 .route("/sites/{siteId}/leads/{leadId}/journey", web::get().to(reads::lead_journey))
+                .route("/sites/{siteId}/leads.csv", web::get().to(reads::leads_csv))
                 .route("/meta/connection", web::get().to(reads::meta_connection))
                 .route("/meta/connection", web::put().to(writes::set_connection))
                 .route("/meta/connection", web::delete().to(writes::disconnect))

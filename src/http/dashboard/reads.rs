@@ -54,6 +54,18 @@ pub async fn leads_daily(
     Ok(HttpResponse::Ok().json(leads::api::leads_daily(&st.cx, &caller, args).await?))
 }
 
+/// "Baixar CSV" of the lead list: the host's `leads.csv` (streamed), for a
+/// signed-in operator.
+pub async fn leads_csv(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    q: web::Query<crate::http::csv::leads::LeadsCsvQuery>,
+) -> Result<HttpResponse> {
+    signed_in(&req)?;
+    crate::http::csv::leads::leads_csv(st, path, q).await
+}
+
 pub async fn list_leads(
     st: web::Data<AppState>,
     req: HttpRequest,

@@ -60,3 +60,16 @@ pub fn sales_between(conn: &mut AnyConnection, site_ids: &[String], from: i64, t
     q.texts(site_ids).int(from).int(to);
     q.load(conn)
 }
+
+/// Every retained pageview and custom event of these sessions.
+pub fn events_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> QueryResult<Vec<EventRow>> {
+    if session_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT {EVENT_COLUMNS} FROM web_events WHERE session_id IN {}",
+        placeholders(session_ids.len())
+    ));
+    q.texts(session_ids);
+    q.load(conn)
+}

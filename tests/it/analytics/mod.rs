@@ -1187,8 +1187,12 @@ backend_test!(live_reads_come_from_the_cache_until_a_tracker_commit, analytics_b
     site(app, "loja", false).await;
     track(app, "loja", "v_visitor0001", vec![pageview("1", "/")]).await;
     let cx = &app.state.cx;
-    let args =
-        || rastrod::service::analytics::reports::live::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let args = || rastrod::service::analytics::reports::live::LiveArgs {
+        site_ids: vec!["loja".into()],
+        now: T0,
+        limit: None,
+        filters: Vec::new(),
+    };
     let first = serde_json::to_value(
         rastrod::service::analytics::reports::live::live_visitors(cx, args(), false, 10).await.unwrap(),
     )

@@ -514,8 +514,12 @@ backend_test!(live_profiles_come_from_the_cache_until_an_identify, analytics_bui
     site(app, "loja", false).await;
     track(app, "loja", ANON, vec![pageview("1", "/")]).await;
     let cx = &app.state.cx;
-    let args =
-        || rastrod::service::analytics::reports::live::LiveArgs { site_ids: vec!["loja".into()], now: T0, limit: None };
+    let args = || rastrod::service::analytics::reports::live::LiveArgs {
+        site_ids: vec!["loja".into()],
+        now: T0,
+        limit: None,
+        filters: Vec::new(),
+    };
     let first = serde_json::to_value(
         rastrod::service::analytics::reports::live::live_visitors_with(cx, args(), false, 10, true).await.unwrap(),
     )

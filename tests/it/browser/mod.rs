@@ -92,6 +92,18 @@ async fn page_fetch(b: &Browser, method: &str, path: &str, with_csrf: bool) -> i
     b.js_async(script, json!([method, path, with_csrf])).await.as_i64().unwrap()
 }
 
+/// A page's own POST of a CSV route (`arguments[0]`, the body `arguments[1]`)
+/// with its session's CSRF token: the file's text, as "Baixar CSV" fetches it.
+pub const CSV_FETCH: &str = "var P=arguments[0],A=arguments[1],done=arguments[arguments.length-1];\
+    fetch('/dashboard/api/session',{credentials:'same-origin'}).then(function(r){return r.json();})\
+    .then(function(me){return fetch(P,{method:'POST',credentials:'same-origin',\
+    headers:{'Content-Type':'application/json','X-CSRF-Token':me.csrfToken},body:JSON.stringify(A)});})\
+    .then(function(r){return r.text();}).then(done).catch(function(e){done(String(e));});";
+
+/// A page's own GET of a file (`arguments[0]`): its text.
+pub const GET_FETCH: &str = "var P=arguments[0],done=arguments[arguments.length-1];\
+    fetch(P,{credentials:'same-origin'}).then(function(r){return r.text();}).then(done).catch(function(e){done(String(e));});";
+
 backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
     let Some(b) = Browser::start().await else { return };
     demo(&app).await;
@@ -156,6 +168,44 @@ backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
         json!([want]),
     )
     .await;
+
+    // A campaign clicked becomes the leads' filter (REPORTING §3, REP-08): the
+    // figures are the API's with it, the chip names the campaign, and the lead
+    // list's CSV is the host's leads.csv for the same range and filter.
+    let campaign = loja["campaigns"].as_array().unwrap().iter().find(|c| c["campaignId"].is_string()).unwrap().clone();
+    let cid = campaign["campaignId"].as_str().unwrap().to_string();
+    b.click(&format!("tr[data-campaign='{cid}'] [data-add-filter=campaign]")).await;
+    b.wait_for("#filters [data-filter=campaign]").await;
+    assert!(b.text("#filters [data-filter=campaign]").await.contains(campaign["name"].as_str().unwrap()));
+    let filters = json!([{"dim": "campaign", "op": "is", "values": [cid]}]);
+    let only = app
+        .post(
+            "/v1/reports/leads",
+            json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": zone, "filters": filters}),
+        )
+        .await
+        .ok();
+    assert!(only["totals"]["leads"].as_i64() < loja["totals"]["leads"].as_i64(), "the filter narrows");
+    b.wait_until(
+        "the campaign's figures",
+        "var e=document.querySelector('[data-k=leads] .v');return !!e&&e.textContent===arguments[0];",
+        json!([int(only["totals"]["leads"].as_i64().unwrap())]),
+    )
+    .await;
+    b.wait_for("#lead-list [data-csv=leads]").await;
+    no_serious_violations("leads with a filter", b.axe().await);
+    let query = format!(
+        "from={from}&to={to}&timezone=America%2FSao_Paulo&filters={}",
+        urlencoding_component(&filters.to_string())
+    );
+    let from_page = b.js_async(GET_FETCH, json!([format!("/dashboard/api/sites/loja-x/leads.csv?{query}")])).await;
+    let from_host = app.get(&format!("/v1/sites/loja-x/leads.csv?{query}")).await;
+    assert_eq!(from_host.status, 200, "{}", from_host.text);
+    assert_eq!(from_page.as_str().unwrap(), from_host.text);
+    let rows = from_host.text.lines().count() - 1;
+    assert_eq!(rows as i64, only["totals"]["leads"].as_i64().unwrap(), "every lead of the campaign");
+    b.click("#clear-filters").await;
+    b.wait_until("no filter", "return !document.querySelector('#filters');", json!([])).await;
 
     // Integrações.
     b.click("[data-view=integrations]").await;
@@ -441,12 +491,7 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     let source = source.trim_end_matches('×').rsplit(" é ").next().unwrap().trim().to_string();
     let args = json!({"siteIds": ["loja-x"], "from": from, "to": to, "interval": "day", "timezone": "America/Sao_Paulo",
         "compare": "previousPeriod", "filters": [{"dim": "source", "op": "is", "values": [source]}]});
-    let script = "var A=arguments[0],done=arguments[arguments.length-1];\
-        fetch('/dashboard/api/session',{credentials:'same-origin'}).then(function(r){return r.json();})\
-        .then(function(me){return fetch('/dashboard/api/reports/overview.csv?breakdown=pages',{method:'POST',\
-        credentials:'same-origin',headers:{'Content-Type':'application/json','X-CSRF-Token':me.csrfToken},\
-        body:JSON.stringify(A)});}).then(function(r){return r.text();}).then(done).catch(function(e){done(String(e));});";
-    let from_page = b.js_async(script, json!([args])).await;
+    let from_page = b.js_async(CSV_FETCH, json!(["/dashboard/api/reports/overview.csv?breakdown=pages", args])).await;
     let from_host = app.post("/v1/reports/overview.csv?breakdown=pages", args).await;
     assert_eq!(from_host.status, 200, "{}", from_host.text);
     assert!(from_host.text.starts_with("pageviews,route,visitors"), "{}", from_host.text);
@@ -536,3 +581,17 @@ backend_test!(slow: the_people_screen_lists_searches_and_opens_a_person, fake_me
     screenshot(&app, &b, "pessoas").await;
     b.quit().await;
 });
+
+/// A query component, percent-encoded as `encodeURIComponent` does.
+fn urlencoding_component(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}

@@ -38,7 +38,7 @@ fn screen_days() -> (i64, i64) {
 async fn answers(app: &TestApp) -> (Value, Value) {
     let (from, to) = screen_days();
     let zone = || Some("America/Sao_Paulo".to_string());
-    let args = SiteMapArgs { site_ids: vec!["loja-x".into()], from, to, timezone: zone() };
+    let args = SiteMapArgs { site_ids: vec!["loja-x".into()], from, to, timezone: zone(), filters: Vec::new() };
     let map = app.state.cx.read(move |c| site_map::site_map(c, args)).await.unwrap();
     let args = VitalsArgs { site_id: "loja-x".into(), from, to, timezone: zone(), filters: vec![] };
     let vitals = app.state.cx.read(move |c| vitals::vitals_report(c, args)).await.unwrap();
@@ -48,6 +48,10 @@ async fn answers(app: &TestApp) -> (Value, Value) {
 fn cells(b_rows: &Value) -> Vec<Vec<String>> {
     serde_json::from_value(b_rows.clone()).unwrap()
 }
+
+/// `rows(selector)`: a table's cells as text, for scripts that wait on them.
+const ROWS_FN: &str = "function rows(q){return Array.from(document.querySelectorAll(q+' tbody tr')).map(function(tr){\
+    return Array.from(tr.children).map(function(c){return c.textContent.trim();});});}";
 
 const ROWS: &str = "return Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).map(function (tr) { \
     return Array.from(tr.children).map(function (c) { return c.textContent.trim(); }); });";
@@ -103,6 +107,56 @@ backend_test!(slow: the_site_map_and_vitals_screens_show_the_reports, fake_meta_
     assert_eq!(pairs.len(), site["transitions"].as_array().unwrap().len().min(50));
     crate::browser::no_serious_violations("the site map screen", b.axe().await);
     crate::browser::screenshot(&app, &b, "mapa-do-site").await;
+
+    // A page clicked becomes a filter: the map of the sessions that saw it
+    // (REPORTING §3), equal to the API's; its CSV is the host's file.
+    let route = "/checkout".to_string();
+    assert!(site["routes"].as_array().unwrap().iter().any(|r| r["route"] == "/checkout"));
+    let click = "var r=arguments[0];Array.from(document.querySelectorAll('#sitemap-routes [data-add-filter=page]'))\
+        .find(function(x){return x.textContent===r;}).click();";
+    b.js(click, json!([route])).await;
+    b.wait_for("#filters [data-filter=page]").await;
+    let (from, to) = screen_days();
+    let filters = vec![rastrod::service::reporting::filters::Filter {
+        dim: "page".into(),
+        op: rastrod::service::reporting::filters::Op::Is,
+        values: vec![route.clone()],
+    }];
+    let args = SiteMapArgs {
+        site_ids: vec!["loja-x".into()],
+        from,
+        to,
+        timezone: Some("America/Sao_Paulo".into()),
+        filters: filters.clone(),
+    };
+    let filtered = app.state.cx.read(move |c| site_map::site_map(c, args)).await.unwrap();
+    let filtered = serde_json::to_value(filtered).unwrap();
+    let want: Vec<Vec<String>> = filtered["sites"][0]["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let n = |k: &str| int(r[k].as_i64().unwrap());
+            vec![r["route"].as_str().unwrap().to_string(), n("views"), n("entries"), n("exits"), n("bounces")]
+        })
+        .collect();
+    assert_ne!(filtered["sites"][0]["routes"], site["routes"], "the filter narrows the map");
+    b.wait_until(
+        "the filtered map",
+        &format!("{ROWS_FN}return JSON.stringify(rows('#sitemap-routes'))===arguments[0];"),
+        json!([serde_json::to_string(&want).unwrap()]),
+    )
+    .await;
+    crate::browser::no_serious_violations("the site map with a filter", b.axe().await);
+    let body = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": "America/Sao_Paulo",
+        "filters": [{"dim": "page", "op": "is", "values": [route]}]});
+    let from_page = b.js_async(crate::browser::CSV_FETCH, json!(["/dashboard/api/reports/siteMap.csv?breakdown=routes", body.clone()])).await;
+    let from_host = app.post("/v1/reports/siteMap.csv?breakdown=routes", body).await;
+    assert_eq!(from_host.status, 200, "{}", from_host.text);
+    assert_eq!(from_page.as_str().unwrap(), from_host.text);
+    b.wait_for("[data-csv=routes]").await;
+    b.click("#clear-filters").await;
+    b.wait_until("no filter", "return !document.querySelector('#filters');", json!([])).await;
 
     b.click("[data-view=vitals]").await;
     b.wait_for("#vitals-metrics").await;

@@ -192,6 +192,7 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
         from: day,
         to: day + 86_400_000 - 1,
         pagination_opts: serde_json::from_value(serde_json::json!({"numItems": 1, "cursor": cursor})).unwrap(),
+        filters: Vec::new(),
     };
     let first =
         a.cx.read(move |c| rastrod::service::analytics::reports::sessions::list_sessions(c, &ka, list(None)))

@@ -12,43 +12,43 @@ use crate::backend_test;
 use crate::common::*;
 
 #[derive(QueryableByName, Clone)]
-struct S {
+pub(super) struct S {
     #[diesel(sql_type = Text)]
-    id: String,
+    pub(super) id: String,
     #[diesel(sql_type = Text)]
-    visitor_id: String,
+    pub(super) visitor_id: String,
     #[diesel(sql_type = BigInt)]
-    started_at: i64,
+    pub(super) started_at: i64,
     #[diesel(sql_type = Text)]
-    source: String,
+    pub(super) source: String,
     #[diesel(sql_type = Text)]
-    medium: String,
+    pub(super) medium: String,
     #[diesel(sql_type = Nullable<Text>)]
-    device: Option<String>,
+    pub(super) device: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
-    os: Option<String>,
+    pub(super) os: Option<String>,
     #[diesel(sql_type = Text)]
-    entry_route: String,
+    pub(super) entry_route: String,
     #[diesel(sql_type = Bool)]
-    is_returning: bool,
+    pub(super) is_returning: bool,
 }
 
 #[derive(QueryableByName, Clone)]
-struct E {
+pub(super) struct E {
     #[diesel(sql_type = Text)]
-    session_id: String,
+    pub(super) session_id: String,
     #[diesel(sql_type = Text)]
-    visitor_id: String,
+    pub(super) visitor_id: String,
     #[diesel(sql_type = Text)]
-    kind: String,
+    pub(super) kind: String,
     #[diesel(sql_type = Text)]
-    route: String,
+    pub(super) route: String,
     #[diesel(sql_type = Nullable<Text>)]
-    name: Option<String>,
+    pub(super) name: Option<String>,
     #[diesel(sql_type = BigInt)]
-    occurred_at: i64,
+    pub(super) occurred_at: i64,
     #[diesel(sql_type = Nullable<BigInt>)]
-    lcp: Option<i64>,
+    pub(super) lcp: Option<i64>,
 }
 
 async fn raw(app: &TestApp) -> (Vec<S>, Vec<E>) {
@@ -72,7 +72,7 @@ async fn raw(app: &TestApp) -> (Vec<S>, Vec<E>) {
 }
 
 /// The demo with its months of visits, loja-x's raw rows, and the 30 UTC days before today.
-async fn seeded(app: &TestApp) -> (Vec<S>, Vec<E>, (i64, i64)) {
+pub(super) async fn seeded(app: &TestApp) -> (Vec<S>, Vec<E>, (i64, i64)) {
     crate::dashboard::demo(app).await;
     assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
     crate::analytics::drain(app).await;
@@ -119,7 +119,7 @@ fn figures(o: &Value) -> (i64, i64, i64) {
     (t["visitors"].as_i64().unwrap(), t["sessions"].as_i64().unwrap(), t["pageviews"].as_i64().unwrap())
 }
 
-fn with_filters(args: &Value, filters: Value) -> Value {
+pub(super) fn with_filters(args: &Value, filters: Value) -> Value {
     let mut a = args.clone();
     a["filters"] = filters;
     a

@@ -323,4 +323,48 @@ backend_test!(web_analytics_csvs_equal_their_json_answers, fake_meta_builder, |a
     let conversions = csv_of(&app, "listConversions.csv", &paged).await;
     assert_eq!(conversions.iter().map(|r| r["conversionId"].clone()).collect::<Vec<_>>(), ids);
     assert!(conversions.iter().all(|r| !r.contains_key("properties")), "free-form properties stay out");
+    // listSessions, filtered, every page; its sessions' ids in the same order.
+    let mut sessions_args = paged.clone();
+    sessions_args["filters"] = json!([{"dim": "page", "op": "is", "values": ["/checkout"]}]);
+    let mut ids = Vec::new();
+    let mut args = sessions_args.clone();
+    loop {
+        let page = host(&app, "listSessions", &args).await;
+        ids.extend(page["page"].as_array().unwrap().iter().map(|c| c["sessionId"].as_str().unwrap().to_string()));
+        if page["isDone"] == true {
+            break;
+        }
+        args["paginationOpts"]["cursor"] = page["continueCursor"].clone();
+    }
+    let sessions = csv_of(&app, "listSessions.csv", &sessions_args).await;
+    assert!(!ids.is_empty());
+    assert_eq!(sessions.iter().map(|r| r["sessionId"].clone()).collect::<Vec<_>>(), ids);
+    // siteMap: each site's routes, carrying the site; the transitions on request.
+    let map = host(&app, "siteMap", &range).await;
+    let routes = csv_of(&app, "siteMap.csv", &range).await;
+    let json_routes = map["sites"][0]["routes"].as_array().unwrap();
+    assert_eq!(routes.len(), json_routes.len());
+    assert!(routes.iter().zip(json_routes).all(|(r, j)| r["siteId"] == "loja-x"
+        && r["route"] == j["route"].as_str().unwrap()
+        && r["views"] == j["views"].to_string()));
+    let transitions = csv_of(&app, "siteMap.csv?breakdown=transitions", &range).await;
+    assert_eq!(transitions.len(), map["sites"][0]["transitions"].as_array().unwrap().len());
+    // vitalsReport by page: one row per (page, metric), the page carried.
+    let vitals = host(&app, "vitalsReport", &one).await;
+    let by_page = csv_of(&app, "vitalsReport.csv?breakdown=pages", &one).await;
+    let json_cells: Vec<(&Value, &Value)> = vitals["byPage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["metrics"].as_array().unwrap().iter().map(move |m| (p, m)))
+        .collect();
+    assert!(!json_cells.is_empty());
+    assert_eq!(by_page.len(), json_cells.len());
+    for (row, (p, m)) in by_page.iter().zip(&json_cells) {
+        assert_eq!(
+            (row["route"].as_str(), row["metric"].as_str()),
+            (p["route"].as_str().unwrap(), m["metric"].as_str().unwrap())
+        );
+        assert_eq!(row["samples"], m["samples"].to_string());
+    }
 });

@@ -4,6 +4,7 @@
 mod analytics_filters;
 mod compare;
 mod csv;
+mod filtered_lists;
 mod filters;
 mod golden;
 mod local_days;

@@ -16,10 +16,12 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::{Matcher, Step, steps_of};
 use crate::service::analytics::reports::affiliates::check_days;
+use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::zone;
 use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::compare::{self, Changes, Compare};
+use crate::service::reporting::filters::Filter;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
@@ -92,6 +94,24 @@ pub struct FunnelsArgs {
     /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
     #[serde(default)]
     pub timezone: Option<String>,
+    /// Only the visitors' steps in the sessions that pass these (REPORTING §3).
+    #[serde(default)]
+    pub filters: Vec<Filter>,
+}
+
+/// Each funnel's rows in the range from the events of the kept sessions
+/// (REP-06, REP-07): every event of a kept session can be a step, as the
+/// index would have it, in `(at, eventId)` order.
+fn kept_rows(funnels: &[(String, Vec<Step>)], kept: &kept::Kept) -> HashMap<String, Vec<StepHit>> {
+    let mut events: Vec<&EventRow> = kept.events.iter().map(|(e, _)| e).collect();
+    events.sort_by(|x, y| x.occurred_at.cmp(&y.occurred_at).then_with(|| x.id.as_bytes().cmp(y.id.as_bytes())));
+    let mut out: HashMap<String, Vec<StepHit>> = HashMap::new();
+    for e in events {
+        for r in rows_for(funnels, e) {
+            out.entry(r.funnel_id).or_default().push(StepHit { visitor_id: r.visitor_id, at: r.at, steps: r.steps });
+        }
+    }
+    out
 }
 
 /// A funnel's rows in the range: from the index, or from the events while
@@ -338,16 +358,29 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
         main.comparison = Some(FunnelsComparison { from, to, incomplete: before.incomplete });
         return Ok(main);
     }
-    sites::require(conn, &a.site_id)?;
+    let rules = dims::rules(&a.filters)?;
+    let site = sites::require(conn, &a.site_id)?;
     let mut funnels = defs_store::funnels(conn, &a.site_id).map_err(db)?;
     funnels.sort_by(|x, y| x.key.cmp(&y.key));
     let rebuilding = store::rebuilding(conn, &a.site_id).map_err(db)?;
+    // Filters read the kept sessions' events; otherwise the step index.
+    let mut filtered = match rules.is_empty() {
+        true => None,
+        false => {
+            let kept = kept::read(conn, std::slice::from_ref(&site), (a.from, a.to), &rules, &[])?;
+            let defs: Vec<(String, Vec<Step>)> = funnels.iter().map(|f| (f.id.clone(), steps_of(f))).collect();
+            Some(kept_rows(&defs, &kept))
+        }
+    };
     let mut incomplete = false;
     let mut out = Vec::new();
     let mut persons = Persons::default();
     for f in &funnels {
         let steps = steps_of(f);
-        let mut rows = rows_in_range(conn, f, &steps, rebuilding.contains(&f.id), &a, cap)?;
+        let mut rows = match filtered.as_mut() {
+            Some(rows) => rows.remove(&f.id).unwrap_or_default(),
+            None => rows_in_range(conn, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
+        };
         if rows.len() > cap {
             incomplete = true;
             rows.truncate(cap);

@@ -200,7 +200,13 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
     let (counts, total_sessions) = if rules.is_empty() {
         (counts_between(conn, &a.site_id, a.from, a.to)?, sessions_between(conn, &a.site_id, a.from, a.to)?)
     } else {
-        let kept = kept::read(conn, std::slice::from_ref(&site), (a.from, a.to), &rules, &[])?;
+        let kept = kept::read(
+            conn,
+            std::slice::from_ref(&site),
+            (a.from, a.to),
+            &rules,
+            &[dims::Dim::Event(dims::EventDim::Goal)],
+        )?;
         let counts = kept.goal_counts((a.from, a.to)).into_iter().map(|((_, id), n)| (id, n)).collect();
         (counts, kept.started((a.from, a.to)).count() as i64)
     };

@@ -10,7 +10,7 @@
 //! an identified id (its alias's state row) is not shown: the identified id's
 //! row is (rule SES-19).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use utoipa::{PartialSchema, ToSchema};
@@ -18,13 +18,16 @@ use utoipa::{PartialSchema, ToSchema};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::people::{self, ProfileRef, ProfileRefs, Profiled};
+use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::funnels::LiveFunnel;
 use crate::service::analytics::reports::live_cache::SiteLive;
 use crate::service::analytics::reports::session_extras::{AffiliateRef, Extras};
 use crate::service::context::Context;
+use crate::service::reporting::filters::Filter;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::{self as store, LiveRow, SessionRow};
+use crate::store::leads::sites::SiteRow;
 
 pub const MAX_LIVE: i64 = 500;
 
@@ -34,6 +37,11 @@ pub struct LiveArgs {
     pub site_ids: Vec<String>,
     pub now: i64,
     pub limit: Option<i64>,
+    /// Only the visitors whose session passes these (REPORTING §3): a
+    /// session dimension's value, or one of the session's events for an
+    /// event dimension; `count` is then the visitors that pass.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
 /// A live visitor as a public link sees it (rule PUB-05): no visitor id of
@@ -156,13 +164,26 @@ pub fn live_visitors_of(
     if !(1..=MAX_LIVE).contains(&limit) {
         return Err(Error::invalid(format!("limit must be 1-{MAX_LIVE}")));
     }
-    sites::require_many(conn, &a.site_ids)?;
-    let (count, rows) = store::live(conn, &a.site_ids, a.now - window_ms, a.now, limit)?;
-    let ids: Vec<String> = rows.iter().map(|r| r.session_id.clone()).collect();
-    let sessions: HashMap<String, SessionRow> =
-        store::sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
-    let entries: Vec<(LiveRow, SessionRow)> =
-        rows.into_iter().filter_map(|v| sessions.get(&v.session_id).cloned().map(|s| (v, s))).collect();
+    let rules = dims::rules(&a.filters)?;
+    let site_rows = sites::require_many(conn, &a.site_ids)?;
+    let (count, entries) = if rules.is_empty() {
+        let (count, rows) = store::live(conn, &a.site_ids, a.now - window_ms, a.now, limit)?;
+        let ids: Vec<String> = rows.iter().map(|r| r.session_id.clone()).collect();
+        let sessions: HashMap<String, SessionRow> =
+            store::sessions(conn, &ids)?.into_iter().map(|s| (s.id.clone(), s)).collect();
+        (count, rows.into_iter().filter_map(|v| sessions.get(&v.session_id).cloned().map(|s| (v, s))).collect())
+    } else {
+        // Every live row of the window, its session checked, then the latest shown.
+        let mut entries = Vec::new();
+        for site in &a.site_ids {
+            entries.extend(
+                store::live_since(conn, site, a.now - window_ms)?
+                    .into_iter()
+                    .filter(|(v, s)| v.visitor_id == s.visitor_id && v.last_at <= a.now),
+            );
+        }
+        latest(passing(conn, &site_rows, entries, &rules)?, limit)
+    };
     let extras = if public { Extras::default() } else { Extras::load_live(conn, entries.iter().map(|(_, s)| s))? };
     Ok(live_answer(a.now, count, &entries, &extras, public))
 }
@@ -215,6 +236,32 @@ fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extras: 
     LiveVisitors { now, count, truncated: count > visitors.len() as i64, visitors }
 }
 
+/// How many rows, and the `limit` latest: `last_at` desc, then site and
+/// visitor by bytes.
+fn latest(mut entries: Vec<(LiveRow, SessionRow)>, limit: i64) -> (i64, Vec<(LiveRow, SessionRow)>) {
+    entries.sort_by(|(x, _), (y, _)| {
+        y.last_at
+            .cmp(&x.last_at)
+            .then_with(|| x.site_id.as_bytes().cmp(y.site_id.as_bytes()))
+            .then_with(|| x.visitor_id.as_bytes().cmp(y.visitor_id.as_bytes()))
+    });
+    let count = entries.len() as i64;
+    entries.truncate(limit as usize);
+    (count, entries)
+}
+
+/// The rows whose sessions pass `rules` (REP-06, REP-07).
+fn passing(
+    conn: &mut AnyConnection,
+    sites: &[SiteRow],
+    entries: Vec<(LiveRow, SessionRow)>,
+    rules: &[dims::Rule],
+) -> Result<Vec<(LiveRow, SessionRow)>> {
+    let sessions = entries.iter().map(|(_, s)| s.clone()).collect();
+    let kept: HashSet<String> = kept::passing(conn, sites, sessions, rules)?.into_iter().map(|s| s.id).collect();
+    Ok(entries.into_iter().filter(|(_, s)| kept.contains(&s.id)).collect())
+}
+
 /// `liveVisitors`: from the cached state when `now` is the server's
 /// (within the TTL), else straight from the database.
 pub async fn live_visitors(cx: &Context, a: LiveArgs, public: bool, max_sites: usize) -> Result<LiveVisitors> {
@@ -251,6 +298,7 @@ pub async fn live_visitors_with(
             })
             .await;
     }
+    let rules = dims::rules(&a.filters)?;
     let mut entries: Vec<(LiveRow, SessionRow)> = Vec::new();
     let mut extras = Extras::default();
     let mut refs: ProfileRefs = HashMap::new();
@@ -286,14 +334,16 @@ pub async fn live_visitors_with(
             refs.extend(state.profiles.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
     }
-    entries.sort_by(|(x, _), (y, _)| {
-        y.last_at
-            .cmp(&x.last_at)
-            .then_with(|| x.site_id.as_bytes().cmp(y.site_id.as_bytes()))
-            .then_with(|| x.visitor_id.as_bytes().cmp(y.visitor_id.as_bytes()))
-    });
-    let count = entries.len() as i64;
-    entries.truncate(limit as usize);
+    if !rules.is_empty() {
+        let ids = a.site_ids.clone();
+        entries = cx
+            .read(move |c| {
+                let site_rows = sites::require_many(c, &ids)?;
+                passing(c, &site_rows, entries, &rules)
+            })
+            .await?;
+    }
+    let (count, entries) = latest(entries, limit);
     let mut answer = live_answer(a.now, count, &entries, &extras, public);
     if profiles {
         people::attach_from(&mut answer.visitors, &refs);

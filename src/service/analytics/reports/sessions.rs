@@ -9,11 +9,14 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::people::{ProfileRef, Profiled};
+use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::pages::{self, Call, Page, PaginationOpts};
 use crate::service::analytics::reports::session_extras::{AffiliateRef, Extras};
+use crate::service::reporting::filters::Filter;
 use crate::service::sites;
 use crate::service::validate;
 use crate::store::analytics::{self as store, EventRow, SessionRow, people};
+use crate::store::leads::sites::SiteRow;
 
 pub const MAX_SESSIONS_PAGE: i64 = 100;
 pub const MAX_JOURNEY_PAGE: i64 = 200;
@@ -169,19 +172,61 @@ pub struct ListSessionsArgs {
     pub from: i64,
     pub to: i64,
     pub pagination_opts: PaginationOpts,
+    /// Only the sessions that pass these (REPORTING §3): a session
+    /// dimension's value, or one of the session's events for an event dimension.
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
-/// `listSessions`: sessions started in the range, `startedAt` desc, id desc (rule ARPT-04).
+/// Sessions read per statement while a filtered page fills.
+const FILTERED_BATCH: usize = 500;
+
+/// `listSessions`: sessions started in the range, `startedAt` desc, id desc
+/// (rule ARPT-04); with `filters`, only those that pass them (REP-06, REP-07).
 pub fn list_sessions(conn: &mut AnyConnection, key: &[u8], a: ListSessionsArgs) -> Result<Page<SessionSummary>> {
     validate::range(a.from, a.to, REPORT_MAX_DAYS)?;
     let size = a.pagination_opts.check(MAX_SESSIONS_PAGE)?;
-    sites::require(conn, &a.site_id)?;
-    let call = Call { function: "listSessions", scope: json!([a.site_id, a.from, a.to]) };
+    let rules = dims::rules(&a.filters)?;
+    let site = sites::require(conn, &a.site_id)?;
+    // A cursor belongs to its filters; without them the scope is the seed's.
+    let scope = match a.filters.is_empty() {
+        true => json!([a.site_id, a.from, a.to]),
+        false => json!([a.site_id, a.from, a.to, a.filters]),
+    };
+    let call = Call { function: "listSessions", scope };
     let from = pages::decode(key, &call, a.pagination_opts.cursor.as_deref())?;
-    let rows = store::sessions_page(conn, &a.site_id, a.from, a.to, time_and_id(from.clone())?, size + 1)?;
+    let after = time_and_id(from.clone())?;
+    let rows = if rules.is_empty() {
+        store::sessions_page(conn, &a.site_id, a.from, a.to, after, size + 1)?
+    } else {
+        filtered_page(conn, &site, &a, &rules, after, size + 1)?
+    };
     let extras = Extras::load(conn, rows.iter().take(size))?;
     let render = |s: &store::SessionRow| summary(s, &extras);
     Ok(pages::answer(key, &call, from, rows, size, |s| vec![json!(s.started_at), json!(s.id)], render))
+}
+
+/// Up to `want` sessions of the range after `after` that pass `rules`, read
+/// in batches along the same keyset order until enough pass or none are left.
+fn filtered_page(
+    conn: &mut AnyConnection,
+    site: &SiteRow,
+    a: &ListSessionsArgs,
+    rules: &[dims::Rule],
+    mut after: Option<(i64, String)>,
+    want: usize,
+) -> Result<Vec<SessionRow>> {
+    let mut out = Vec::new();
+    loop {
+        let batch = store::sessions_page(conn, &a.site_id, a.from, a.to, after.clone(), FILTERED_BATCH)?;
+        let done = batch.len() < FILTERED_BATCH;
+        after = batch.last().map(|s| (s.started_at, s.id.clone()));
+        out.extend(kept::passing(conn, std::slice::from_ref(site), batch, rules)?);
+        if done || out.len() >= want {
+            out.truncate(want);
+            return Ok(out);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]

@@ -1,7 +1,7 @@
 //! `siteMap` (ARPT-19 to ARPT-21): per site, the routes and transitions of the
 //! site-map rollups over complete UTC days, with `coverageFrom`; over local
-//! days (`timezone`) the partial UTC days come from the pageviews
-//! (`site_map_local`).
+//! days (`timezone`) the partial UTC days come from the pageviews, and with
+//! `filters` every day from the kept sessions' pageviews (`site_map_local`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -10,8 +10,11 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::filtered::{dims, kept};
+use crate::service::analytics::reports::site_map_local;
 use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::analytics::rollup::site_map;
+use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::service::validate;
@@ -31,6 +34,11 @@ pub struct SiteMapArgs {
     /// Whole local days of this IANA zone, or `"site"` (REPORTING §1).
     #[serde(default)]
     pub timezone: Option<String>,
+    /// Only the sessions that pass these (REPORTING §3): the map of their
+    /// whole paths (a page filter keeps the sessions that saw the page, and
+    /// the map shows where they went before and after).
+    #[serde(default)]
+    pub filters: Vec<Filter>,
 }
 
 /// Complete UTC days, at most `max_days` of them (rule ARPT-02).
@@ -132,6 +140,7 @@ pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<SiteMap> {
     if a.timezone.is_none() {
         complete_days(a.from, a.to, MAX_DAYS)?;
     }
+    let rules = dims::rules(&a.filters)?;
     let rows = sites::require_many(conn, &a.site_ids)?;
     let zones: Vec<&str> = rows.iter().map(|s| s.timezone.as_str()).collect();
     let zone = timezone::checked_range(a.timezone.as_deref(), &zones, (a.from, a.to), MAX_DAYS)?;
@@ -141,9 +150,14 @@ pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<SiteMap> {
         let p: Vec<String> = serde_json::from_str(&site.route_patterns).unwrap_or_default();
         patterns.insert(site.id.clone(), p);
         let coverage_from = site_map::coverage_from(conn, &site.id, site.created_at)?;
-        let (routes, transitions) = match zone {
-            None => (store::routes(conn, &site.id, a.from, a.to)?, store::transitions(conn, &site.id, a.from, a.to)?),
-            Some(_) => crate::service::analytics::reports::site_map_local::rows(conn, &site.id, (a.from, a.to))?,
+        let (routes, transitions) = if !rules.is_empty() {
+            let kept = kept::read(conn, std::slice::from_ref(&site), (a.from, a.to), &rules, &[])?;
+            let sessions: Vec<String> = kept.sessions.into_keys().collect();
+            site_map_local::rows_of_sessions(conn, &sessions, (a.from, a.to))?
+        } else if zone.is_some() {
+            site_map_local::rows(conn, &site.id, (a.from, a.to))?
+        } else {
+            (store::routes(conn, &site.id, a.from, a.to)?, store::transitions(conn, &site.id, a.from, a.to)?)
         };
         let l = lines(routes, transitions);
         let regrouping = crate::service::analytics::rollup::regroup::regrouping(conn, &site.id)?;

@@ -3,7 +3,8 @@
 //! hours around them from the pageviews themselves, each placed in its
 //! session's order as the report actor places it (a view; an entry when it
 //! is the session's first; a transition from the one before; a continuation
-//! of the entry when it is the second).
+//! of the entry when it is the second). With `filters`, the kept sessions'
+//! pageviews alone make the map, placed the same way.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -15,11 +16,7 @@ use crate::service::reporting::timezone::utc_days_inside;
 use crate::store::analytics::{self as events, site_map as store};
 
 /// A site's route and transition rows over `[from, to]`, any instants.
-pub fn rows(
-    conn: &mut AnyConnection,
-    site_id: &str,
-    (from, to): (i64, i64),
-) -> Result<(Vec<store::RouteRow>, Vec<store::TransitionRow>)> {
+pub fn rows(conn: &mut AnyConnection, site_id: &str, (from, to): (i64, i64)) -> Result<Rows> {
     let (days, edges) = utc_days_inside(from, to);
     let mut routes: BTreeMap<String, store::RouteRow> = BTreeMap::new();
     let mut pairs: BTreeMap<(String, String), i64> = BTreeMap::new();
@@ -44,6 +41,31 @@ pub fn rows(
     }
     let sessions: Vec<String> = sessions.into_iter().collect();
     let in_edges = |t: i64| edges.iter().any(|(a, b)| (*a..=*b).contains(&t));
+    place(conn, &sessions, in_edges, &mut routes, &mut pairs)?;
+    Ok(finish(routes, pairs))
+}
+
+/// A site's route and transition rows over `[from, to]` from the pageviews
+/// of `sessions` alone (the sessions `filters` keep, REP-06, REP-07): their
+/// whole paths, each pageview in the range placed as the rollup places it.
+pub fn rows_of_sessions(conn: &mut AnyConnection, sessions: &[String], (from, to): (i64, i64)) -> Result<Rows> {
+    let mut routes: BTreeMap<String, store::RouteRow> = BTreeMap::new();
+    let mut pairs: BTreeMap<(String, String), i64> = BTreeMap::new();
+    place(conn, sessions, |t| (from..=to).contains(&t), &mut routes, &mut pairs)?;
+    Ok(finish(routes, pairs))
+}
+
+/// Adds the pageviews of `sessions` at the instants `counted` to the rows, in
+/// their session's order: a view; an entry when it is the session's first; a
+/// transition from the one before; a continuation of the entry when second.
+fn place(
+    conn: &mut AnyConnection,
+    sessions: &[String],
+    counted: impl Fn(i64) -> bool,
+    routes: &mut BTreeMap<String, store::RouteRow>,
+    pairs: &mut BTreeMap<(String, String), i64>,
+) -> Result<()> {
+    let pageview = EventKind::Pageview.as_str();
     let mut seq: Vec<store::SessionPageview> = Vec::new();
     for chunk in sessions.chunks(400) {
         seq.extend(store::session_pageviews(conn, chunk, pageview)?);
@@ -52,37 +74,39 @@ pub fn rows(
     while at < seq.len() {
         let end = at + seq[at..].iter().take_while(|p| p.session_id == seq[at].session_id).count();
         let session = &seq[at..end];
-        for (i, p) in session.iter().enumerate().filter(|(_, p)| in_edges(p.occurred_at)) {
-            let row = routes.entry(p.route.clone()).or_insert_with(|| store::RouteRow {
-                route: p.route.clone(),
-                views: 0,
-                entries: 0,
-                continuations: 0,
-            });
-            row.views += 1;
+        for (i, p) in session.iter().enumerate().filter(|(_, p)| counted(p.occurred_at)) {
+            let line = entry(routes, &p.route);
+            line.views += 1;
             if i == 0 {
-                row.entries += 1;
+                line.entries += 1;
             } else {
                 *pairs.entry((session[i - 1].route.clone(), p.route.clone())).or_default() += 1;
                 if i == 1 {
-                    let entry = &session[0].route;
-                    routes
-                        .entry(entry.clone())
-                        .or_insert_with(|| store::RouteRow {
-                            route: entry.clone(),
-                            views: 0,
-                            entries: 0,
-                            continuations: 0,
-                        })
-                        .continuations += 1;
+                    entry(routes, &session[0].route).continuations += 1;
                 }
             }
         }
         at = end;
     }
+    Ok(())
+}
+
+type Rows = (Vec<store::RouteRow>, Vec<store::TransitionRow>);
+
+fn finish(routes: BTreeMap<String, store::RouteRow>, pairs: BTreeMap<(String, String), i64>) -> Rows {
     let transitions = pairs
         .into_iter()
         .map(|((from_route, to_route), count)| store::TransitionRow { from_route, to_route, count })
         .collect();
-    Ok((routes.into_values().collect(), transitions))
+    (routes.into_values().collect(), transitions)
+}
+
+/// A route's row, made empty on its first use.
+fn entry<'a>(routes: &'a mut BTreeMap<String, store::RouteRow>, route: &str) -> &'a mut store::RouteRow {
+    routes.entry(route.to_string()).or_insert_with(|| store::RouteRow {
+        route: route.to_string(),
+        views: 0,
+        entries: 0,
+        continuations: 0,
+    })
 }

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::dims::{Context, Dim, GoalDef, Rule, SessionDim};
+use super::dims::{Context, Dim, EventDim, GoalDef, Rule, SessionDim};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::Matcher;
@@ -34,7 +34,8 @@ fn db(e: diesel::result::Error) -> Error {
 }
 
 /// Reads `[from, to]` of `sites` and applies `rules`; `dims` are the other
-/// dimensions the caller reads (a breakdown's), so their context is loaded.
+/// dimensions the caller reads (a breakdown's; `goal` for the goal counts),
+/// so their context is loaded.
 pub fn read(
     conn: &mut AnyConnection,
     sites: &[SiteRow],
@@ -51,22 +52,7 @@ pub fn read(
             .into_iter()
             .map(|s| (s.id.clone(), s))
             .collect();
-    let uses = |want: &dyn Fn(&Dim) -> bool| rules.iter().map(|r| &r.dim).chain(dims).any(want);
-    let mut cx = Context::default();
-    for site in sites {
-        cx.patterns.insert(site.id.clone(), serde_json::from_str(&site.route_patterns).unwrap_or_default());
-        let goals = defs_store::goals(conn, &site.id, false).map_err(db)?;
-        let defs = goals.iter().map(|g| GoalDef {
-            id: g.id.clone(),
-            key: g.key.clone(),
-            name: g.name.clone(),
-            matcher: Matcher::of_goal(g),
-        });
-        cx.goals.insert(site.id.clone(), defs.collect());
-    }
-    if uses(&|d| *d == Dim::Session(SessionDim::Identified)) {
-        cx.identified = identified(conn, sessions.values())?;
-    }
+    let cx = context(conn, sites, sessions.values(), rules, dims)?;
     let (session_rules, event_rules): (Vec<&Rule>, Vec<&Rule>) =
         rules.iter().partition(|r| matches!(r.dim, Dim::Session(_)));
     // Each event rule must hold for one of the session's events in the range.
@@ -102,10 +88,76 @@ pub fn read(
     Ok(Kept { cx, sessions, events, sales })
 }
 
+/// What the dimensions in `rules` and `dims` read beside the rows of
+/// `sessions` (of `sites`): the route patterns always, the goals and who is
+/// identified only when a dimension needs them.
+pub fn context<'a>(
+    conn: &mut AnyConnection,
+    sites: &[SiteRow],
+    sessions: impl Iterator<Item = &'a SessionRow>,
+    rules: &[Rule],
+    dims: &[Dim],
+) -> Result<Context> {
+    let uses = |want: &dyn Fn(&Dim) -> bool| rules.iter().map(|r| &r.dim).chain(dims).any(want);
+    let mut cx = Context::default();
+    for site in sites {
+        cx.patterns.insert(site.id.clone(), serde_json::from_str(&site.route_patterns).unwrap_or_default());
+        if !uses(&|d| *d == Dim::Event(EventDim::Goal)) {
+            continue;
+        }
+        let goals = defs_store::goals(conn, &site.id, false).map_err(db)?;
+        let defs = goals.iter().map(|g| GoalDef {
+            id: g.id.clone(),
+            key: g.key.clone(),
+            name: g.name.clone(),
+            matcher: Matcher::of_goal(g),
+        });
+        cx.goals.insert(site.id.clone(), defs.collect());
+    }
+    if uses(&|d| *d == Dim::Session(SessionDim::Identified)) {
+        cx.identified = identified(conn, sessions)?;
+    }
+    Ok(cx)
+}
+
+/// The sessions among `sessions` that pass `rules` (REP-06, REP-07): every
+/// session rule, and for each event rule one of the session's events.
+/// For the functions that list sessions (`listSessions`, `liveVisitors`).
+pub fn passing(
+    conn: &mut AnyConnection,
+    sites: &[SiteRow],
+    sessions: Vec<SessionRow>,
+    rules: &[Rule],
+) -> Result<Vec<SessionRow>> {
+    if rules.is_empty() {
+        return Ok(sessions);
+    }
+    let cx = context(conn, sites, sessions.iter(), rules, &[])?;
+    let (session_rules, event_rules): (Vec<Rule>, Vec<Rule>) =
+        rules.iter().cloned().partition(|r| matches!(r.dim, Dim::Session(_)));
+    let mut kept: Vec<SessionRow> = sessions.into_iter().filter(|s| cx.session_passes(&session_rules, s)).collect();
+    if event_rules.is_empty() || kept.is_empty() {
+        return Ok(kept);
+    }
+    let ids: Vec<String> = kept.iter().map(|s| s.id.clone()).collect();
+    let mut held: HashMap<String, Vec<bool>> = HashMap::new();
+    for chunk in ids.chunks(400) {
+        for e in store::events_of_sessions(conn, chunk).map_err(db)? {
+            let h = held.entry(e.session_id.clone()).or_insert_with(|| vec![false; event_rules.len()]);
+            for (i, r) in event_rules.iter().enumerate() {
+                h[i] |= cx.event_passes(r, &e) == Some(true);
+            }
+        }
+    }
+    kept.retain(|s| held.get(&s.id).is_some_and(|h| h.iter().all(|x| *x)));
+    Ok(kept)
+}
+
 impl Kept {
     /// Per (site, goal id): the counted events that complete the goal, and the
     /// kept sessions started in `[from, to]` holding one (a goal's
-    /// `completions` and `sessions`, counted from the kept rows).
+    /// `completions` and `sessions`, counted from the kept rows). The goals
+    /// are there when [`read`] was given the `goal` dimension.
     pub fn goal_counts(&self, (from, to): (i64, i64)) -> BTreeMap<(String, String), (i64, i64)> {
         let mut per: BTreeMap<(String, String), (i64, HashSet<&str>)> = BTreeMap::new();
         for (e, _) in self.events.iter().filter(|(_, counted)| *counted) {

@@ -265,7 +265,9 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         None => figures::utc(conn, ids, a.interval, (a.from, a.to), raw)?,
     };
     let (panels, breakdown) = if raw {
-        let dims: Vec<_> = breakdown.iter().map(|(d, _, _)| d.clone()).collect();
+        // The panels' top goals read the goal dimension.
+        let dims: Vec<_> =
+            breakdown.iter().map(|(d, _, _)| d.clone()).chain([dims::Dim::Event(dims::EventDim::Goal)]).collect();
         let kept = kept::read(conn, &site_rows, (a.from, a.to), &rules, &dims)?;
         let tier = match a.interval {
             Interval::Hour => Tier::Hour,
