@@ -74,9 +74,9 @@ function parseDate(text) {
 export function period() {
   var z = zone(), n = localDate(state.me.now, z), end = midnight(n.y, n.m, n.d + 1, z) - 1;
   function days(k) { return { from: midnight(n.y, n.m, n.d - k + 1, z), to: end, interval: "day" }; }
-  // Hour by hour, unless the zone's hours are not UTC hours (30- and
-  // 45-minute offsets), which the hourly overview cannot split: then the day.
-  function hourly(from, to) { return { from: from, to: to, interval: from % 3600000 === 0 ? "hour" : "day" }; }
+  // Hour by hour in the zone's own hours (at :30 or :45 of UTC's in Kolkata
+  // or Kathmandu).
+  function hourly(from, to) { return { from: from, to: to, interval: "hour" }; }
   switch (state.period) {
     case "today": return hourly(midnight(n.y, n.m, n.d, z), end);
     case "yesterday": return hourly(midnight(n.y, n.m, n.d - 1, z), midnight(n.y, n.m, n.d, z) - 1);

@@ -515,7 +515,8 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     assert_eq!(b.text("#goals-table tbody tr:first-child td:nth-child(2)").await, int(first));
     no_serious_violations("Metas e receita with a filter", b.axe().await);
 
-    // A client in a zone of half hours: today is one day (the hourly overview cannot split its hours).
+    // A client in a zone of half hours: today hour by hour in its own hours,
+    // which start at :30 of UTC's; the bars are the API's.
     app.patch("/v1/sites/loja-x", json!({"timezone": "Asia/Kolkata"})).await.ok();
     b.goto(&format!("{base}/")).await;
     b.wait_for("#main").await;
@@ -525,10 +526,23 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     b.wait_until(
         "today in Kolkata",
         "var z=document.querySelector('#visits-zone'),h=document.querySelector('#visits-chart-h');\
-         return !!z&&z.textContent.indexOf('Asia/Kolkata')>=0&&!!h&&h.textContent==='Visualizações por dia';",
+         return !!z&&z.textContent.indexOf('Asia/Kolkata')>=0&&!!h&&h.textContent==='Visualizações por hora';",
         json!([]),
     )
     .await;
+    let kolkata = rastrod::service::reporting::timezone::Zone::of(Some("Asia/Kolkata"), &[]).unwrap().unwrap();
+    let start = kolkata.day_start(crate::common::T0);
+    let hours = app
+        .post(
+            "/v1/analytics/overview",
+            json!({"siteIds": ["loja-x"], "from": start, "to": kolkata.next_day(start) - 1,
+                "interval": "hour", "timezone": "Asia/Kolkata"}),
+        )
+        .await
+        .ok();
+    assert_eq!(hours["series"][0]["bucketStart"].as_i64().unwrap().rem_euclid(3_600_000), 1_800_000);
+    let bars = b.js("return document.querySelectorAll('svg.chart rect').length;", json!([])).await;
+    assert_eq!(bars, json!(hours["series"].as_array().unwrap().len()));
     let refused = b.js("return !!document.querySelector('#visits-body [role=alert]');", json!([])).await;
     assert_eq!(refused, json!(false));
     b.quit().await;

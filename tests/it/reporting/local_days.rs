@@ -64,18 +64,33 @@ struct Recount {
 }
 
 fn recount(zone: Zone, (from, to): (i64, i64), hits: &[Hit], sessions: &[Session]) -> Recount {
+    let mut starts = Vec::new();
+    let mut t = from;
+    while t <= to {
+        starts.push(t);
+        t = zone.next_day(t);
+    }
+    recount_in(&starts, &|t| zone.day_start(t), (from, to), hits, sessions)
+}
+
+/// The same recount over buckets that start at `starts`, `bucket_of` placing an instant.
+fn recount_in(
+    starts: &[i64],
+    bucket_of: &dyn Fn(i64) -> i64,
+    (from, to): (i64, i64),
+    hits: &[Hit],
+    sessions: &[Session],
+) -> Recount {
     let inside = |t: i64| (from..=to).contains(&t);
     let mut r = Recount::default();
     let mut day_visitors: BTreeMap<i64, HashSet<&str>> = BTreeMap::new();
     let mut all: HashSet<&str> = HashSet::new();
     let mut page_visitors: HashMap<&str, HashSet<&str>> = HashMap::new();
-    let mut t = from;
-    while t <= to {
-        r.days.insert(t, (0, 0, 0));
-        t = zone.next_day(t);
+    for t in starts {
+        r.days.insert(*t, (0, 0, 0));
     }
     for h in hits.iter().filter(|h| inside(h.occurred_at)) {
-        let day = zone.day_start(h.occurred_at);
+        let day = bucket_of(h.occurred_at);
         day_visitors.entry(day).or_default().insert(&h.visitor_id);
         all.insert(&h.visitor_id);
         if h.kind == "pageview" {
@@ -86,7 +101,7 @@ fn recount(zone: Zone, (from, to): (i64, i64), hits: &[Hit], sessions: &[Session
         }
     }
     for s in sessions.iter().filter(|s| inside(s.started_at)) {
-        r.days.get_mut(&zone.day_start(s.started_at)).unwrap().1 += 1;
+        r.days.get_mut(&bucket_of(s.started_at)).unwrap().1 += 1;
         r.totals.1 += 1;
         *r.sources.entry(s.source.clone()).or_default() += 1;
     }
@@ -151,6 +166,33 @@ backend_test!(local_days_are_the_zones_own_days_exactly_as_the_raw_rows_say, fak
             assert_eq!(got, want.pages[row["route"].as_str().unwrap()], "{name}: page {}", row["route"]);
         }
     }
+    // Kolkata's and Kathmandu's hours start at :30 and :45 of UTC's: an
+    // hourly overview of a local day counts the rows hour by hour.
+    let day = T0 - T0.rem_euclid(DAY) - 5 * DAY;
+    for name in ["Asia/Kolkata", "Asia/Kathmandu"] {
+        let z = zone(name);
+        let start = z.day_start(day);
+        let (from, to) = (start, z.next_day(start) - 1);
+        let args = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": name, "interval": "hour"});
+        let o = app.post("/v1/analytics/overview", args).await.ok();
+        let starts: Vec<i64> = (0..24).map(|h| from + h * HOUR).collect();
+        let want = recount_in(&starts, &|t| from + (t - from).div_euclid(HOUR) * HOUR, (from, to), &hits, &sessions);
+        let series = o["series"].as_array().unwrap();
+        assert_eq!(series.len(), 24, "{name}");
+        assert!(want.totals.2 > 0, "{name}: the demo has pageviews that day");
+        for p in series {
+            let got =
+                (p["visitors"].as_i64().unwrap(), p["sessions"].as_i64().unwrap(), p["pageviews"].as_i64().unwrap());
+            assert_eq!(got, want.days[&p["bucketStart"].as_i64().unwrap()], "{name}: hour {}", p["bucketStart"]);
+        }
+        let t = &o["totals"];
+        assert_eq!(
+            (t["visitors"].as_i64().unwrap(), t["sessions"].as_i64().unwrap(), t["pageviews"].as_i64().unwrap()),
+            want.totals,
+            "{name}: totals"
+        );
+    }
+
     // The DST days really are 23 and 25 hours long.
     let lisbon = zone("Europe/Lisbon");
     let day = lisbon.start_of(date(2026, 10, 25));
@@ -210,15 +252,27 @@ backend_test!(local_ranges_are_whole_local_days_within_the_limits, fake_meta_bui
         "interval": "hour", "timezone": "Europe/Lisbon"});
     let h = app.post("/v1/analytics/overview", hourly).await.ok();
     assert_eq!(h["series"].as_array().unwrap().len(), 25);
-    // Zones whose days start between UTC hours: days, yes; their hours split the hour tier's, refused.
+    // Zones whose days start between UTC hours: their days and their own
+    // hours, which start at :30; a UTC hour is not one of them.
     let kolkata = zone("Asia/Kolkata");
     let k = (kolkata.start_of(date(2026, 11, 1)), kolkata.start_of(date(2026, 11, 2)) - 1);
     app.post("/v1/analytics/overview", ask(k.0, k.1, "Asia/Kolkata")).await.ok();
+    let mut hourly = ask(k.0, k.0 + 3 * HOUR - 1, "Asia/Kolkata");
+    hourly["interval"] = json!("hour");
+    app.post("/v1/analytics/overview", hourly).await.ok();
     let mut hourly = ask(k.0 + 30 * 60_000, k.0 + 30 * 60_000 + 3 * HOUR - 1, "Asia/Kolkata");
     hourly["interval"] = json!("hour");
     let half = app.post("/v1/analytics/overview", hourly).await;
     half.err(400, "INVALID_ARGUMENT");
-    assert!(half.body["message"].as_str().unwrap().contains("not supported"));
+    assert!(half.body["message"].as_str().unwrap().contains("whole hours"));
+    // Lord Howe moves its clock by half an hour: no hourly range across the change.
+    let howe = zone("Australia/Lord_Howe");
+    let change = howe.start_of(date(2026, 10, 4));
+    let mut across = ask(change, change + 6 * HOUR - 1, "Australia/Lord_Howe");
+    across["interval"] = json!("hour");
+    let refused = app.post("/v1/analytics/overview", across).await;
+    refused.err(400, "INVALID_ARGUMENT");
+    assert!(refused.body["message"].as_str().unwrap().contains("part of an hour"));
 });
 
 #[derive(QueryableByName)]

@@ -13,7 +13,7 @@ use super::visitors::{counted, hit_ids, key_sets, with_ids};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::reports::range_parts::{self, Part};
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
+use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
 use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::reporting::timezone::{LocalDays, utc_days_inside};
 use crate::store::analytics::rollups as r;
@@ -127,7 +127,9 @@ pub(super) fn utc(
         Interval::Hour => (Tier::Hour, HOUR_MS),
         Interval::Day => (Tier::Day, DAY_MS),
     };
-    let buckets = std::iter::successors(Some(bucket(tier, from)), |b| Some(b + step)).take_while(|b| *b <= to);
+    // `from` starts a bucket: a UTC day or hour, or (counting rows) a local
+    // hour of a zone whose offset is not whole hours.
+    let buckets = std::iter::successors(Some(from), |b| Some(b + step)).take_while(|b| *b <= to);
     if empty {
         return Ok(Figures::empty(buckets, Vec::new()));
     }

@@ -17,7 +17,7 @@ use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::goals;
 use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::Part;
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS, bucket};
+use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
 use crate::service::analytics::vocabulary::{Dimension, RetentionClass, Tier};
 use crate::service::reporting::compare::Compare;
 use crate::service::reporting::filters::Filter;
@@ -73,12 +73,19 @@ pub(super) struct Panels {
     pub top_goals: Vec<goals::TopGoal>,
 }
 
-/// The hours of a zone whose offset is not whole hours split the hour tier's.
+/// A range whose offset changes by part of an hour (Lord Howe's half-hour
+/// DST) has local hours that are no steps of one hour from its start.
 fn unsupported(zone: Zone) -> Error {
     Error::invalid(format!(
-        "timezone {}: an hourly overview needs a zone whose offset is whole hours (30- and 45-minute offsets are not supported)",
+        "timezone {}: an hourly overview cannot cross a change of offset by part of an hour",
         zone.name()
     ))
+}
+
+/// Whether the zone's local hours split the UTC hours of the hour tier
+/// (30- and 45-minute offsets): such an hourly overview counts the rows.
+fn splits_hours(a: &OverviewArgs, zone: Option<Zone>) -> bool {
+    a.interval == Interval::Hour && zone.is_some_and(|z| z.offset_ms(a.from).rem_euclid(HOUR_MS) != 0)
 }
 
 /// Rules OVR-01 and OVR-02; with a zone, REP-03: whole local days (their
@@ -99,10 +106,11 @@ pub fn check_overview(a: &OverviewArgs, zone: Option<Zone>) -> Result<Option<Loc
             return Ok(Some(days));
         }
         (Interval::Hour, Some(z)) => {
-            if z.offset_ms(a.from).rem_euclid(HOUR_MS) != 0 || z.offset_ms(a.to).rem_euclid(HOUR_MS) != 0 {
+            if (z.offset_ms(a.from) - z.offset_ms(a.to)).rem_euclid(HOUR_MS) != 0 {
                 return Err(unsupported(z));
             }
-            if a.from.rem_euclid(HOUR_MS) != 0 || (a.to + 1).rem_euclid(HOUR_MS) != 0 {
+            let local_hour = |t: i64| (t + z.offset_ms(t)).rem_euclid(HOUR_MS) == 0;
+            if !local_hour(a.from) || !local_hour(a.to + 1) {
                 return Err(Error::invalid(format!(
                     "an hourly overview needs whole hours of {} (from at hh:00, to at hh:59:59.999)",
                     z.name()
@@ -257,9 +265,12 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let mixed = currencies.len() > 1;
     let currency = if mixed { None } else { currencies.first().map(|c| (*c).clone()) };
     let ids = &a.site_ids;
-    // Filters, breakdowns and local days that split UTC hours (30- and
-    // 45-minute offsets) count the range's rows; the rest the rollups.
-    let raw = !rules.is_empty() || breakdown.is_some() || local.as_ref().is_some_and(|d| !d.on_whole_hours());
+    // Filters, breakdowns and local days or hours that split UTC hours (30-
+    // and 45-minute offsets) count the range's rows; the rest the rollups.
+    let raw = !rules.is_empty()
+        || breakdown.is_some()
+        || local.as_ref().is_some_and(|d| !d.on_whole_hours())
+        || splits_hours(&a, zone);
     let mut fig = match &local {
         Some(days) => figures::local(conn, ids, days, raw)?,
         None => figures::utc(conn, ids, a.interval, (a.from, a.to), raw)?,
@@ -269,13 +280,15 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         let dims: Vec<_> =
             breakdown.iter().map(|(d, _, _)| d.clone()).chain([dims::Dim::Event(dims::EventDim::Goal)]).collect();
         let kept = kept::read(conn, &site_rows, (a.from, a.to), &rules, &dims)?;
-        let tier = match a.interval {
-            Interval::Hour => Tier::Hour,
-            Interval::Day => Tier::Day,
+        // Buckets are steps of the interval from `from` (a UTC day or hour,
+        // or a local hour that starts at :30 or :45).
+        let step = match a.interval {
+            Interval::Hour => HOUR_MS,
+            Interval::Day => DAY_MS,
         };
         let bucket_of = |t: i64| match &local {
             Some(days) => days.day_of(t),
-            None => Some(bucket(tier, t)),
+            None => Some(a.from + (t - a.from).div_euclid(step) * step),
         };
         let panels;
         (fig, panels) = filtered::figures(&kept, (a.from, a.to), fig, bucket_of);
