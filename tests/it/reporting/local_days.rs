@@ -567,4 +567,32 @@ backend_test!(days_read_from_rows_past_retention_are_said_to_be_approximate, fak
     let today_utc = T0 - T0.rem_euclid(DAY);
     let utc = json!({"siteIds": ["loja-x"], "from": today_utc - 30 * DAY, "to": today_utc - 1});
     assert!(app.post("/v1/analytics/overview", utc).await.ok().get("approximateDays").is_none());
+
+    // The other reports that read rows say the same of their days.
+    let one = json!({"siteId": "loja-x", "from": from, "to": to, "timezone": "America/Sao_Paulo"});
+    let keep_all = json!([{"dim": "source", "op": "isNot", "values": ["-"]}]);
+    let with = |args: &serde_json::Value, filters: bool| {
+        let mut a = args.clone();
+        if filters {
+            a["filters"] = keep_all.clone();
+        }
+        a
+    };
+    // Local days over day rollups: the first day's hours before its UTC midnight.
+    for (name, args) in [("vitalsReport", &one), ("affiliatesReport", &one), ("siteMap", &args)] {
+        let r = app.post(&format!("/v1/analytics/{name}"), args.clone()).await.ok();
+        assert_eq!(r["approximateDays"], json!([from]), "{name}");
+    }
+    // With filters: every day before the cutoff.
+    for (name, args) in [("goalsReport", &one), ("vitalsReport", &one), ("funnelsReport", &one), ("siteMap", &args)] {
+        let r = app.post(&format!("/v1/analytics/{name}"), with(args, true)).await.ok();
+        let days = r["approximateDays"].as_array().unwrap_or_else(|| panic!("{name}: {r}"));
+        assert!(days.len() >= 19 && days.len() <= 21, "{name}: {days:?}");
+        assert_eq!(days[0], json!(from), "{name}");
+    }
+    // Goals and funnels from their hour counters and index: exact, nothing said.
+    for name in ["goalsReport", "funnelsReport"] {
+        let r = app.post(&format!("/v1/analytics/{name}"), one.clone()).await.ok();
+        assert!(r.get("approximateDays").is_none(), "{name}");
+    }
 });

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::reports::zone;
+use crate::service::analytics::reports::{approximate, zone};
 use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::reporting::timezone;
 use crate::service::sites;
@@ -89,6 +89,9 @@ pub struct AffiliatesReport {
     /// With `timezone`: the zone whose days the range is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// The days whose figures read rows retention has deleted (REPORTING §1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximate_days: Option<Vec<i64>>,
 }
 
 pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<AffiliatesReport> {
@@ -98,6 +101,8 @@ pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<
     let site = sites::get(conn, &a.site_id)?;
     let mut current = defs_store::affiliates(conn, &a.site_id, false).map_err(db)?;
     current.sort_by(|x, y| x.slug.cmp(&y.slug));
+    let read = approximate::rows_read(zone, false, (a.from, a.to));
+    let approximate_days = approximate::days(conn, std::slice::from_ref(&a.site_id), zone, (a.from, a.to), &read)?;
     let sums = match zone {
         None => store::affiliate_sums(conn, &a.site_id, a.from, a.to + 1).map_err(db)?,
         Some(_) => sums_of_any_range(conn, &a.site_id, a.from, a.to)?,
@@ -142,6 +147,7 @@ pub fn affiliates_report(conn: &mut AnyConnection, a: AffiliatesArgs) -> Result<
         unlisted,
         totals,
         timezone: zone.map(|z| z.name().to_string()),
+        approximate_days,
     })
 }
 

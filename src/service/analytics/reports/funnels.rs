@@ -18,7 +18,7 @@ use crate::service::analytics::definitions::{Matcher, Step, steps_of};
 use crate::service::analytics::reports::affiliates::check_days;
 use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::numbers::{Fixed, rate};
-use crate::service::analytics::reports::zone;
+use crate::service::analytics::reports::{approximate, zone};
 use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::reporting::filters::Filter;
@@ -288,6 +288,9 @@ pub struct FunnelsReport {
     /// With `compare`: the earlier range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<FunnelsComparison>,
+    /// With `filters`: the days whose figures read events retention has deleted (REPORTING §1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximate_days: Option<Vec<i64>>,
 }
 
 /// A live row's furthest funnel (rule OVR-13).
@@ -364,6 +367,8 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
     funnels.sort_by(|x, y| x.key.cmp(&y.key));
     let rebuilding = store::rebuilding(conn, &a.site_id).map_err(db)?;
     // Filters read the kept sessions' events; otherwise the step index.
+    let read = if rules.is_empty() { Vec::new() } else { vec![(a.from, a.to)] };
+    let approximate_days = approximate::days(conn, std::slice::from_ref(&a.site_id), zone, (a.from, a.to), &read)?;
     let mut filtered = match rules.is_empty() {
         true => None,
         false => {
@@ -396,6 +401,7 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
         funnels: out,
         timezone: zone.map(|z| z.name().to_string()),
         comparison: None,
+        approximate_days,
     })
 }
 

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::Matcher;
+use crate::service::analytics::reports::approximate;
 use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
@@ -100,6 +101,9 @@ pub struct GoalsReport {
     /// With `compare`: `totalSessions`' change against the earlier range, as a fraction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<Changes>,
+    /// The days (the zone's, or UTC's) whose figures read rows retention has deleted (REPORTING §1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximate_days: Option<Vec<i64>>,
 }
 
 /// A row of the overview's `topGoals` (rule OVR-11).
@@ -196,7 +200,10 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
     let site = sites::require(conn, &a.site_id)?;
     let mut goals = defs_store::goals(conn, &a.site_id, false).map_err(db)?;
     goals.sort_by(|x, y| x.key.cmp(&y.key));
-    // Filters count the kept rows (REP-06, REP-07); otherwise the rollups.
+    // Filters count the kept rows (REP-06, REP-07); otherwise the rollups
+    // and the rows of partial hours.
+    let read = if rules.is_empty() { span::rows_read(a.from, a.to) } else { vec![(a.from, a.to)] };
+    let approximate_days = approximate::days(conn, std::slice::from_ref(&a.site_id), zone, (a.from, a.to), &read)?;
     let (counts, total_sessions) = if rules.is_empty() {
         (counts_between(conn, &a.site_id, a.from, a.to)?, sessions_between(conn, &a.site_id, a.from, a.to)?)
     } else {
@@ -237,6 +244,7 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
         total_sessions,
         goals: rows,
         timezone: zone.map(|z| z.name().to_string()),
+        approximate_days,
         comparison: None,
         change: None,
     })

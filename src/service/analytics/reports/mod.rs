@@ -4,10 +4,12 @@
 //! `vitalsReport`, the definition reports (`goals`, `funnels` with the funnel
 //! step index, `affiliates`), and how a range is read from the tiers exactly
 //! (`span`, `range_parts`); `session_extras` is what a session or live row
-//! carries beyond its own row; `filtered`, what `filters` and `breakdown` keep.
+//! carries beyond its own row; `filtered`, what `filters` and `breakdown` keep;
+//! `approximate`, which days read rows retention has deleted.
 
 pub mod affiliates;
 pub mod api;
+pub mod approximate;
 pub mod filtered;
 pub mod funnels;
 pub mod goals;

@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::approximate;
 use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::site_map_local;
 use crate::service::analytics::rollup::buckets::DAY_MS;
@@ -132,6 +133,9 @@ pub struct SiteMap {
     /// With `timezone`: the zone whose days the range is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// The days whose figures read rows retention has deleted (REPORTING §1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximate_days: Option<Vec<i64>>,
 }
 
 /// `siteMap` for sites already checked against the caller's scope.
@@ -144,6 +148,8 @@ pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<SiteMap> {
     let rows = sites::require_many(conn, &a.site_ids)?;
     let zones: Vec<&str> = rows.iter().map(|s| s.timezone.as_str()).collect();
     let zone = timezone::checked_range(a.timezone.as_deref(), &zones, (a.from, a.to), MAX_DAYS)?;
+    let read = approximate::rows_read(zone, !rules.is_empty(), (a.from, a.to));
+    let approximate_days = approximate::days(conn, &a.site_ids, zone, (a.from, a.to), &read)?;
     let mut patterns = BTreeMap::new();
     let mut out = Vec::with_capacity(rows.len());
     for site in rows {
@@ -180,6 +186,7 @@ pub fn site_map(conn: &mut AnyConnection, a: SiteMapArgs) -> Result<SiteMap> {
         route_patterns: patterns,
         sites: out,
         timezone: zone.map(|z| z.name().to_string()),
+        approximate_days,
     })
 }
 

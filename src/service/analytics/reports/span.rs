@@ -22,6 +22,17 @@ fn ceil(t: i64, size: i64) -> i64 {
     if f == t { t } else { f + size }
 }
 
+/// The inclusive ranges of `[from, to]` read from the rows (its partial hours).
+pub fn rows_read(from: i64, to: i64) -> Vec<(i64, i64)> {
+    pieces(from, to)
+        .into_iter()
+        .filter_map(|p| match p {
+            Piece::Rows(a, b) => Some((a, b - 1)),
+            Piece::Tier(..) => None,
+        })
+        .collect()
+}
+
 /// The pieces of the inclusive range `[from, to]`.
 pub fn pieces(from: i64, to: i64) -> Vec<Piece> {
     let end = to + 1;

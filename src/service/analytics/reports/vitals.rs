@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::Result;
+use crate::service::analytics::reports::approximate;
 use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::numbers::Fixed;
 use crate::service::analytics::reports::site_map::complete_days;
@@ -201,6 +202,9 @@ pub struct VitalsReport {
     /// With `timezone`: the zone whose days the range is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timezone: Option<String>,
+    /// The days whose figures read rows retention has deleted (REPORTING §1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approximate_days: Option<Vec<i64>>,
 }
 
 pub const DEVICES: [Option<&str>; 4] = [Some("mobile"), Some("tablet"), Some("desktop"), None];
@@ -228,6 +232,8 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsRe
     })?;
     let rules = dims::rules(&a.filters)?;
     let site = sites::require(conn, &a.site_id)?;
+    let read = approximate::rows_read(zone, !rules.is_empty(), (a.from, a.to));
+    let approximate_days = approximate::days(conn, std::slice::from_ref(&a.site_id), zone, (a.from, a.to), &read)?;
     // Filters: the counted pageviews' own values (REP-06, REP-07). Local
     // days: the digests of the whole UTC days inside, the pageviews' own
     // values around them (the digests keep UTC days).
@@ -294,6 +300,7 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsRe
             })
             .collect(),
         timezone: zone.map(|z| z.name().to_string()),
+        approximate_days,
     })
 }
 

@@ -13,12 +13,13 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::analytics::reports::approximate;
 use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::goals;
 use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::Part;
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
-use crate::service::analytics::vocabulary::{Dimension, RetentionClass, Tier};
+use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::reporting::compare::Compare;
 use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone::{LocalDays, Zone};
@@ -210,25 +211,10 @@ fn approximate_days(
     raw: bool,
     (from, to): (i64, i64),
 ) -> Result<Option<Vec<i64>>> {
-    let mut cutoff: Option<i64> = None;
-    for id in ids {
-        for (class, before) in crate::service::analytics::retention::purged_before(conn, id)? {
-            if matches!(class, RetentionClass::Events | RetentionClass::Sessions) {
-                cutoff = cutoff.max(before);
-            }
-        }
-    }
-    let Some(cutoff) = cutoff.filter(|c| *c > from) else { return Ok(None) };
+    let Some(cutoff) = approximate::cutoff(conn, ids)?.filter(|c| *c > from) else { return Ok(None) };
     let read: Vec<(i64, i64)> = if raw { vec![(from, to)] } else { fig.rows_read() };
     let starts: Vec<i64> = fig.series.keys().copied().collect();
-    let mut days = Vec::new();
-    for (i, b) in starts.iter().enumerate() {
-        let end = starts.get(i + 1).copied().unwrap_or(to + 1);
-        // The bucket, a range read from rows and the deleted past meet.
-        if read.iter().any(|(f, t)| (*b).max(*f) < end.min(t + 1).min(cutoff)) {
-            days.push(*b);
-        }
-    }
+    let days = approximate::buckets(&starts, to, &read, cutoff);
     Ok((!days.is_empty()).then_some(days))
 }
 
