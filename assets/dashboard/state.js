@@ -1,12 +1,61 @@
 // What the page knows: the signed-in operator, the sites, the screen and its
 // picks, and what follows from them. Imports nothing.
 export const DAY = 86400000;
-export const state = { me: null, sites: [], view: "leads", siteId: "", days: 30, leadsPage: [], loginState: null,
+// The picks a screen starts from, and a link without them means.
+const DEFAULTS = { view: "leads", siteId: "", days: 30, period: "30", customFrom: "", customTo: "", zone: "" };
+export const state = Object.assign({ me: null, sites: [], leadsPage: [], loginState: null,
   // Visitas: the period (a preset or "custom" with its two dates), the zone
   // picked for several clients, and the filters (REPORTING §3): the visits'
   // (shared by Visitas, Metas e receita, Mapa do site and Vitals) and the
   // leads' (Leads e gasto), with the names shown for ids (campaigns, ads).
-  period: "30", customFrom: "", customTo: "", zone: "", filters: [], leadFilters: [], filterNames: {} };
+  filters: [], leadFilters: [], filterNames: {},
+  // The live stream the screen follows (Visitas), closed when it is redrawn.
+  stream: null }, DEFAULTS);
+
+// ---- the address: links that can be shared ---------------------------------
+// What a screen shows (its view, client, days or period, zone and filters)
+// lives in the address after "#", so a reload, Back and a pasted link give
+// the same screen. Only what differs from the defaults is written.
+export function toHash() {
+  var p = new URLSearchParams();
+  Object.keys(DEFAULTS).forEach(function (k) {
+    if (state[k] !== DEFAULTS[k] && state[k] !== "" && state[k] != null) p.set(k, String(state[k]));
+  });
+  var names = {};
+  ["filters", "leadFilters"].forEach(function (k) {
+    if (!state[k].length) return;
+    p.set(k, JSON.stringify(state[k]));
+    state[k].forEach(function (f) {
+      f.values.forEach(function (v) { var n = state.filterNames[f.dim + "\u0000" + v]; if (n) names[f.dim + ":" + v] = n; });
+    });
+  });
+  if (Object.keys(names).length) p.set("names", JSON.stringify(names));
+  return "#" + p.toString();
+}
+
+// Reads the picks back from an address; anything unreadable is the default.
+export function fromHash(hash) {
+  var p = new URLSearchParams((hash || "").replace(/^#/, ""));
+  Object.keys(DEFAULTS).forEach(function (k) {
+    var v = p.get(k);
+    state[k] = v == null ? DEFAULTS[k] : k === "days" ? ([7, 30, 90].indexOf(Number(v)) >= 0 ? Number(v) : DEFAULTS.days) : v;
+  });
+  function parsed(text, fallback) { try { return text ? JSON.parse(text) : fallback; } catch (e) { return fallback; } }
+  function filters(text) {
+    var v = parsed(text, []);
+    return Array.isArray(v) ? v.filter(function (f) {
+      return f && typeof f.dim === "string" && typeof f.op === "string" && Array.isArray(f.values) && f.values.every(function (x) { return typeof x === "string"; });
+    }).map(function (f) { return { dim: f.dim, op: f.op, values: f.values }; }) : [];
+  }
+  state.filters = filters(p.get("filters"));
+  state.leadFilters = filters(p.get("leadFilters"));
+  var names = parsed(p.get("names"), {});
+  state.filterNames = {};
+  if (names && typeof names === "object") Object.keys(names).forEach(function (k) {
+    var i = k.indexOf(":");
+    if (i > 0 && typeof names[k] === "string") state.filterNames[k.slice(0, i) + "\u0000" + k.slice(i + 1)] = names[k];
+  });
+}
 
 // The entry module draws the current screen; a screen asks for a redraw here,
 // so no screen imports the entry module.

@@ -90,6 +90,8 @@ export default {
   apply: "Aplicar",
   zonePicker: "Fuso horário",
   filtersLabel: "Filtros",
+  menu: "Menu",
+  table: "Tabela",
   dim_page: "Página",
   dim_event: "Evento",
   dim_goal: "Meta",

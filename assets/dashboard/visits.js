@@ -71,11 +71,48 @@ export function visitsScreen(main) {
         o.pages.map(function (x) { return [x.route, num(x.pageviews), num(x.visitors)]; }), t("noVisits"), { dim: "page", csv: csv("pages") }),
       grid("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
         o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), t("noVisits"), { dim: "source", csv: csv("sources") }),
-      grid("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
-        live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; }), t("noVisits"),
-        { csv: csvButton("liveVisitors", "visitors", withFilters({ siteIds: ids, now: state.me.now })) }),
+      liveTable(live, ids),
       h("p", { class: "muted" }, t("visitsNote")));
+    follow(ids, body);
   }).catch(function (e) { say(body, explain(e)); });
+}
+
+function liveTable(live, ids) {
+  var section = grid("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
+    live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; }), t("noVisits"),
+    { csv: csvButton("liveVisitors", "visitors", withFilters({ siteIds: ids, now: state.me.now })) });
+  section.id = "live-section";
+  return section;
+}
+
+// "Agora no site" and the live list follow the sites' live states the daemon
+// pushes (Server-Sent Events) instead of polling: each event is one site's
+// state; the screen shows their sum and the latest rows. Under filters an
+// event only says something changed, and the filtered list is read again.
+function follow(ids, body) {
+  var latest = {};
+  var stream = new EventSource("/dashboard/api/live/stream?siteIds=" + encodeURIComponent(ids.join(",")));
+  state.stream = stream;
+  stream.addEventListener("live", function (ev) {
+    var site = JSON.parse(ev.data);
+    latest[site.siteId] = site;
+    var shown = state.filters.length
+      ? api("POST", "/dashboard/api/analytics/live", withFilters({ siteIds: ids, limit: 20 }))
+      : Promise.resolve(merged(latest));
+    shown.then(function (live) {
+      var card = body.querySelector("[data-k=live] .v"), old = body.querySelector("#live-section");
+      if (card) card.textContent = num(live.count);
+      if (old) old.replaceWith(liveTable(live, ids));
+    }).catch(function () {});
+  });
+}
+
+// The sites' states as one: the visitors in all, the 20 seen last.
+function merged(latest) {
+  var count = 0, rows = [];
+  Object.keys(latest).forEach(function (k) { count += latest[k].count; rows = rows.concat(latest[k].visitors); });
+  rows.sort(function (a, b) { return b.lastSeenAt - a.lastSeenAt; });
+  return { count: count, visitors: rows.slice(0, 20) };
 }
 
 // Pageviews per bucket as bars, the period before as a line over them.

@@ -19,6 +19,18 @@ type Chunk = std::result::Result<Bytes, actix_web::Error>;
 /// The body: what the task sends.
 pub struct PagedBody(tokio::sync::mpsc::Receiver<Chunk>);
 
+/// A body any task writes through a channel (the live stream); it ends when
+/// the sender is dropped, and the sender learns the client left when a send fails.
+pub type ChannelBody = PagedBody;
+
+impl PagedBody {
+    /// A sender and its body, `capacity` chunks waiting at most.
+    pub fn new(capacity: usize) -> (tokio::sync::mpsc::Sender<Chunk>, PagedBody) {
+        let (tx, rx) = tokio::sync::mpsc::channel(capacity);
+        (tx, PagedBody(rx))
+    }
+}
+
 impl Stream for PagedBody {
     type Item = Chunk;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -34,7 +46,7 @@ where
     F: FnMut(S) -> Fut + 'static,
     Fut: Future<Output = Result<Option<(Bytes, S)>>> + 'static,
 {
-    let (tx, rx) = tokio::sync::mpsc::channel(2);
+    let (tx, body) = PagedBody::new(2);
     actix_web::rt::spawn(async move {
         let mut state = Some(start);
         while let Some(current) = state.take() {
@@ -55,5 +67,5 @@ where
             }
         }
     });
-    PagedBody(rx)
+    body
 }

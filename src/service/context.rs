@@ -178,10 +178,12 @@ impl Context {
     }
 
     /// What a committed write changed, acted on: this process's live cache
-    /// of the sites it touched, then the actors' wake-ups.
+    /// of the sites it touched (and the live states pushed to dashboards),
+    /// then the actors' wake-ups.
     fn act_on(&self, effects: &Effects) {
         for site in &effects.live_changed {
             self.analytics.live.changed(site);
+            self.analytics.push.changed(site);
         }
         self.dispatch.dispatch(effects);
     }

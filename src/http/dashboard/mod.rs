@@ -8,6 +8,7 @@ pub mod assets;
 pub mod auth;
 pub mod functions;
 pub mod links;
+pub mod live_stream;
 pub mod people;
 pub mod reads;
 pub mod session;
@@ -33,6 +34,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/leads", web::get().to(reads::list_leads))
                 .route("/analytics/overview", web::post().to(analytics::overview))
                 .route("/analytics/live", web::post().to(analytics::live))
+                .route("/live/stream", web::get().to(live_stream::live_stream))
                 .route("/analytics/site-map", web::post().to(analytics::site_map))
                 .route("/analytics/vitals", web::post().to(analytics::vitals))
                 .route("/fn/{name}", web::post().to(functions::call))

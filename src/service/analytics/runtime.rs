@@ -8,6 +8,8 @@ use crate::service::analytics::ingest::tracker::Tracker;
 pub struct Runtime {
     pub tracker: Tracker,
     pub live: crate::service::analytics::reports::live_cache::LiveCache,
+    /// The live states pushed to open dashboards (`live_push`).
+    pub push: crate::service::analytics::reports::live_push::LivePush,
     /// Tracked links: one counted click per address and link within `RASTRO_LINK_CLICK_WINDOW`.
     pub clicks: crate::service::analytics::links::redirect::ClickWindow,
     /// The key that signs pagination cursors, once read (`reports::api::cursor_key`).
@@ -19,6 +21,7 @@ impl Runtime {
         Runtime {
             tracker: Tracker::new(config),
             live: Default::default(),
+            push: Default::default(),
             clicks: crate::service::analytics::links::redirect::ClickWindow::new(config.link_click_window),
             cursor_key: OnceCell::new(),
         }

@@ -12,6 +12,7 @@
 //! `RASTRO_SCREENSHOTS=docs/screenshots` (SQLite run) saves the README's
 //! screenshots of the main screens.
 
+mod daily;
 mod goals;
 mod lead_ads;
 mod site_map;
@@ -430,6 +431,20 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     no_serious_violations("the visits screen", b.axe().await);
     screenshot(&app, &b, "visitas").await;
 
+    // Someone arrives: "Agora no site" and the live list follow without a reload (pushed).
+    let body = json!({"siteId": "loja-x", "visitorId": "v_visitor0009", "events": [
+        {"type": "pageview", "pageviewId": "p_0000000000000009", "url": "https://lojax.example.com/p/9"}]});
+    let a = crate::analytics::track_as(&app, &body, &[("user-agent", ua)]).await;
+    assert_eq!(a.body["accepted"], 1, "{}", a.text);
+    b.wait_until(
+        "the pushed arrival",
+        "var c=document.querySelector('[data-k=live] .v');\
+         return !!c&&c.textContent==='4'&&document.querySelectorAll('#live-visitors tbody tr').length===4;",
+        json!([]),
+    )
+    .await;
+    assert!(b.text("#live-visitors").await.contains("/p/9"), "the new visitor's page");
+
     // A page clicked becomes a filter: the figures are the API's with it (REPORTING §3).
     let route = b.text("#top-pages tbody tr:first-child th").await;
     b.click("#top-pages tbody tr:first-child [data-add-filter=page]").await;
@@ -457,7 +472,7 @@ backend_test!(slow: the_visits_screen_shows_the_overview_and_who_is_live, fake_m
     assert_eq!(b.text("[data-k=pageviews] .v").await, host["totals"]["pageviews"].to_string());
     no_serious_violations("the visits screen with a filter", b.axe().await);
     b.click("#clear-filters").await;
-    b.wait_until("every page again", "return document.querySelectorAll('#top-pages tbody tr').length===3;", json!([]))
+    b.wait_until("every page again", "return document.querySelectorAll('#top-pages tbody tr').length===4;", json!([]))
         .await;
 
     // Today, hour by hour in the client's zone.

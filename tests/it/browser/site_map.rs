@@ -45,6 +45,15 @@ async fn answers(app: &TestApp) -> (Value, Value) {
     (serde_json::to_value(map).unwrap(), serde_json::to_value(vitals).unwrap())
 }
 
+/// The site map's route lines as the screen writes them.
+fn route_cells(routes: &Value) -> Vec<Vec<String>> {
+    let line = |r: &Value| {
+        let n = |k: &str| int(r[k].as_i64().unwrap());
+        vec![r["route"].as_str().unwrap().to_string(), n("views"), n("entries"), n("exits"), n("bounces")]
+    };
+    routes.as_array().unwrap().iter().map(line).collect()
+}
+
 fn cells(b_rows: &Value) -> Vec<Vec<String>> {
     serde_json::from_value(b_rows.clone()).unwrap()
 }
@@ -84,15 +93,7 @@ backend_test!(slow: the_site_map_and_vitals_screens_show_the_reports, fake_meta_
     b.select("#site-picker", "loja-x").await;
     b.wait_for("#sitemap-routes").await;
     let rows = cells(&b.js(ROWS, json!(["#sitemap-routes"])).await);
-    let want: Vec<Vec<String>> = site["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let n = |k: &str| int(r[k].as_i64().unwrap());
-            vec![r["route"].as_str().unwrap().to_string(), n("views"), n("entries"), n("exits"), n("bounces")]
-        })
-        .collect();
+    let want = route_cells(&site["routes"]);
     assert_eq!(rows, want);
     let pairs = cells(&b.js(ROWS, json!(["#sitemap-transitions"])).await);
     let first = &site["transitions"][0];
@@ -131,15 +132,7 @@ backend_test!(slow: the_site_map_and_vitals_screens_show_the_reports, fake_meta_
     };
     let filtered = app.state.cx.read(move |c| site_map::site_map(c, args)).await.unwrap();
     let filtered = serde_json::to_value(filtered).unwrap();
-    let want: Vec<Vec<String>> = filtered["sites"][0]["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let n = |k: &str| int(r[k].as_i64().unwrap());
-            vec![r["route"].as_str().unwrap().to_string(), n("views"), n("entries"), n("exits"), n("bounces")]
-        })
-        .collect();
+    let want = route_cells(&filtered["sites"][0]["routes"]);
     assert_ne!(filtered["sites"][0]["routes"], site["routes"], "the filter narrows the map");
     b.wait_until(
         "the filtered map",

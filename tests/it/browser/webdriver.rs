@@ -102,6 +102,34 @@ impl Browser {
         self.cmd("POST", "/url", Some(json!({"url": url}))).await;
     }
 
+    /// The page's address now.
+    pub async fn url(&self) -> String {
+        self.cmd("GET", "/url", None).await.as_str().unwrap_or_default().to_string()
+    }
+
+    /// The browser's Back button.
+    pub async fn back(&self) {
+        self.cmd("POST", "/back", None).await;
+    }
+
+    /// Reloads the page.
+    pub async fn refresh(&self) {
+        self.cmd("POST", "/refresh", None).await;
+    }
+
+    /// The window's size in CSS pixels (a phone is 390 × 844).
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.cmd("POST", "/window/rect", Some(json!({"width": width, "height": height}))).await;
+    }
+
+    /// `prefers-color-scheme` as the page sees it, through Chrome's DevTools protocol.
+    pub async fn color_scheme(&self, dark: bool) {
+        let scheme = if dark { "dark" } else { "light" };
+        let params = json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]});
+        self.cmd("POST", "/goog/cdp/execute", Some(json!({"cmd": "Emulation.setEmulatedMedia", "params": params})))
+            .await;
+    }
+
     pub async fn find(&self, css: &str) -> Element {
         self.wait_for(css).await;
         let v = self.cmd("POST", "/element", Some(json!({"using": "css selector", "value": css}))).await;

@@ -5,6 +5,7 @@
 //! read-only operator, the rate limit, and the routes' answers against the
 //! host API's. (The browser tests are in `browser`.)
 
+mod live_push;
 mod signin_limits;
 
 use serde_json::{Value, json};

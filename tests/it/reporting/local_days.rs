@@ -115,6 +115,17 @@ fn recount_in(
     r
 }
 
+/// The overview's series and totals are the recount's: (visitors, sessions, pageviews) per bucket.
+fn same_figures(o: &serde_json::Value, want: &Recount, name: &str) {
+    let figures = |p: &serde_json::Value| {
+        (p["visitors"].as_i64().unwrap(), p["sessions"].as_i64().unwrap(), p["pageviews"].as_i64().unwrap())
+    };
+    for p in o["series"].as_array().unwrap() {
+        assert_eq!(figures(p), want.days[&p["bucketStart"].as_i64().unwrap()], "{name}: bucket {}", p["bucketStart"]);
+    }
+    assert_eq!(figures(&o["totals"]), want.totals, "{name}: totals");
+}
+
 fn date(y: i32, m: u32, d: u32) -> NaiveDate {
     NaiveDate::from_ymd_opt(y, m, d).unwrap()
 }
@@ -145,17 +156,7 @@ backend_test!(local_days_are_the_zones_own_days_exactly_as_the_raw_rows_say, fak
         assert_eq!(series.len(), 52, "{name}: one point per local day");
         let days: Vec<i64> = series.iter().map(|p| p["bucketStart"].as_i64().unwrap()).collect();
         assert_eq!(days, want.days.keys().copied().collect::<Vec<_>>(), "{name}: the zone's midnights");
-        for p in series {
-            let got =
-                (p["visitors"].as_i64().unwrap(), p["sessions"].as_i64().unwrap(), p["pageviews"].as_i64().unwrap());
-            assert_eq!(got, want.days[&p["bucketStart"].as_i64().unwrap()], "{name}: day {}", p["bucketStart"]);
-        }
-        let t = &o["totals"];
-        assert_eq!(
-            (t["visitors"].as_i64().unwrap(), t["sessions"].as_i64().unwrap(), t["pageviews"].as_i64().unwrap()),
-            want.totals,
-            "{name}: totals"
-        );
+        same_figures(&o, &want, name);
         for row in o["sources"].as_array().unwrap() {
             assert_eq!(row["sessions"].as_i64().unwrap(), want.sources[row["source"].as_str().unwrap()], "{name}");
         }
@@ -180,17 +181,7 @@ backend_test!(local_days_are_the_zones_own_days_exactly_as_the_raw_rows_say, fak
         let series = o["series"].as_array().unwrap();
         assert_eq!(series.len(), 24, "{name}");
         assert!(want.totals.2 > 0, "{name}: the demo has pageviews that day");
-        for p in series {
-            let got =
-                (p["visitors"].as_i64().unwrap(), p["sessions"].as_i64().unwrap(), p["pageviews"].as_i64().unwrap());
-            assert_eq!(got, want.days[&p["bucketStart"].as_i64().unwrap()], "{name}: hour {}", p["bucketStart"]);
-        }
-        let t = &o["totals"];
-        assert_eq!(
-            (t["visitors"].as_i64().unwrap(), t["sessions"].as_i64().unwrap(), t["pageviews"].as_i64().unwrap()),
-            want.totals,
-            "{name}: totals"
-        );
+        same_figures(&o, &want, name);
     }
 
     // The DST days really are 23 and 25 hours long.
