@@ -2,6 +2,7 @@
 import { state, site, render } from "./state.js";
 import { S, t, h, add, num, date, say, fill, dialog } from "./dom.js";
 import { api, explain } from "./api.js";
+import { visitorDialog, recent } from "./journeys.js";
 
 export function peopleScreen(main) {
   add(main, h("h2", {}, t("navPeople")));
@@ -52,6 +53,6 @@ function personDialog(siteId, visitorId) {
       row("sessions", t("sessions"), num(p.sessions)),
       row("pageviews", t("pageviews"), num(p.pageviews)),
       row("conversions", t("conversions"), num(p.conversions)),
-      attrs))));
+      attrs))), [h("button", { id: "person-timeline", onclick: function (ev) { ev.target.closest("dialog").close(); visitorDialog(siteId, visitorId, recent()); } }, t("visitorTimeline"))]);
   }).catch(function (e) { window.alert(explain(e)); });
 }

@@ -5,6 +5,7 @@
 import { state, siteIds, render, zone, zones, period } from "./state.js";
 import { S, t, h, add, num, date, say, fill, rate, duration, s, grid, filterBar, withFilters } from "./dom.js";
 import { api, explain, csvButton } from "./api.js";
+import { sessionsSection, visitorDialog, recent } from "./journeys.js";
 
 var PERIODS = ["today", "yesterday", "7", "30", "90", "month", "lastMonth", "year", "12m", "custom"];
 
@@ -72,14 +73,18 @@ export function visitsScreen(main) {
       grid("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
         o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), t("noVisits"), { dim: "source", csv: csv("sources") }),
       liveTable(live, ids),
+      sessionsSection(state.siteId, p),
       h("p", { class: "muted" }, t("visitsNote")));
     follow(ids, body);
   }).catch(function (e) { say(body, explain(e)); });
 }
 
 function liveTable(live, ids) {
-  var section = grid("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen")],
-    live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true)]; }), t("noVisits"),
+  function timeline(v) {
+    return h("button", { class: "link", "data-timeline": v.visitorId, onclick: function () { visitorDialog(v.siteId, v.visitorId, recent()); } }, t("timeline"));
+  }
+  var section = grid("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen"), ""],
+    live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true), timeline(v)]; }), t("noVisits"),
     { csv: csvButton("liveVisitors", "visitors", withFilters({ siteIds: ids, now: state.me.now })) });
   section.id = "live-section";
   return section;

@@ -28,6 +28,7 @@ pub const FILES: &[(&str, &str, &str)] = &[
     module!("leads.js"),
     module!("visits.js"),
     module!("people.js"),
+    module!("journeys.js"),
     module!("sitemap.js"),
     module!("vitals.js"),
     module!("goals.js"),

@@ -131,3 +131,90 @@ backend_test!(slow: every_screen_works_on_a_phone_and_in_the_dark, fake_meta_bui
     }
     b.quit().await;
 });
+
+/// The 30 days up to the end of today in São Paulo (Visitas' default period).
+fn thirty_days() -> (i64, i64) {
+    let sp = rastrod::service::reporting::timezone::Zone::of(Some("America/Sao_Paulo"), &[]).unwrap().unwrap();
+    let today = sp.date(T0);
+    (sp.start_of(today - chrono::Duration::days(29)), sp.start_of(today.succ_opt().unwrap()) - 1)
+}
+
+/// The sessions listed on screen, in order.
+async fn listed(b: &Browser) -> Vec<String> {
+    let script = "return Array.from(document.querySelectorAll('#sessions-table tbody tr[data-session]'))\
+        .map(function(e){return e.getAttribute('data-session');});";
+    let v = b.js(script, json!([])).await;
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+backend_test!(slow: sessions_journeys_and_timelines_are_on_screen, fake_meta_builder, |app| {
+    let Some(b) = Browser::start().await else { return };
+    demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    operator(&app, "demo", true, DEMO_OWNER).await;
+    sign_in(&b, &app.base, "demo").await;
+    b.click("[data-view=visits]").await;
+    b.select("#site-picker", "loja-x").await;
+    b.wait_for("#sessions-table tbody tr[data-session]").await;
+
+    // The sessions: listSessions' first page, in its order; then the next.
+    let (from, to) = thirty_days();
+    let page = |cursor: serde_json::Value| {
+        json!({"siteId": "loja-x", "from": from, "to": to, "paginationOpts": {"numItems": 25, "cursor": cursor}})
+    };
+    let first = app.post("/v1/analytics/listSessions", page(json!(null))).await.ok();
+    let want: Vec<&str> = first["page"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
+    assert_eq!(listed(&b).await, want);
+    b.click("#more-sessions").await;
+    b.wait_until("the next page", "return document.querySelectorAll('#sessions-table tbody tr[data-session]').length===50;", json!([]))
+        .await;
+    let second = app.post("/v1/analytics/listSessions", page(first["continueCursor"].clone())).await.ok();
+    let more: Vec<String> = listed(&b).await.split_off(25);
+    let want2: Vec<&str> = second["page"].as_array().unwrap().iter().map(|s| s["sessionId"].as_str().unwrap()).collect();
+    assert_eq!(more, want2);
+    no_serious_violations("Visitas with its sessions", b.axe().await);
+
+    // A session's journey: sessionJourney's events.
+    let s = &first["page"][0];
+    b.click(&format!("[data-journey='{}']", s["sessionId"].as_str().unwrap())).await;
+    b.wait_for("#session-events").await;
+    let journey = app
+        .post(
+            "/v1/analytics/sessionJourney",
+            json!({"siteId": "loja-x", "sessionId": s["sessionId"], "from": s["startedAt"],
+                "to": s["lastEventAt"], "paginationOpts": {"numItems": 200, "cursor": null}}),
+        )
+        .await
+        .ok();
+    let rows = b.js("return document.querySelectorAll('#session-events tbody tr').length;", json!([])).await;
+    assert_eq!(rows, json!(journey["page"].as_array().unwrap().len()));
+    assert!(rows.as_u64().unwrap() > 0);
+    no_serious_violations("a session's journey", b.axe().await);
+
+    // Its visitor's timeline over the period: visitorJourney's events.
+    b.click("#visitor-timeline").await;
+    b.wait_for("#visitor-events").await;
+    let timeline = app
+        .post(
+            "/v1/analytics/visitorJourney",
+            json!({"siteIds": ["loja-x"], "visitorId": s["visitorId"], "from": from, "to": to, "limit": 200}),
+        )
+        .await
+        .ok();
+    let rows = b.js("return document.querySelectorAll('#visitor-events tbody tr').length;", json!([])).await;
+    assert_eq!(rows, json!(timeline["events"].as_array().unwrap().len()));
+    assert!(rows.as_u64().unwrap() >= journey["page"].as_array().unwrap().len() as u64);
+    b.click("dialog .actions button:last-child").await;
+
+    // From a live row: someone arriving now, their timeline.
+    let body = json!({"siteId": "loja-x", "visitorId": "v_visitor0042", "events": [
+        {"type": "pageview", "pageviewId": "p_0000000000000042", "url": "https://lojax.example.com/p/42"}]});
+    let a = crate::analytics::track_as(&app, &body, &[("user-agent", crate::analytics::UA)]).await;
+    assert_eq!(a.body["accepted"], 1, "{}", a.text);
+    b.wait_for("#live-visitors [data-timeline]").await;
+    b.click("#live-visitors [data-timeline]").await;
+    b.wait_for("#visitor-events").await;
+    assert!(b.text("#visitor-events").await.contains("/p/42"));
+    b.quit().await;
+});

@@ -608,6 +608,12 @@ backend_test!(slow: the_people_screen_lists_searches_and_opens_a_person, fake_me
     assert_eq!(b.text("#person [data-k=pageviews] td").await, "1");
     no_serious_violations("a person", b.axe().await);
     screenshot(&app, &b, "pessoas").await;
+    // The person's timeline: the pageview made before they were identified (its alias's).
+    b.click("#person-timeline").await;
+    b.wait_for("#visitor-events").await;
+    let rows = b.js("return document.querySelectorAll('#visitor-events tbody tr').length;", json!([])).await;
+    assert_eq!(rows, json!(1));
+    no_serious_violations("a person's timeline", b.axe().await);
     b.quit().await;
 });
 
