@@ -67,7 +67,8 @@ export function duration(ms) {
 // "leadFilters"; `opts.values[i]`: the value behind row i's text).
 export function grid(id, title, head, rows, empty, opts) {
   var o = opts || {};
-  return h("section", {}, h("div", { class: "row between" }, h("h3", {}, title), o.csv || null), rows.length
+  var head0 = title || o.csv ? h("div", { class: "row between" }, title ? h("h3", {}, title) : h("span"), o.csv || null) : null;
+  return h("section", {}, head0, rows.length
     ? h("table", { id: id }, h("thead", {}, h("tr", {}, head.map(function (c, i) { return h("th", { scope: "col", class: i ? "n" : null }, c); }))),
         h("tbody", {}, rows.map(function (row, r) {
           var value = o.values ? o.values[r] : row[0];

@@ -3,9 +3,10 @@
 // beside the period before it, narrowed by the filters above the figures: a
 // row of the pages or sources clicked becomes a filter, as in Plausible.
 import { state, siteIds, render, zone, zones, period } from "./state.js";
-import { S, t, h, add, num, date, say, fill, rate, duration, s, grid, filterBar, withFilters } from "./dom.js";
+import { S, t, h, add, num, date, say, fill, rate, duration, s, grid, filterBar, withFilters, decFmt } from "./dom.js";
 import { api, explain, csvButton } from "./api.js";
 import { sessionsSection, visitorDialog, recent } from "./journeys.js";
+import { panels } from "./panels.js";
 
 var PERIODS = ["today", "yesterday", "7", "30", "90", "month", "lastMonth", "year", "12m", "custom"];
 
@@ -65,13 +66,12 @@ export function visitsScreen(main) {
           card("pageviews", t("pageviews"), num(tt.pageviews), change(ch.pageviews)),
           card("bounceRate", t("bounceRate"), rate(tt.bounceRate), change(ch.bounceRate, true)),
           card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs), change(ch.avgDurationMs)),
+          card("viewsPerSession", t("viewsPerSession"), tt.viewsPerSession == null ? S.unknown : decFmt.format(tt.viewsPerSession), change(ch.viewsPerSession)),
+          card("avgEngaged", t("avgEngaged"), duration(tt.avgEngagedMs), change(ch.avgEngagedMs)),
           card("live", t("liveNow"), num(live.count))),
         h("p", { class: "muted" }, t("comparedWith", { from: date(o.comparison.from, false, z), to: date(o.comparison.to, false, z) }))),
       h("section", {}, h("div", { class: "row between" }, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), csv("series")), chart(o, z, hourly)),
-      grid("top-pages", t("topPages"), [t("page"), t("pageviews"), t("visitors")],
-        o.pages.map(function (x) { return [x.route, num(x.pageviews), num(x.visitors)]; }), t("noVisits"), { dim: "page", csv: csv("pages") }),
-      grid("top-sources", t("topSources"), [t("source"), t("sessions"), t("visitors")],
-        o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }), t("noVisits"), { dim: "source", csv: csv("sources") }),
+      h("div", { class: "panels" }, panels(o, args)),
       liveTable(live, ids),
       sessionsSection(state.siteId, p),
       h("p", { class: "muted" }, t("visitsNote")));

@@ -45,6 +45,7 @@ const EXPORTS: &[(&str, &[(&str, Path)])] = &[
             ("countries", &[Level { key: "countries", carry: &[] }]),
             ("events", &[Level { key: "events", carry: &[] }]),
             ("goals", &[Level { key: "topGoals", carry: &[] }]),
+            ("breakdown", &[Level { key: "breakdown", carry: &[("dim", "dim")] }, Level { key: "rows", carry: &[] }]),
         ],
     ),
     ("goalsReport", &[("goals", &[Level { key: "goals", carry: &[] }])]),

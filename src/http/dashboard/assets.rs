@@ -29,6 +29,7 @@ pub const FILES: &[(&str, &str, &str)] = &[
     module!("visits.js"),
     module!("people.js"),
     module!("journeys.js"),
+    module!("panels.js"),
     module!("sitemap.js"),
     module!("vitals.js"),
     module!("goals.js"),

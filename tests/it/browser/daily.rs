@@ -218,3 +218,71 @@ backend_test!(slow: sessions_journeys_and_timelines_are_on_screen, fake_meta_bui
     assert!(b.text("#visitor-events").await.contains("/p/42"));
     b.quit().await;
 });
+
+/// The first cells of a table's rows.
+async fn first_cells(b: &Browser, table: &str) -> Vec<String> {
+    let script = "return Array.from(document.querySelectorAll(arguments[0]+' tbody tr th')).map(function(e){return e.textContent.trim();});";
+    let v = b.js(script, json!([table])).await;
+    v.as_array().unwrap().iter().map(|x| x.as_str().unwrap().to_string()).collect()
+}
+
+backend_test!(slow: every_breakdown_of_the_overview_is_a_tab, fake_meta_builder, |app| {
+    let Some(b) = Browser::start().await else { return };
+    demo(&app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(&app).await;
+    operator(&app, "demo", true, DEMO_OWNER).await;
+    sign_in(&b, &app.base, "demo").await;
+    b.click("[data-view=visits]").await;
+    b.select("#site-picker", "loja-x").await;
+    b.wait_for("#top-pages").await;
+    let (from, to) = thirty_days();
+    let args = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": "America/Sao_Paulo"});
+    let o = app.post("/v1/analytics/overview", args.clone()).await.ok();
+    let column = |panel: &str, key: &str| -> Vec<String> {
+        o[panel].as_array().unwrap().iter().map(|r| r[key].as_str().unwrap_or("—").to_string()).collect()
+    };
+    // The overview's own tables, each behind its tab.
+    for (tab, table, panel, key) in [
+        ("entry", "#entry-pages", "entryPages", "route"),
+        ("referrers", "#referrers", "referrers", "referrer"),
+        ("mediums", "#mediums", "mediums", "medium"),
+        ("campaigns", "#web-campaigns", "campaigns", "campaign"),
+        ("countries", "#countries", "countries", "country"),
+        ("browsers", "#browsers", "browsers", "browser"),
+        ("events", "#custom-events", "events", "name"),
+        ("goals", "#top-goals", "topGoals", "name"),
+    ] {
+        b.click(&format!("[data-tab={tab}]")).await;
+        b.wait_for(&format!("{table} tbody tr")).await;
+        assert_eq!(first_cells(&b, table).await, column(panel, key), "{tab}");
+        let selected = b.js("return document.querySelector(arguments[0]).getAttribute('aria-selected');", json!([format!("[data-tab={tab}]")])).await;
+        assert_eq!(selected, json!("true"));
+    }
+    no_serious_violations("Visitas' tabs", b.axe().await);
+    // A dimension without a table: its breakdown, asked when the tab opens.
+    b.click("[data-tab=os]").await;
+    b.wait_for("#systems tbody tr").await;
+    let mut ask = args.clone();
+    ask["breakdown"] = json!({"dim": "os", "limit": 10});
+    let os = app.post("/v1/analytics/overview", ask).await.ok();
+    let want: Vec<String> =
+        os["breakdown"]["rows"].as_array().unwrap().iter().map(|r| r["value"].as_str().unwrap_or("—").to_string()).collect();
+    assert_eq!(first_cells(&b, "#systems").await, want);
+    // Clicking one makes it a filter.
+    b.click("#systems tbody tr:first-child [data-add-filter=os]").await;
+    b.wait_for("#filters [data-filter=os]").await;
+    // The arrow keys move between the tabs.
+    b.wait_for("[data-tab=pages]").await;
+    let moved = b
+        .js(
+            "var t=document.querySelector('[data-tab=pages]');t.focus();\
+             t.parentNode.dispatchEvent(new KeyboardEvent('keydown',{key:'ArrowRight',bubbles:true}));\
+             return document.querySelector('[data-tab=entry]').getAttribute('aria-selected');",
+            json!([]),
+        )
+        .await;
+    assert_eq!(moved, json!("true"));
+    assert!(b.text("[data-k=viewsPerSession] .v").await.len() > 0);
+    b.quit().await;
+});
