@@ -283,6 +283,7 @@ backend_test!(slow: every_breakdown_of_the_overview_is_a_tab, fake_meta_builder,
         )
         .await;
     assert_eq!(moved, json!("true"));
-    assert!(b.text("[data-k=viewsPerSession] .v").await.len() > 0);
+    let per_session = o["totals"]["viewsPerSession"].as_f64().unwrap().to_string().replace('.', ",");
+    assert_eq!(b.text("[data-k=viewsPerSession] .v").await, per_session);
     b.quit().await;
 });
