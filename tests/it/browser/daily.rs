@@ -242,6 +242,8 @@ backend_test!(slow: every_breakdown_of_the_overview_is_a_tab, fake_meta_builder,
     let column = |panel: &str, key: &str| -> Vec<String> {
         o[panel].as_array().unwrap().iter().map(|r| r[key].as_str().unwrap_or("—").to_string()).collect()
     };
+    let per_session = o["totals"]["viewsPerSession"].as_f64().unwrap().to_string().replace('.', ",");
+    assert_eq!(b.text("[data-k=viewsPerSession] .v").await, per_session);
     // The overview's own tables, each behind its tab.
     for (tab, table, panel, key) in [
         ("entry", "#entry-pages", "entryPages", "route"),
@@ -283,7 +285,5 @@ backend_test!(slow: every_breakdown_of_the_overview_is_a_tab, fake_meta_builder,
         )
         .await;
     assert_eq!(moved, json!("true"));
-    let per_session = o["totals"]["viewsPerSession"].as_f64().unwrap().to_string().replace('.', ",");
-    assert_eq!(b.text("[data-k=viewsPerSession] .v").await, per_session);
     b.quit().await;
 });
