@@ -20,9 +20,53 @@ export function leadsScreen(main) {
   ]).then(function (res) {
     var report = res[0], daily = res[1];
     fill(body, h("p", { class: "muted", id: "leads-zone" }, t("leadsZone", { zone: z })),
-      summary(report, args), chart(daily, report, z, dailyArgs), origins(report, args),
+      summary(report, args), clients(report, args), chart(daily, report, z, dailyArgs), origins(report, args),
       campaigns(report, args), leadList(ids, r));
   }).catch(function (e) { say(body, explain(e)); });
+}
+
+// ---- the agency's clients, side by side (every client shown) ----
+// Sortable by any figure (the order only: each figure on screen is the
+// server's); a client's name opens that client.
+var sortBy = { key: "leads", desc: true };
+var SORTS = {
+  name: function (r) { return ((site(r.siteId) || {}).name || r.siteId).toLowerCase(); },
+  leads: function (r) { return r.leads; },
+  qualified: function (r) { return r.qualified; },
+  won: function (r) { return r.won; },
+  spend: function (r) { return r.spendCents == null ? -1 : r.spendCents; },
+  costPerLead: function (r) { return r.spendCents == null || !r.paid.leads ? Infinity : r.spendCents / r.paid.leads; },
+  returnOnSpend: function (r) { return r.spendCents ? r.paid.revenueCents / r.spendCents : -1; },
+};
+function clients(report, args) {
+  if (state.siteId || (report.bySite || []).length < 2) return null;
+  var box = h("section", { id: "clients-section" });
+  function draw() {
+    var key = SORTS[sortBy.key];
+    var rows = report.bySite.slice().sort(function (a, b) {
+      var x = key(a), y = key(b), c = x < y ? -1 : x > y ? 1 : 0;
+      return sortBy.desc ? -c : c;
+    });
+    function head(k, label) {
+      var on = sortBy.key === k;
+      return h("th", { scope: "col", class: k === "name" ? null : "n", "aria-sort": on ? (sortBy.desc ? "descending" : "ascending") : null },
+        h("button", { class: "link", "data-sort": k, onclick: function () { sortBy = { key: k, desc: on ? !sortBy.desc : k !== "name" && k !== "costPerLead" }; draw(); } }, label));
+    }
+    box.replaceChildren(heading(null, t("clientsTitle"), csvButton("leadsReport", "sites", args)),
+      h("table", { id: "by-site" }, h("thead", {}, h("tr", {}, head("name", t("client")), head("leads", t("leads")), head("qualified", t("qualified")),
+        head("won", t("sales")), head("spend", t("spend")), head("costPerLead", t("costPerLead")), head("returnOnSpend", t("returnOnSpend")))),
+      h("tbody", {}, rows.map(function (r) {
+        return h("tr", { "data-site": r.siteId },
+          h("th", { scope: "row" }, h("button", { class: "link", "data-open-site": r.siteId, onclick: function () { state.siteId = r.siteId; render(); } }, (site(r.siteId) || {}).name || r.siteId)),
+          h("td", { class: "n", "data-col": "leads" }, num(r.leads)), h("td", { class: "n", "data-col": "qualified" }, num(r.qualified)),
+          h("td", { class: "n", "data-col": "won" }, num(r.won)), h("td", { class: "n", "data-col": "spend" }, r.fmt.spend),
+          h("td", { class: "n", "data-col": "costPerLead" }, r.paidFmt.costPerLead),
+          h("td", { class: "n", "data-col": "returnOnSpend" }, r.paidFmt.returnOnSpend, band(r.paidFmt)));
+      }))),
+      h("p", { class: "muted" }, t("clientsNote")));
+  }
+  draw();
+  return box;
 }
 
 // A heading with its "Baixar CSV".

@@ -91,6 +91,8 @@ export default {
   zonePicker: "Fuso horário",
   filtersLabel: "Filtros",
   menu: "Menu",
+  clientsTitle: "Clientes",
+  clientsNote: "Clique num título para ordenar; custo por lead e retorno contam o que os anúncios trouxeram. O nome abre o cliente.",
   panelPages: "Páginas",
   entryPages: "Entradas",
   exitPages: "Saídas",

@@ -149,7 +149,35 @@ backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
     assert!(thumbs.as_i64().unwrap() > 0, "the ads show their thumbnails");
     b.wait_for("#lead-list tr[data-lead]").await;
     b.wait_for("svg.chart rect").await;
+    // The agency's clients side by side, the API's bySite, sortable; a name opens the client.
+    let sites_of = |order: &str| -> Vec<String> {
+        let mut rows: Vec<&serde_json::Value> = host["bySite"].as_array().unwrap().iter().collect();
+        rows.sort_by_key(|r| r["leads"].as_i64().unwrap());
+        if order == "desc" {
+            rows.reverse();
+        }
+        rows.iter().map(|r| r["siteId"].as_str().unwrap().to_string()).collect()
+    };
+    let listed = "return Array.from(document.querySelectorAll('#by-site tbody tr')).map(function(r){return r.getAttribute('data-site');});";
+    assert_eq!(b.js(listed, json!([])).await, json!(sites_of("desc")), "most leads first");
+    for r in host["bySite"].as_array().unwrap() {
+        let id = r["siteId"].as_str().unwrap();
+        assert_eq!(b.text(&format!("#by-site tr[data-site='{id}'] [data-col=leads]")).await, int(r["leads"].as_i64().unwrap()));
+    }
+    b.click("[data-sort=leads]").await;
+    b.wait_until("fewest leads first", "return document.querySelector('#by-site th[aria-sort]').getAttribute('aria-sort')==='ascending';", json!([]))
+        .await;
+    assert_eq!(b.js(listed, json!([])).await, json!(sites_of("asc")));
     no_serious_violations("leads and spend", b.axe().await);
+    b.click("[data-open-site=pet-mania]").await;
+    b.wait_until(
+        "Pet Mania alone",
+        "var p=document.querySelector('#site-picker');return !!p&&p.value==='pet-mania'&&!document.querySelector('#by-site');",
+        json!([]),
+    )
+    .await;
+    b.select("#site-picker", "").await;
+    b.wait_for("#by-site").await;
     screenshot(&app, &b, "leads").await;
     // A lead's journey.
     b.click("#lead-list tr[data-lead] button").await;
