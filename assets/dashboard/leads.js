@@ -153,22 +153,29 @@ function origins(report, args) {
     h("table", { id: "origins" }, h("thead", {}, head), h("tbody", {}, rows))) : null;
 }
 
+// Meta's delivery beside the campaign tree's figures (the server writes them out).
+var DELIVERY = ["impressions", "clicks", "ctr", "cpc", "cpm"];
+function delivered(row) {
+  var d = row.fmt.delivery || {};
+  return DELIVERY.map(function (k) { return h("td", { class: "n", "data-col": k }, d[k] || S.unknown); });
+}
+
 function campaigns(report, args) {
   var rows = [];
   (report.campaigns || []).forEach(function (c) {
-    rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, filterCell("th", "campaign", c.campaignId, c.name || c.campaignId || t("noCampaign")), figures(c)));
+    rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, filterCell("th", "campaign", c.campaignId, c.name || c.campaignId || t("noCampaign")), figures(c), delivered(c)));
     (c.adsets || []).forEach(function (a) {
-      rows.push(h("tr", { class: "lvl1", "data-adset": a.adsetId || "" }, filterCell("td", "adSet", a.adsetId, a.name || a.adsetId || t("noName")), figures(a)));
+      rows.push(h("tr", { class: "lvl1", "data-adset": a.adsetId || "" }, filterCell("td", "adSet", a.adsetId, a.name || a.adsetId || t("noName")), figures(a), delivered(a)));
       (a.ads || []).forEach(function (ad) {
         var img = ad.thumbnailUrl ? h("img", { class: "thumb", src: ad.thumbnailUrl, alt: "", loading: "lazy" }) : null;
         var cell = filterCell("td", "ad", ad.adId, ad.name || ad.adId);
         if (img) cell.prepend(img);
-        rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, cell, figures(ad)));
+        rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, cell, figures(ad), delivered(ad)));
       });
     });
   });
   var head = h("tr", {}, h("th", { scope: "col" }, t("campaignCol")),
-    ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
+    ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].concat(DELIVERY).map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
   return h("section", {}, heading(null, t("campaignsTitle"), csvButton("leadsReport", "ads", args)),
     rows.length ? h("table", { id: "campaigns" }, h("thead", {}, head), h("tbody", {}, rows)) : h("p", {}, t("noAds")));
 }

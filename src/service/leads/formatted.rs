@@ -6,7 +6,9 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use super::metrics::{ReturnBand, RowCounts, format_money, format_return, return_band, row_metrics};
+use super::metrics::{
+    Delivery, ReturnBand, RowCounts, delivery, format_money, format_return, return_band, row_metrics,
+};
 use super::reads::{HistoryEntry, LeadJourney};
 use super::reports::{AdRow, AdsetRow, CampaignRow, Counters, LeadsReport, OriginRow, SiteReportRow, is_paid};
 use crate::service::sites::Site;
@@ -22,6 +24,9 @@ pub struct Formatted {
     pub cost_per_sale: String,
     pub return_on_spend: String,
     pub band: Option<ReturnBand>,
+    /// Meta's delivery for the row's spend (campaigns, ad sets and ads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<Delivery>,
 }
 
 /// How one report's rows are written: its currencies and whether they mix.
@@ -60,11 +65,18 @@ impl Money<'_> {
             cost_per_sale: format_money(m.cost_per_sale_cents, sc),
             return_on_spend: format_return(m.return_on_spend),
             band: return_band(m.return_on_spend),
+            delivery: None,
         }
     }
 
     fn counters(&self, c: &Counters, paid: bool) -> Formatted {
         self.row(c.leads, c.qualified, c.won, c.revenue_cents, c.spend_cents, paid)
+    }
+
+    /// A row of the campaign tree: its money and what Meta delivered for it.
+    fn delivered(&self, c: &Counters) -> Formatted {
+        let sc = self.spend.unwrap_or(self.revenue);
+        Formatted { delivery: Some(delivery(c.impressions, c.clicks, c.spend_cents, sc)), ..self.counters(c, true) }
     }
 }
 
@@ -128,8 +140,8 @@ pub struct FormattedLeadsReport {
 
 fn adset(money: &Money, a: AdsetRow) -> FormattedAdset {
     FormattedAdset {
-        fmt: money.counters(&a.counters, true),
-        ads: a.ads.into_iter().map(|ad| WithFmt { fmt: money.counters(&ad.counters, true), row: ad }).collect(),
+        fmt: money.delivered(&a.counters),
+        ads: a.ads.into_iter().map(|ad| WithFmt { fmt: money.delivered(&ad.counters), row: ad }).collect(),
         adset_id: a.adset_id,
         name: a.name,
         counters: a.counters,
@@ -138,7 +150,7 @@ fn adset(money: &Money, a: AdsetRow) -> FormattedAdset {
 
 fn campaign(money: &Money, c: CampaignRow) -> FormattedCampaign {
     FormattedCampaign {
-        fmt: money.counters(&c.counters, true),
+        fmt: money.delivered(&c.counters),
         adsets: c.adsets.into_iter().map(|a| adset(money, a)).collect(),
         campaign_id: c.campaign_id,
         name: c.name,

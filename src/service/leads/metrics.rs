@@ -71,6 +71,49 @@ pub fn format_return(r: Option<f64>) -> String {
     }
 }
 
+/// What Meta delivered for a row's spend: impressions and clicks as counts,
+/// and their ratios written out (click-through rate, cost per click, cost
+/// per thousand impressions); an em dash where a count is zero or unknown.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    pub impressions: String,
+    pub clicks: String,
+    pub ctr: String,
+    pub cpc: String,
+    pub cpm: String,
+}
+
+/// An integer with pt-BR thousands (`12.345`), or an em dash for unknown.
+pub fn format_count(n: Option<i64>) -> String {
+    let Some(n) = n else { return "—".to_string() };
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::from(if n < 0 { "-" } else { "" });
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push('.');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A row's delivery from its impressions, clicks and spend (in `currency`).
+pub fn delivery(impressions: Option<i64>, clicks: Option<i64>, spend_cents: Option<i64>, currency: &str) -> Delivery {
+    let positive = |n: Option<i64>| n.filter(|n| *n > 0);
+    let ctr = positive(impressions).zip(clicks).map(|(i, c)| c as f64 / i as f64);
+    // Costs rounded half up to the cent, as the other costs are.
+    let per =
+        |count: Option<i64>, scale: i64| positive(count).zip(spend_cents).map(|(n, s)| (2 * s * scale + n) / (2 * n));
+    Delivery {
+        impressions: format_count(impressions),
+        clicks: format_count(clicks),
+        ctr: ctr.map_or_else(|| "—".to_string(), |r| format!("{:.2}%", r * 100.0).replace('.', ",")),
+        cpc: format_money(per(clicks, 1), currency),
+        cpm: format_money(per(impressions, 1000), currency),
+    }
+}
+
 /// `R$ 1.234,56` for BRL cents (other currencies by their code); an em dash for
 /// an unknown amount, never `R$ 0`.
 pub fn format_money(cents: Option<i64>, currency: &str) -> String {
@@ -98,6 +141,18 @@ pub fn format_money(cents: Option<i64>, currency: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn delivery_is_written_out_and_null_safe() {
+        let d = delivery(Some(125_000), Some(2_500), Some(50_000), "BRL");
+        assert_eq!((d.impressions.as_str(), d.clicks.as_str()), ("125.000", "2.500"));
+        assert_eq!(d.ctr, "2,00%");
+        assert_eq!(d.cpc, "R$ 0,20");
+        assert_eq!(d.cpm, "R$ 4,00");
+        let none = delivery(Some(0), Some(0), None, "BRL");
+        assert_eq!((none.ctr.as_str(), none.cpc.as_str(), none.cpm.as_str()), ("—", "—", "—"));
+        assert_eq!(delivery(None, None, Some(10), "BRL").impressions, "—");
+    }
 
     // rule: METRIC-01
     #[test]

@@ -144,6 +144,12 @@ backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
         let spend = ad["spendCents"].as_i64().filter(|s| *s > 0);
         let ret = spend.map(|s| ad["revenueCents"].as_i64().unwrap() as f64 / s as f64);
         assert!(b.text(&cell("returnOnSpend")).await.starts_with(&format_return(ret)), "{id}");
+        // Meta's delivery for the ad: impressions, clicks and the click-through rate.
+        let (imp, clicks) = (ad["impressions"].as_i64(), ad["clicks"].as_i64());
+        assert_eq!(b.text(&cell("impressions")).await, imp.map_or("—".to_string(), int), "{id}");
+        assert_eq!(b.text(&cell("clicks")).await, clicks.map_or("—".to_string(), int), "{id}");
+        let ctr = imp.filter(|i| *i > 0).zip(clicks).map(|(i, c)| format!("{:.2}%", c as f64 * 100.0 / i as f64).replace('.', ","));
+        assert_eq!(b.text(&cell("ctr")).await, ctr.unwrap_or_else(|| "—".into()), "{id}");
     }
     let thumbs = b.js("return document.querySelectorAll('#campaigns img.thumb').length;", json!([])).await;
     assert!(thumbs.as_i64().unwrap() > 0, "the ads show their thumbnails");
