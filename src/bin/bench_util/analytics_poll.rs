@@ -40,12 +40,12 @@ pub struct PollArgs {
     daemon: super::DaemonArgs,
 }
 
-fn poll_site(s: usize) -> String {
+pub(crate) fn poll_site(s: usize) -> String {
     format!("live-{s:02}")
 }
 
 /// Pageviews at `rate` per second over the sites until `stop`; answers how many were accepted.
-async fn tracker_traffic(
+pub(crate) async fn tracker_traffic(
     addr: String,
     sites: usize,
     rate: u64,

@@ -13,6 +13,7 @@
 //! target/release/loadgen analytics-poll         # 200 dashboards polling liveVisitors every 5 s
 //! target/release/loadgen leads-csv              # leads.csv of a site with 1,000,000 leads: rows/s, memory
 //! target/release/loadgen lead-ads               # signed leadgen webhooks/s vs ping; webhook → handler p99
+//! target/release/loadgen live-push              # 20 then 200 dashboards following live visitors over SSE
 //! ```
 //!
 //! `ingest` starts `rastrod serve` (the binary next to this one) as a child
@@ -65,6 +66,7 @@ mod federation;
 mod ingest;
 mod lead_ads;
 mod leads_csv;
+mod live_push;
 mod report;
 mod shared;
 #[allow(unused_imports)]
@@ -129,6 +131,9 @@ pub(crate) enum Cmd {
     /// Start rastrod with Lead Ads against the fake Graph: signed leadgen webhooks (durable receipts)
     /// vs GET /v1/ping, then the time from a webhook to the handler's delivery.
     LeadAds(LeadAdsArgs),
+    /// Start rastrod; dashboards follow 10 sites' live visitors over Server-Sent Events while the
+    /// tracker posts; the database statements against the number of dashboards.
+    LivePush(live_push::LivePushArgs),
 }
 
 #[derive(Args)]
@@ -318,6 +323,7 @@ fn main() -> ExitCode {
         Cmd::AnalyticsPoll(a) => analytics_poll::run(a),
         Cmd::LeadsCsv(a) => leads_csv(a),
         Cmd::LeadAds(a) => lead_ads(a),
+        Cmd::LivePush(a) => live_push::live_push(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 //! visitors pushed as Server-Sent Events (`event: live`, `id`, `data` one
 //! site's state as `liveVisitors` answers it, with its `siteId`), each time a
 //! tracker commit changes them (at most once a second per site), from the
-//! states the process reads once for every open dashboard (`live_push`). A
+//! states the process reads once for every open dashboard (`live_push`, `live_publisher`). A
 //! reconnecting browser sends `Last-Event-ID` and gets only newer states; a
 //! comment line every 15 seconds keeps proxies from closing a quiet stream.
 
@@ -18,7 +18,7 @@ use super::reads::operator;
 use super::session::signed_in;
 use crate::error::Result;
 use crate::http::paged_body::ChannelBody;
-use crate::service::analytics::reports::live_push::LivePush;
+use crate::service::analytics::reports::live_publisher;
 use crate::service::{sites, validate};
 use crate::state::AppState;
 
@@ -51,7 +51,7 @@ pub async fn live_stream(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
-    let mut watcher = LivePush::watch(&st.cx, &ids);
+    let mut watcher = live_publisher::watch(&st.cx, &ids);
     let (tx, body) = ChannelBody::new(4);
     actix_web::rt::spawn(async move {
         let mut seen: HashMap<String, u64> = ids.iter().map(|id| (id.clone(), last)).collect();

@@ -9,7 +9,7 @@ pub struct Runtime {
     pub tracker: Tracker,
     pub live: crate::service::analytics::reports::live_cache::LiveCache,
     /// The live states pushed to open dashboards (`live_push`).
-    pub push: crate::service::analytics::reports::live_push::LivePush,
+    pub push: std::sync::Arc<crate::service::analytics::reports::live_push::LivePush>,
     /// Tracked links: one counted click per address and link within `RASTRO_LINK_CLICK_WINDOW`.
     pub clicks: crate::service::analytics::links::redirect::ClickWindow,
     /// The key that signs pagination cursors, once read (`reports::api::cursor_key`).

@@ -15,6 +15,7 @@ pub mod funnels;
 pub mod goals;
 pub mod live;
 pub mod live_cache;
+pub mod live_publisher;
 pub mod live_push;
 pub mod numbers;
 pub mod overview;
