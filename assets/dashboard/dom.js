@@ -80,6 +80,16 @@ export function grid(id, title, head, rows, empty, opts) {
     : h("p", {}, empty));
 }
 
+// The change against the period before, as "▲ 12%" (null: no base to
+// compare), green when it is good news (`lowerIsBetter` for the bounce rate;
+// `neutral` for what is neither, as the spend).
+export function change(x, lowerIsBetter, neutral) {
+  if (x == null) return h("span", { class: "chg muted" }, t("noChange"));
+  var up = x > 0, pct = new Intl.NumberFormat(S.locale, { style: "percent", maximumFractionDigits: 1 }).format(Math.abs(x));
+  var good = lowerIsBetter ? !up : up;
+  return h("span", { class: "chg " + (x === 0 || neutral ? "" : good ? "good" : "bad") }, (x === 0 ? "= " : up ? "▲ " : "▼ ") + pct);
+}
+
 export function money(cents, currency) {
   if (cents == null) return S.unknown;
   return new Intl.NumberFormat(S.locale, { style: "currency", currency: currency || "BRL" }).format(cents / 100);

@@ -1,6 +1,6 @@
 // ---- goals, funnels, revenue and their definitions (one client at a time) --
 import { state, site, canWrite, localDays, oneSite, render } from "./state.js";
-import { t, h, add, num, date, say, fill, rate, grid, money, pickers, filterBar, withFilters } from "./dom.js";
+import { t, h, add, num, date, say, fill, rate, grid, money, pickers, filterBar, withFilters, change } from "./dom.js";
 import { explain, fn, csvButton } from "./api.js";
 
 function matcherText(m) { return m.kind === "event" ? t("matcherEvent", { name: m.name }) : t("matcherPage", { path: m.path }); }
@@ -13,18 +13,19 @@ export function goalsScreen(main) {
   var filtered = withFilters(args);
   var convArgs = { siteId: id, from: r.from, to: r.to, paginationOpts: { numItems: 20, cursor: null } };
   Promise.all([
-    fn("goalsReport", filtered), fn("funnelsReport", filtered), fn("revenueSummary", { siteIds: [id], from: r.from, to: r.to, timezone: r.zone }),
+    fn("goalsReport", filtered), fn("funnelsReport", filtered), fn("revenueSummary", { siteIds: [id], from: r.from, to: r.to, timezone: r.zone, compare: "previousPeriod" }),
     fn("affiliatesReport", args), fn("listConversions", convArgs),
   ]).then(function (res) {
     var goals = res[0], funnels = res[1], rev = res[2], aff = res[3], conv = res[4], cur = rev.currency;
-    function card(key, label, value) { return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value)); }
+    var rch = rev.change || {};
+    function card(key, label, value, field) { return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value), change(rch[field])); }
     fill(body,
       h("p", { class: "muted" }, t("goalsFor", { site: (site(id) || {}).name || id, zone: r.zone })),
       h("section", {}, h("h3", {}, t("revenueTitle")), h("div", { class: "cards", id: "revenue-cards" },
-        card("conversions", t("conversionsCount"), num(rev.conversions)),
-        card("revenue", t("revenue"), money(rev.revenueCents, cur)),
-        card("commission", t("commission"), money(rev.commissionCents, cur)),
-        card("net", t("netRevenue"), money(rev.netRevenueCents, cur)))),
+        card("conversions", t("conversionsCount"), num(rev.conversions), "conversions"),
+        card("revenue", t("revenue"), money(rev.revenueCents, cur), "revenueCents"),
+        card("commission", t("commission"), money(rev.commissionCents, cur), "commissionCents"),
+        card("net", t("netRevenue"), money(rev.netRevenueCents, cur), "netRevenueCents"))),
       grid("goals-table", t("goalsTitle"), [t("goal"), t("completions"), t("sessions"), t("conversionRate"), t("goalValue")],
         goals.goals.map(function (g) { return [g.name + " (" + matcherText(g.matcher) + ")", num(g.completions), num(g.sessions), rate(g.conversionRate), money(g.valueTotalCents, cur)]; }), t("noGoals"),
         { dim: "goal", values: goals.goals.map(function (g) { return g.key; }), csv: csvButton("goalsReport", "goals", filtered) }),

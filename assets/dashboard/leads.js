@@ -1,6 +1,6 @@
 // ---- leads and spend -----------------------------------------------------
 import { DAY, state, site, range, siteIds, render, zone } from "./state.js";
-import { S, t, h, add, num, date, say, fill, s, dialog, pickers, filterBar, addFilter, withFilters } from "./dom.js";
+import { S, t, h, add, num, date, say, fill, s, dialog, pickers, filterBar, addFilter, withFilters, change } from "./dom.js";
 import { api, explain, csvButton, leadsCsvButton } from "./api.js";
 
 function band(fmt) {
@@ -14,9 +14,11 @@ export function leadsScreen(main) {
   var r = range(), ids = siteIds(), z = zone();
   var args = withFilters({ siteIds: ids, from: r.from, to: r.to, timezone: z }, "leadFilters");
   var dailyArgs = withFilters({ siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to, timezone: z }, "leadFilters");
+  // Each total beside the period before, and the chart with its line (REPORTING §2).
+  var compared = function (a) { return Object.assign({}, a, { compare: "previousPeriod" }); };
   Promise.all([
-    api("POST", "/dashboard/api/reports/leads", args),
-    api("POST", "/dashboard/api/reports/leads-daily", dailyArgs),
+    api("POST", "/dashboard/api/reports/leads", compared(args)),
+    api("POST", "/dashboard/api/reports/leads-daily", compared(dailyArgs)),
   ]).then(function (res) {
     var report = res[0], daily = res[1];
     fill(body, h("p", { class: "muted", id: "leads-zone" }, t("leadsZone", { zone: z })),
@@ -83,23 +85,24 @@ function summary(report, args) {
   // Costs and the return come from what the spend bought (METRIC-03: the paid
   // origins, WhatsApp ads and instant forms together); the rest from the totals.
   var pf = report.paidFmt || { costPerLead: S.unknown, costPerSale: S.unknown, returnOnSpend: S.unknown };
-  var tt = report.totals;
-  function card(key, label, value, extra) {
-    return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value, extra || null));
+  var tt = report.totals, ch = report.change || {};
+  function card(key, label, value, extra, c) {
+    return h("div", { class: "card", "data-k": key }, h("div", { class: "k" }, label), h("div", { class: "v" }, value, extra || null), c || null);
   }
   return h("section", { "aria-labelledby": "summary-h" },
     heading("summary-h", t("summaryTitle"), csvButton("leadsReport", "totals", args)),
     report.currencyMismatch ? h("p", { class: "alert" }, t("currencyMismatch")) : null,
     report.spendIncomplete ? h("p", { class: "alert" }, t("spendIncomplete")) : null,
     h("div", { class: "cards" },
-      card("leads", t("leads"), num(tt.leads)),
-      card("qualified", t("qualified"), num(tt.qualified)),
-      card("won", t("sales"), num(tt.won)),
-      card("revenue", t("revenue"), tt.fmt.revenue),
-      card("spend", t("spend"), tt.fmt.spend),
+      card("leads", t("leads"), num(tt.leads), null, change(ch.leads)),
+      card("qualified", t("qualified"), num(tt.qualified), null, change(ch.qualified)),
+      card("won", t("sales"), num(tt.won), null, change(ch.won)),
+      card("revenue", t("revenue"), tt.fmt.revenue, null, change(ch.revenueCents)),
+      card("spend", t("spend"), tt.fmt.spend, null, change(ch.spendCents, false, true)),
       card("costPerLead", t("costPerLead"), pf.costPerLead),
       card("costPerSale", t("costPerSale"), pf.costPerSale),
       card("returnOnSpend", t("returnOnSpend"), pf.returnOnSpend, band(pf))),
+    report.comparison ? h("p", { class: "muted", id: "leads-compared" }, t("comparedWith", { from: date(report.comparison.from, false, zone()), to: date(report.comparison.to, false, zone()) })) : null,
     h("p", { class: "muted" }, t("summaryNote")));
 }
 
@@ -119,12 +122,17 @@ function chart(daily, report, z, args) {
   var pts = [];
   daily.forEach(function (d, i) { if (d.spendCents != null) pts.push((P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * d.spendCents / maxS).toFixed(1)); });
   if (pts.length) svg.appendChild(s("polyline", { points: pts.join(" "), fill: "none", stroke: "#bc4c00", "stroke-width": 2 }));
+  // The period before: its leads of the same position, dashed, on the bars' scale.
+  var before = daily.map(function (d, i) { return d.comparison ? (P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * Math.min(d.comparison.leads, maxL) / maxL).toFixed(1) : null; }).filter(Boolean);
+  if (before.length) svg.appendChild(s("polyline", { class: "compare", points: before.join(" "), fill: "none", stroke: "#57606a", "stroke-dasharray": "4 3", "stroke-width": 2 },
+    s("title", {}, t("previousPeriod"))));
   if (daily.length) {
     svg.appendChild(s("text", { x: P, y: H - 8, "font-size": 11, fill: "#57606a" }, date(daily[0].dayStart, false, z)));
     svg.appendChild(s("text", { x: W - P, y: H - 8, "font-size": 11, fill: "#57606a", "text-anchor": "end" }, date(daily[daily.length - 1].dayStart, false, z)));
   }
   return h("section", {}, heading("chart-h", t("chartTitle"), csvButton("leadsDaily", "days", args)), svg,
-    h("div", { class: "legend" }, h("span", {}, h("span", { class: "sw", "data-c": "leads" }), t("leads")), h("span", {}, h("span", { class: "sw", "data-c": "spend" }), t("spend"))));
+    h("div", { class: "legend" }, h("span", {}, h("span", { class: "sw", "data-c": "leads" }), t("leads")), h("span", {}, h("span", { class: "sw", "data-c": "spend" }), t("spend")),
+      h("span", {}, h("span", { class: "sw", "data-c": "before" }), t("previousPeriod"))));
 }
 
 function figures(row) {

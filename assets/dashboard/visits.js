@@ -3,7 +3,7 @@
 // beside the period before it, narrowed by the filters above the figures: a
 // row of the pages or sources clicked becomes a filter, as in Plausible.
 import { state, siteIds, render, zone, zones, period } from "./state.js";
-import { S, t, h, add, num, date, say, fill, rate, duration, s, grid, filterBar, withFilters, decFmt } from "./dom.js";
+import { S, t, h, add, num, date, say, fill, rate, duration, s, grid, filterBar, withFilters, decFmt, change } from "./dom.js";
 import { api, explain, csvButton } from "./api.js";
 import { sessionsSection, visitorDialog, recent } from "./journeys.js";
 import { panels } from "./panels.js";
@@ -30,15 +30,6 @@ function periodPicker() {
     add(row, h("label", { for: "zone-picker" }, t("zonePicker"), zs));
   }
   return row;
-}
-
-// The change against the period before, as "▲ 12%" (null: no base to
-// compare), green when it is good news (`lowerIsBetter` for the bounce rate).
-function change(x, lowerIsBetter) {
-  if (x == null) return h("span", { class: "chg muted" }, t("noChange"));
-  var up = x > 0, pct = new Intl.NumberFormat(S.locale, { style: "percent", maximumFractionDigits: 1 }).format(Math.abs(x));
-  var good = lowerIsBetter ? !up : up;
-  return h("span", { class: "chg " + (x === 0 ? "" : good ? "good" : "bad") }, (x === 0 ? "= " : up ? "▲ " : "▼ ") + pct);
 }
 
 export function visitsScreen(main) {

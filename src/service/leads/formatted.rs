@@ -10,7 +10,10 @@ use super::metrics::{
     Delivery, ReturnBand, RowCounts, delivery, format_money, format_return, return_band, row_metrics,
 };
 use super::reads::{HistoryEntry, LeadJourney};
-use super::reports::{AdRow, AdsetRow, CampaignRow, Counters, LeadsReport, OriginRow, SiteReportRow, is_paid};
+use super::reports::{
+    AdRow, AdsetRow, CampaignRow, Counters, LeadsComparison, LeadsReport, OriginRow, SiteReportRow, is_paid,
+};
+use crate::service::reporting::compare::Changes;
 use crate::service::sites::Site;
 
 /// A row's money and ratios as the screen shows them.
@@ -136,6 +139,12 @@ pub struct FormattedLeadsReport {
     pub origins: Vec<WithFmt<OriginRow>>,
     pub campaigns: Vec<FormattedCampaign>,
     pub by_site: Vec<FormattedSite>,
+    /// With `compare`: the earlier range and its totals (REPORTING §2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<LeadsComparison>,
+    /// With `compare`: each total's change, as a fraction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<Changes>,
 }
 
 fn adset(money: &Money, a: AdsetRow) -> FormattedAdset {
@@ -194,6 +203,8 @@ pub fn leads_report(report: LeadsReport, sites: &[Site]) -> FormattedLeadsReport
             .collect(),
         campaigns: report.campaigns.into_iter().map(|c| campaign(&money, c)).collect(),
         by_site,
+        comparison: report.comparison,
+        change: report.change,
         currency: report.currency,
         spend_currency: report.spend_currency,
         currency_mismatch: report.currency_mismatch,

@@ -151,6 +151,25 @@ backend_test!(slow: the_dashboard_in_a_real_browser, fake_meta_builder, |app| {
         let ctr = imp.filter(|i| *i > 0).zip(clicks).map(|(i, c)| format!("{:.2}%", c as f64 * 100.0 / i as f64).replace('.', ","));
         assert_eq!(b.text(&cell("ctr")).await, ctr.unwrap_or_else(|| "—".into()), "{id}");
     }
+    // Each total beside the period before (REPORTING §2), the chart with its dashed line.
+    let compared = app
+        .post(
+            "/v1/reports/leads",
+            json!({"siteIds": ["loja-x", "pet-mania"], "from": from, "to": to, "timezone": zone, "compare": "previousPeriod"}),
+        )
+        .await
+        .ok();
+    for (card, key) in [("leads", "leads"), ("won", "won"), ("revenue", "revenueCents")] {
+        let shown = b.text(&format!("[data-k={card}] .chg")).await;
+        let want = match compared["change"][key].as_f64() {
+            None => "sem base",
+            Some(x) if x > 0.0 => "▲",
+            Some(x) if x < 0.0 => "▼",
+            Some(_) => "=",
+        };
+        assert!(shown.starts_with(want), "{card}: {shown} against {want}");
+    }
+    b.wait_for("svg.chart polyline.compare").await;
     let thumbs = b.js("return document.querySelectorAll('#campaigns img.thumb').length;", json!([])).await;
     assert!(thumbs.as_i64().unwrap() > 0, "the ads show their thumbnails");
     b.wait_for("#lead-list tr[data-lead]").await;
