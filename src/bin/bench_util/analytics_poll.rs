@@ -40,6 +40,21 @@ pub struct PollArgs {
     daemon: super::DaemonArgs,
 }
 
+/// Creates the sites `live-00`… over the host API.
+pub(crate) async fn create_sites(addr: &str, key: &str, pid: &str, sites: usize) -> AnyResult<()> {
+    let create = {
+        let (addr, key) = (addr.to_string(), key.to_string());
+        Arc::new(move |_c: usize, s: usize| {
+            let body = format!(
+                r#"{{"siteId":"{}","name":"Live {s}","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"agency","domains":["loja.example.com"]}}"#,
+                poll_site(s)
+            );
+            request("POST", "/v1/sites", &addr, &key, Some(&body))
+        })
+    };
+    all_ok(&phase("sites", addr, 1, sites, &[201], pid, create).await?, "creating the sites")
+}
+
 pub(crate) fn poll_site(s: usize) -> String {
     format!("live-{s:02}")
 }
@@ -92,17 +107,7 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
             a.dashboards, a.sites, a.interval_ms, a.pageviews_per_sec, a.seconds
         );
         let sites: Vec<String> = (0..a.sites).map(poll_site).collect();
-        let create = {
-            let (addr, key) = (addr.clone(), key.clone());
-            Arc::new(move |_c: usize, s: usize| {
-                let body = format!(
-                    r#"{{"siteId":"{}","name":"Live {s}","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"agency","domains":["loja.example.com"]}}"#,
-                    poll_site(s)
-                );
-                request("POST", "/v1/sites", &addr, &key, Some(&body))
-            })
-        };
-        all_ok(&phase("sites", &addr, 1, a.sites, &[201], &pid, create).await?, "creating the sites")?;
+        create_sites(&addr, &key, &pid, a.sites).await?;
         let grant = {
             let (addr, key, sites) = (addr.clone(), key.clone(), sites.clone());
             Arc::new(move |_c: usize, d: usize| {
@@ -111,7 +116,8 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
             })
         };
         all_ok(&phase("grants", &addr, 16, a.dashboards, &[201], &pid, grant).await?, "provisioning the grants")?;
-        let now_s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs();
+        let now_s =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_err(|e| e.to_string())?.as_secs();
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
         header.kid = Some(kid.clone());
         let mut tokens = Vec::with_capacity(a.dashboards);
@@ -130,7 +136,8 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
         let phase_len = Duration::from_secs(a.seconds);
         let m0 = metrics_page(&addr, &key).await?;
         let stop = Arc::new(AtomicBool::new(false));
-        let traffic = tokio::spawn(tracker_traffic(addr.clone(), a.sites, a.pageviews_per_sec, stop.clone(), seq.clone()));
+        let traffic =
+            tokio::spawn(tracker_traffic(addr.clone(), a.sites, a.pageviews_per_sec, stop.clone(), seq.clone()));
         tokio::time::sleep(phase_len).await;
         stop.store(true, Ordering::Relaxed);
         let base_accepted = traffic.await??;
@@ -138,7 +145,8 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
 
         // Phase 2: the tracker and the dashboards, each polling on its own period (starts spread over it).
         let stop = Arc::new(AtomicBool::new(false));
-        let traffic = tokio::spawn(tracker_traffic(addr.clone(), a.sites, a.pageviews_per_sec, stop.clone(), seq.clone()));
+        let traffic =
+            tokio::spawn(tracker_traffic(addr.clone(), a.sites, a.pageviews_per_sec, stop.clone(), seq.clone()));
         let start = Instant::now();
         let mut polls = Vec::with_capacity(a.dashboards);
         for (d, token) in tokens.into_iter().enumerate() {
@@ -192,7 +200,9 @@ pub fn run(a: PollArgs) -> AnyResult<()> {
         let m2 = metrics_page(&addr, &key).await?;
         lat.sort_unstable();
 
-        let q = |a: &str, b: &str| metric(b, "rastrod_db_queries_total").zip(metric(a, "rastrod_db_queries_total")).map(|(y, x)| y - x);
+        let q = |a: &str, b: &str| {
+            metric(b, "rastrod_db_queries_total").zip(metric(a, "rastrod_db_queries_total")).map(|(y, x)| y - x)
+        };
         let (base_q, poll_q) = (q(&m0, &m1).unwrap_or(f64::NAN), q(&m1, &m2).unwrap_or(f64::NAN));
         let secs = a.seconds as f64;
         let polls_per_sec = lat.len() as f64 / elapsed.as_secs_f64();

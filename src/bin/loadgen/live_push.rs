@@ -12,10 +12,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use super::analytics_poll::{poll_site, tracker_traffic};
-use super::{
-    AnyResult, Daemon, DaemonArgs, FreshDb, all_ok, machine_line, metric, metrics_page, phase, request, wait_ready,
-};
+use super::analytics_poll::{create_sites, poll_site, tracker_traffic};
+use super::{AnyResult, Daemon, DaemonArgs, FreshDb, machine_line, metric, metrics_page, wait_ready};
 
 #[derive(clap::Args)]
 pub(crate) struct LivePushArgs {
@@ -108,17 +106,7 @@ pub(crate) fn live_push(a: LivePushArgs) -> AnyResult<()> {
             a.pageviews_per_sec,
             a.seconds
         );
-        let create = {
-            let (addr, key) = (addr.clone(), key.clone());
-            Arc::new(move |_c: usize, s: usize| {
-                let body = format!(
-                    r#"{{"siteId":"{}","name":"Live {s}","currency":"BRL","timezone":"America/Sao_Paulo","ownerId":"agency","domains":["loja.example.com"]}}"#,
-                    poll_site(s)
-                );
-                request("POST", "/v1/sites", &addr, &key, Some(&body))
-            })
-        };
-        all_ok(&phase("sites", &addr, 1, a.sites, &[201], &pid, create).await?, "creating the sites")?;
+        create_sites(&addr, &key, &pid, a.sites).await?;
         let http = reqwest::Client::builder().pool_max_idle_per_host(0).build()?;
         let signin = http
             .post(format!("http://{addr}/dashboard/api/signin"))

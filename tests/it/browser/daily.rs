@@ -12,6 +12,17 @@ use crate::common::{T0, fake_meta_builder};
 use crate::dashboard::{demo, operator};
 use rastrod::demo::DEMO_OWNER;
 
+/// A browser signed in as a demo operator, over the demo with its months of visits.
+async fn signed_in_with_the_demo(app: &crate::common::TestApp) -> Option<Browser> {
+    let b = Browser::start().await?;
+    demo(app).await;
+    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
+    crate::analytics::drain(app).await;
+    operator(app, "demo", true, DEMO_OWNER).await;
+    sign_in(&b, &app.base, "demo").await;
+    Some(b)
+}
+
 /// Waits until the screen has drawn its data (nothing says "Carregando…").
 async fn drawn(b: &Browser, what: &str) {
     b.wait_for("main h2").await;
@@ -28,12 +39,7 @@ async fn picked(b: &Browser, css: &str) -> String {
 }
 
 backend_test!(slow: a_screen_lives_in_its_address, fake_meta_builder, |app| {
-    let Some(b) = Browser::start().await else { return };
-    demo(&app).await;
-    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
-    crate::analytics::drain(&app).await;
-    operator(&app, "demo", true, DEMO_OWNER).await;
-    sign_in(&b, &app.base, "demo").await;
+    let Some(b) = signed_in_with_the_demo(&app).await else { return };
 
     // Visitas, one client, the last 7 days, a page as a filter.
     b.click("[data-view=visits]").await;
@@ -94,12 +100,7 @@ backend_test!(slow: a_screen_lives_in_its_address, fake_meta_builder, |app| {
 const SCREENS: [&str; 8] = ["leads", "visits", "people", "sitemap", "vitals", "goals", "links", "integrations"];
 
 backend_test!(slow: every_screen_works_on_a_phone_and_in_the_dark, fake_meta_builder, |app| {
-    let Some(b) = Browser::start().await else { return };
-    demo(&app).await;
-    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
-    crate::analytics::drain(&app).await;
-    operator(&app, "demo", true, DEMO_OWNER).await;
-    sign_in(&b, &app.base, "demo").await;
+    let Some(b) = signed_in_with_the_demo(&app).await else { return };
     for (phone, dark) in [(false, true), (true, false), (true, true)] {
         let (w, h) = if phone { (390, 844) } else { (1280, 1000) };
         b.resize(w, h).await;
@@ -148,12 +149,7 @@ async fn listed(b: &Browser) -> Vec<String> {
 }
 
 backend_test!(slow: sessions_journeys_and_timelines_are_on_screen, fake_meta_builder, |app| {
-    let Some(b) = Browser::start().await else { return };
-    demo(&app).await;
-    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
-    crate::analytics::drain(&app).await;
-    operator(&app, "demo", true, DEMO_OWNER).await;
-    sign_in(&b, &app.base, "demo").await;
+    let Some(b) = signed_in_with_the_demo(&app).await else { return };
     b.click("[data-view=visits]").await;
     b.select("#site-picker", "loja-x").await;
     b.wait_for("#sessions-table tbody tr[data-session]").await;
@@ -227,12 +223,7 @@ async fn first_cells(b: &Browser, table: &str) -> Vec<String> {
 }
 
 backend_test!(slow: every_breakdown_of_the_overview_is_a_tab, fake_meta_builder, |app| {
-    let Some(b) = Browser::start().await else { return };
-    demo(&app).await;
-    assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
-    crate::analytics::drain(&app).await;
-    operator(&app, "demo", true, DEMO_OWNER).await;
-    sign_in(&b, &app.base, "demo").await;
+    let Some(b) = signed_in_with_the_demo(&app).await else { return };
     b.click("[data-view=visits]").await;
     b.select("#site-picker", "loja-x").await;
     b.wait_for("#top-pages").await;
