@@ -132,6 +132,7 @@ where
         tracing::warn!("no host key set (RASTRO_HOST_API_KEY): the host API refuses every call");
     }
     crate::actors::start(&state.cx, &state.actors);
+    crate::service::analytics::reports::live_publisher::start(&state.cx);
     // Signals are ours (`RunningServer::until_signal`): the shutdown order is
     // then written once, in `stop`, and a process running many servers (the
     // tests) does not stop them all on one signal.

@@ -1,5 +1,5 @@
 //! The publisher of the live states (`live_push`): one task per process,
-//! started by the first dashboard that watches. It reads the marked sites'
+//! started with the daemon. It reads the marked sites'
 //! `liveVisitors` through the live read cache (rule STORE-08) at most once a
 //! second, and every `REFRESH` the watched ones again so visitors who left
 //! drop off without a commit.
@@ -29,14 +29,19 @@ pub struct SiteState<'a> {
     pub live: &'a LiveVisitors,
 }
 
-/// Watches the sites' live states, the publisher started if it is not yet.
-pub fn watch(cx: &Context, site_ids: &[String]) -> Watcher {
-    let push = &cx.analytics.push;
-    if push.first_start() {
+/// Starts the publisher once per process (the daemon does at start-up, on
+/// its main runtime rather than on an HTTP worker's).
+pub fn start(cx: &Context) {
+    if cx.analytics.push.first_start() {
         let cx = cx.clone();
         tokio::spawn(async move { publish(cx).await });
     }
-    LivePush::watch(push, site_ids)
+}
+
+/// Watches the sites' live states, the publisher started if it is not yet.
+pub fn watch(cx: &Context, site_ids: &[String]) -> Watcher {
+    start(cx);
+    LivePush::watch(&cx.analytics.push, site_ids)
 }
 
 /// Reads the marked sites' states and hands them out, then rests a second.
