@@ -1,7 +1,7 @@
 // ---- tracked links -------------------------------------------------------
 import { state, site, canWrite, render } from "./state.js";
 import { t, h, add, num, say, fill } from "./dom.js";
-import { api, explain } from "./api.js";
+import { api, explain, csvButton } from "./api.js";
 
 // One site's links with clicks and bot hits (all time, last 30 UTC days);
 // operators who may configure create, disable, enable and delete them.
@@ -39,7 +39,8 @@ export function linksScreen(main) {
     });
     var heads = [t("linkSlug"), t("linkDestination"), t("linkTags"), t("clicksTotal"), t("clicks30d"), t("botHitsTotal"), t("botHits30d"), t("actions")];
     fill(body,
-      h("section", { "aria-labelledby": "links-h" }, h("h3", { id: "links-h" }, t("linksTitle")),
+      h("section", { "aria-labelledby": "links-h" }, h("div", { class: "row between" }, h("h3", { id: "links-h" }, t("linksTitle")),
+        csvButton("listTrackedLinks", "links", { siteId: sid, now: state.me.now })),
         rows.length ? h("table", { id: "links" }, h("thead", {}, h("tr", {}, heads.map(function (x, i) { return h("th", { scope: "col", class: i >= 3 && i < 7 ? "n" : null }, x); }))), h("tbody", {}, rows))
           : h("p", {}, t("noLinks"))),
       write ? linkForm(base, sid, msg, reload) : null);

@@ -76,6 +76,7 @@ const EXPORTS: &[(&str, &[(&str, Path)])] = &[
     ),
     ("liveVisitors", &[("visitors", &[Level { key: "visitors", carry: &[] }])]),
     ("listSessions", &[("sessions", &[Level { key: "page", carry: &[] }])]),
+    ("listTrackedLinks", &[("links", &[])]),
 ];
 
 const SITES: Level = Level { key: "sites", carry: &[("siteId", "siteId")] };
@@ -122,7 +123,7 @@ fn export_of(file: &str, breakdown: Option<&str>) -> Result<(Function, &'static 
 
 /// A report as CSV (rule REP-10): the body is the function's arguments.
 #[utoipa::path(post, path = "/v1/reports/{name}.csv", tag = "host", security(("hostKey" = [])),
-    params(("name" = String, Path, description = "leadsReport, leadsDaily, overview, goalsReport, funnelsReport, affiliatesReport, listConversions, metaFormsReport, siteMap, vitalsReport, liveVisitors or listSessions"), CsvQuery),
+    params(("name" = String, Path, description = "leadsReport, leadsDaily, overview, goalsReport, funnelsReport, affiliatesReport, listConversions, metaFormsReport, siteMap, vitalsReport, liveVisitors, listSessions or listTrackedLinks"), CsvQuery),
     request_body(content = Object, description = "The function's arguments, as on the federated API"),
     responses((status = 200, content_type = "text/csv", body = String,
         description = "RFC 4180, UTF-8, a header row; money as decimals, times as ISO 8601"),

@@ -529,6 +529,15 @@ backend_test!(slow: the_links_screen_in_a_real_browser, crate::common::fake_meta
     assert_eq!(b.text("tr[data-link=bio] [data-col=tags]").await, "instagram · bio · natal");
     crate::browser::no_serious_violations("the links screen", b.axe().await);
     crate::browser::screenshot(&app, &b, "links").await;
+    // "Baixar CSV": the host's file of the list (REP-10).
+    let path = "/dashboard/api/reports/listTrackedLinks.csv?breakdown=links";
+    let args = json!({"siteId": "loja", "now": app.state.now()});
+    let from_page = b.js_async(crate::browser::CSV_FETCH, json!([path, args])).await;
+    let from_host = app.post("/v1/reports/listTrackedLinks.csv", args).await;
+    assert_eq!(from_host.status, 200, "{}", from_host.text);
+    assert!(from_host.text.contains("bio") && from_host.text.contains("clicks.total"), "{}", from_host.text);
+    assert_eq!(from_page.as_str().unwrap(), from_host.text);
+    b.wait_for("[data-csv=links]").await;
     // A slug in use is refused on screen.
     b.type_into("#link-slug", "bio").await;
     b.type_into("#link-destination", "https://loja.example.com/").await;
