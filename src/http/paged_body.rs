@@ -19,12 +19,10 @@ type Chunk = std::result::Result<Bytes, actix_web::Error>;
 /// The body: what the task sends.
 pub struct PagedBody(tokio::sync::mpsc::Receiver<Chunk>);
 
-/// A body any task writes through a channel (the live stream); it ends when
-/// the sender is dropped, and the sender learns the client left when a send fails.
-pub type ChannelBody = PagedBody;
-
 impl PagedBody {
-    /// A sender and its body, `capacity` chunks waiting at most.
+    /// A sender and its body, `capacity` chunks waiting at most: any task
+    /// writes the body (the pages here, the live stream); it ends when the
+    /// sender is dropped, and a failed send tells the task the client left.
     pub fn new(capacity: usize) -> (tokio::sync::mpsc::Sender<Chunk>, PagedBody) {
         let (tx, rx) = tokio::sync::mpsc::channel(capacity);
         (tx, PagedBody(rx))

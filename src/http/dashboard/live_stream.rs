@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::reads::operator;
 use super::session::signed_in;
 use crate::error::Result;
-use crate::http::paged_body::ChannelBody;
+use crate::http::paged_body::PagedBody;
 use crate::service::analytics::reports::live_publisher;
 use crate::service::{sites, validate};
 use crate::state::AppState;
@@ -52,7 +52,7 @@ pub async fn live_stream(
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0);
     let mut watcher = live_publisher::watch(&st.cx, &ids);
-    let (tx, body) = ChannelBody::new(4);
+    let (tx, body) = PagedBody::new(4);
     actix_web::rt::spawn(async move {
         let mut seen: HashMap<String, u64> = ids.iter().map(|id| (id.clone(), last)).collect();
         if tx.send(Ok(Bytes::from_static(b"retry: 3000\n\n"))).await.is_err() {
