@@ -11,13 +11,20 @@ import { t, h, add, root } from "./dom.js";
 import { api, explain, onSessionEnded } from "./api.js";
 import { signInScreen } from "./signin.js";
 import { leadsScreen } from "./leads.js";
-import { visitsScreen } from "./visits.js";
-import { peopleScreen } from "./people.js";
-import { siteMapScreen } from "./sitemap.js";
-import { vitalsScreen } from "./vitals.js";
-import { goalsScreen } from "./goals.js";
-import { linksScreen } from "./links.js";
-import { integrations } from "./integrations.js";
+
+// The first screen (Leads e gasto) comes with the page; every other screen's
+// module is fetched the first time it is opened (the browser keeps it), so
+// the first screen stays light as screens grow.
+var SCREENS = {
+  visits: function () { return import("./visits.js").then(function (m) { return m.visitsScreen; }); },
+  people: function () { return import("./people.js").then(function (m) { return m.peopleScreen; }); },
+  sitemap: function () { return import("./sitemap.js").then(function (m) { return m.siteMapScreen; }); },
+  vitals: function () { return import("./vitals.js").then(function (m) { return m.vitalsScreen; }); },
+  goals: function () { return import("./goals.js").then(function (m) { return m.goalsScreen; }); },
+  links: function () { return import("./links.js").then(function (m) { return m.linksScreen; }); },
+  integrations: function () { return import("./integrations.js").then(function (m) { return m.integrations; }); },
+};
+var drawing = 0;
 
 // ---- the shell -----------------------------------------------------------
 // On a phone the nav folds behind a "Menu" button (app.css shows the button
@@ -81,14 +88,12 @@ function render() {
   var main = shell();
   remember();
   if (!canWrite()) add(main, h("p", { class: "muted" }, t("readOnlyNote")));
-  if (state.view === "integrations") integrations(main);
-  else if (state.view === "visits") visitsScreen(main);
-  else if (state.view === "sitemap") siteMapScreen(main);
-  else if (state.view === "vitals") vitalsScreen(main);
-  else if (state.view === "goals") goalsScreen(main);
-  else if (state.view === "people") peopleScreen(main);
-  else if (state.view === "links") linksScreen(main);
-  else leadsScreen(main);
+  // Only the latest pick draws: a screen whose module arrives after another
+  // pick is dropped.
+  var mine = ++drawing, load = SCREENS[state.view];
+  if (!load) { leadsScreen(main); return; }
+  load().then(function (screen) { if (mine === drawing) screen(main); })
+    .catch(function (e) { if (mine === drawing) add(main, h("p", { class: "error", role: "alert" }, explain(e))); });
 }
 
 function start() {

@@ -27,7 +27,7 @@ export function integrations(main) {
       connectionCard(conn, msg, reload),
       ids.length ? clients(conn, status, msg, reload) : null,
       state.me.leadAds && ids.length ? leadAdsSection(ids, msg) : null,
-      conversionsFeed(feed));
+      conversionsFeed(feed, status));
   }).catch(function (e) { say(body, explain(e)); });
 }
 
@@ -211,17 +211,31 @@ function eventsSheet(st, locked, msg) {
   }).catch(function (e) { say(msg, explain(e)); });
 }
 
-function conversionsFeed(feed) {
+function conversionsFeed(feed, status) {
   var sec = h("section", { id: "conversions", "aria-labelledby": "conv-h" }, h("h3", { id: "conv-h" }, t("conversionsTitle")));
+  // Each pixel's queue: waiting, sent (today and in 30 days), failed.
+  var withPixel = status.filter(function (st) { return st.pixel.pixelId; });
+  if (withPixel.length) add(sec, h("table", { id: "conversion-counters" },
+    h("thead", {}, h("tr", {}, [business() ? t("site") : t("client"), t("status_pending"), t("status_sent"), t("sentToday"), t("sent30d"), t("status_failed")]
+      .map(function (x, i) { return h("th", { scope: "col", class: i ? "n" : null }, x); }))),
+    h("tbody", {}, withPixel.map(function (st) {
+      var c = st.conversions, l = c.last30d, sum = l ? l.Purchase + l.QualifiedLead + l.Lead + l.Schedule : null;
+      return h("tr", { "data-site": st.siteId }, h("th", { scope: "row" }, (site(st.siteId) || { name: st.siteId }).name),
+        h("td", { class: "n", "data-col": "pending" }, num(c.pending)), h("td", { class: "n", "data-col": "sent" }, num(c.sent)),
+        h("td", { class: "n", "data-col": "sentToday" }, num(c.sentToday)), h("td", { class: "n", "data-col": "sent30d" }, num(sum)),
+        h("td", { class: "n", "data-col": "failed" }, num(c.failed)));
+    }))));
   if (!feed.length) { add(sec, h("p", {}, t("noConversions"))); return sec; }
   // Business copy never names clients: one company, one site.
   var heads = [t("event")].concat(business() ? [] : [t("client")]).concat([t("leadLabel"), t("ad"), t("value"), t("status"), t("when")]);
-  add(sec, h("table", {}, h("thead", {}, h("tr", {}, heads.map(function (x) { return h("th", { scope: "col" }, x); }))),
+  add(sec, h("table", { id: "conversion-feed" }, h("thead", {}, h("tr", {}, heads.map(function (x) { return h("th", { scope: "col" }, x); }))),
     h("tbody", {}, feed.map(function (c) {
       var sc = site(c.siteId) || { name: c.siteId };
+      // A failed one says why its last attempt failed (a code first, never a secret).
+      var st = h("td", { "data-col": "status" }, t("status_" + c.status), c.lastError ? h("div", { class: "muted", "data-last-error": "" }, c.lastError) : null);
       return h("tr", { "data-event": c.eventId }, h("td", {}, t("event_" + c.eventName)), business() ? null : h("td", {}, sc.name), h("td", {}, c.leadLabel || S.unknown),
         h("td", {}, c.adName || c.adId || S.unknown), h("td", { class: "n" }, c.valueFmt),
-        h("td", {}, t("status_" + c.status)), h("td", {}, date(c.createdAt, true, sc.timezone)));
+        st, h("td", {}, date(c.createdAt, true, sc.timezone)));
     }))));
   return sec;
 }

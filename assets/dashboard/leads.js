@@ -1,6 +1,7 @@
 // ---- leads and spend -----------------------------------------------------
 import { DAY, state, site, range, siteIds, render, zone } from "./state.js";
-import { S, t, h, add, num, date, say, fill, s, dialog, pickers, filterBar, addFilter, withFilters, change } from "./dom.js";
+import { S, t, h, add, num, date, say, fill, dialog, pickers, filterBar, addFilter, withFilters, change, money } from "./dom.js";
+import { chart } from "./chart.js";
 import { api, explain, csvButton, leadsCsvButton } from "./api.js";
 
 function band(fmt) {
@@ -22,8 +23,8 @@ export function leadsScreen(main) {
   ]).then(function (res) {
     var report = res[0], daily = res[1];
     fill(body, h("p", { class: "muted", id: "leads-zone" }, t("leadsZone", { zone: z })),
-      summary(report, args), clients(report, args), chart(daily, report, z, dailyArgs), origins(report, args),
-      campaigns(report, args), leadList(ids, r));
+      summary(report, args), clients(report, args), dailyChart(daily, report, z, dailyArgs), paidVsOrganic(report), origins(report, args),
+      campaigns(report, args, r), leadList(ids, r, null, "lead-list"));
   }).catch(function (e) { say(body, explain(e)); });
 }
 
@@ -106,33 +107,26 @@ function summary(report, args) {
     h("p", { class: "muted" }, t("summaryNote")));
 }
 
-// Bars for leads, a line for spend, each on its own scale.
-function chart(daily, report, z, args) {
-  var W = 720, H = 220, P = 28, n = daily.length || 1, bw = (W - 2 * P) / n;
-  var maxL = Math.max(1, Math.max.apply(null, daily.map(function (d) { return d.leads; })));
-  var spends = daily.map(function (d) { return d.spendCents; });
-  var maxS = Math.max(1, Math.max.apply(null, spends.map(function (x) { return x || 0; })));
-  var svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-labelledby": "chart-h chart-d" });
-  svg.appendChild(s("desc", { id: "chart-d" }, t("chartLabel", { leads: num(report.totals.leads), spend: report.totals.fmt.spend })));
-  svg.appendChild(s("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#8c959f" }));
-  daily.forEach(function (d, i) {
-    var bh = (H - 2 * P) * d.leads / maxL;
-    svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" }, s("title", {}, date(d.dayStart, false, z) + ": " + num(d.leads) + " " + t("leads").toLowerCase())));
+// Bars for leads, a line for spend (each on its own axis), the period
+// before's leads dashed. `id`: the chart's own (the ad dialog draws one too).
+export function leadsChart(daily, report, z, id, labelledBy) {
+  var cur = report.spendCurrency || report.currency || "BRL";
+  var spend = function (c) { return c == null ? S.unknown : money(c, cur); };
+  return chart({
+    id: id, labelledBy: labelledBy,
+    describe: t("chartLabel", { leads: num(report.totals.leads), spend: report.totals.fmt.spend }),
+    points: daily.map(function (d) { return { label: date(d.dayStart, false, z), bar: d.leads, line: d.spendCents, before: d.comparison ? d.comparison.leads : null }; }),
+    bar: { name: t("leads"), fmt: num },
+    line: { name: t("spend"), fmt: spend, axis: function (c) { return money(c, cur).replace(/[,.]00$/, ""); } },
+    before: daily.some(function (d) { return d.comparison; }) ? { name: t("previousPeriod") } : null,
   });
-  var pts = [];
-  daily.forEach(function (d, i) { if (d.spendCents != null) pts.push((P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * d.spendCents / maxS).toFixed(1)); });
-  if (pts.length) svg.appendChild(s("polyline", { points: pts.join(" "), fill: "none", stroke: "#bc4c00", "stroke-width": 2 }));
-  // The period before: its leads of the same position, dashed, on the bars' scale.
-  var before = daily.map(function (d, i) { return d.comparison ? (P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * Math.min(d.comparison.leads, maxL) / maxL).toFixed(1) : null; }).filter(Boolean);
-  if (before.length) svg.appendChild(s("polyline", { class: "compare", points: before.join(" "), fill: "none", stroke: "#57606a", "stroke-dasharray": "4 3", "stroke-width": 2 },
-    s("title", {}, t("previousPeriod"))));
-  if (daily.length) {
-    svg.appendChild(s("text", { x: P, y: H - 8, "font-size": 11, fill: "#57606a" }, date(daily[0].dayStart, false, z)));
-    svg.appendChild(s("text", { x: W - P, y: H - 8, "font-size": 11, fill: "#57606a", "text-anchor": "end" }, date(daily[daily.length - 1].dayStart, false, z)));
-  }
-  return h("section", {}, heading("chart-h", t("chartTitle"), csvButton("leadsDaily", "days", args)), svg,
-    h("div", { class: "legend" }, h("span", {}, h("span", { class: "sw", "data-c": "leads" }), t("leads")), h("span", {}, h("span", { class: "sw", "data-c": "spend" }), t("spend")),
-      h("span", {}, h("span", { class: "sw", "data-c": "before" }), t("previousPeriod"))));
+}
+function legend() {
+  return h("div", { class: "legend" }, h("span", {}, h("span", { class: "sw", "data-c": "leads" }), t("leads")), h("span", {}, h("span", { class: "sw", "data-c": "spend" }), t("spend")),
+    h("span", {}, h("span", { class: "sw", "data-c": "before" }), t("previousPeriod")));
+}
+function dailyChart(daily, report, z, args) {
+  return h("section", {}, heading("chart-h", t("chartTitle"), csvButton("leadsDaily", "days", args)), leadsChart(daily, report, z, "leads-chart", "chart-h"), legend());
 }
 
 function figures(row) {
@@ -168,7 +162,7 @@ function delivered(row) {
   return DELIVERY.map(function (k) { return h("td", { class: "n", "data-col": k }, d[k] || S.unknown); });
 }
 
-function campaigns(report, args) {
+function campaigns(report, args, r) {
   var rows = [];
   (report.campaigns || []).forEach(function (c) {
     rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, filterCell("th", "campaign", c.campaignId, c.name || c.campaignId || t("noCampaign")), figures(c), delivered(c)));
@@ -178,6 +172,7 @@ function campaigns(report, args) {
         var img = ad.thumbnailUrl ? h("img", { class: "thumb", src: ad.thumbnailUrl, alt: "", loading: "lazy" }) : null;
         var cell = filterCell("td", "ad", ad.adId, ad.name || ad.adId);
         if (img) cell.prepend(img);
+        add(cell, " ", h("button", { class: "link", "data-open-ad": ad.adId, "aria-label": t("seeAdOf", { ad: ad.name || ad.adId }), onclick: function () { adDialog(ad, report, r); } }, t("seeAd")));
         rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, cell, figures(ad), delivered(ad)));
       });
     });
@@ -188,14 +183,17 @@ function campaigns(report, args) {
     rows.length ? h("table", { id: "campaigns" }, h("thead", {}, head), h("tbody", {}, rows)) : h("p", {}, t("noAds")));
 }
 
-function leadList(ids, r) {
-  var filters = state.leadFilters.length ? "&filters=" + encodeURIComponent(JSON.stringify(state.leadFilters)) : "";
+// The leads, 25 at a time, newest first: the screen's (under its filters), or
+// one ad's (`adId`, in the ad's dialog).
+function leadList(ids, r, adId, id) {
+  var filters = !adId && state.leadFilters.length ? "&filters=" + encodeURIComponent(JSON.stringify(state.leadFilters)) : "";
+  if (adId) filters += "&adId=" + encodeURIComponent(adId);
   var csvQuery = "from=" + r.from + "&to=" + r.to + "&timezone=" + encodeURIComponent(zone()) + filters;
   // The file is one client's: with every client shown, no button.
-  var csv = ids.length === 1 ? leadsCsvButton(ids[0], csvQuery) : null;
-  var box = h("section", { id: "lead-list" }, heading(null, t("leadsTitle"), csv));
+  var csv = ids.length === 1 && !adId ? leadsCsvButton(ids[0], csvQuery) : null;
+  var box = h("section", { id: id }, heading(null, t(adId ? "adLeadsTitle" : "leadsTitle"), csv));
   var tbody = h("tbody", {});
-  var more = h("button", { id: "more-leads" }, t("moreLeads"));
+  var more = h("button", { id: adId ? "more-ad-leads" : "more-leads" }, t("moreLeads"));
   var last = null;
   function load() {
     var q = "siteIds=" + encodeURIComponent(ids.join(",")) + "&from=" + r.from + "&to=" + r.to + "&limit=25" + filters;
@@ -230,4 +228,48 @@ function journey(l) {
     dialog(t("journeyTitle", { lead: l.label || l.leadId }), h("div", { id: "journey" }, ad,
       h("table", {}, h("thead", {}, h("tr", {}, [t("when"), t("stage"), t("column"), t("value")].map(function (x) { return h("th", { scope: "col" }, x); }))), h("tbody", {}, rows))));
   });
+}
+
+// What the spend bought against what came on its own: the paid origins
+// (WhatsApp ads and instant forms, METRIC-03) beside every other, as counts
+// and each one's share of the leads.
+function paidVsOrganic(report) {
+  var paid = { leads: 0, qualified: 0, won: 0, revenueCents: 0 };
+  (report.bySite || []).forEach(function (r) { ["leads", "qualified", "won", "revenueCents"].forEach(function (k) { paid[k] += r.paid[k]; }); });
+  var tt = report.totals, cur = report.currency || "BRL";
+  var organic = { leads: tt.leads - paid.leads, qualified: tt.qualified - paid.qualified, won: tt.won - paid.won, revenueCents: tt.revenueCents - paid.revenueCents };
+  var share = function (n) { return tt.leads ? new Intl.NumberFormat(S.locale, { style: "percent", maximumFractionDigits: 0 }).format(n / tt.leads) : S.unknown; };
+  function row(key, label, c) {
+    return h("tr", { "data-kind": key }, h("th", { scope: "row" }, label), h("td", { class: "n", "data-col": "leads" }, num(c.leads)),
+      h("td", { class: "n", "data-col": "share" }, share(c.leads), h("span", { class: "share", "aria-hidden": "true" }, h("span", { class: "share-" + key, "data-w": String(tt.leads ? Math.round(100 * c.leads / tt.leads) : 0) }))),
+      h("td", { class: "n", "data-col": "qualified" }, num(c.qualified)), h("td", { class: "n", "data-col": "won" }, num(c.won)),
+      h("td", { class: "n", "data-col": "revenue" }, money(c.revenueCents, cur)));
+  }
+  var table = h("table", { id: "paid-organic" }, h("thead", {}, h("tr", {}, [t("origin"), t("leads"), t("shareOfLeads"), t("qualified"), t("sales"), t("revenue")]
+    .map(function (x, i) { return h("th", { scope: "col", class: i ? "n" : null }, x); }))),
+    h("tbody", {}, row("paid", t("paidLeads"), paid), row("organic", t("organicLeads"), organic)));
+  // The bars' widths from their data attribute (the CSP allows no inline style attribute).
+  table.querySelectorAll("[data-w]").forEach(function (el) { el.style.width = el.getAttribute("data-w") + "%"; });
+  return h("section", { id: "paid-organic-section" }, heading(null, t("paidVsOrganic"), null), table, h("p", { class: "muted" }, t("paidVsOrganicNote")));
+}
+
+// One ad: its figures, its own daily chart (leads and spend, from
+// `leadsDaily` with its `adId`) and its leads (the lead list's `adId`).
+function adDialog(ad, report, r) {
+  var ids = siteIds(), z = zone();
+  var args = { siteIds: ids, from: Math.max(r.from, r.to + 1 - 92 * DAY), to: r.to, timezone: z, adId: ad.adId };
+  var box = h("div", { id: "ad-dialog" }, h("p", {}, t("loading")));
+  dialog(t("adTitle", { ad: ad.name || ad.adId }), box);
+  api("POST", "/dashboard/api/reports/leads-daily", args).then(function (daily) {
+    var total = daily.reduce(function (n, d) { return n + d.leads; }, 0);
+    var own = { currency: report.currency, spendCurrency: report.spendCurrency, totals: { leads: total, fmt: { spend: ad.fmt.spend } } };
+    var d = ad.fmt.delivery || {};
+    fill(box,
+      h("div", { class: "cards" }, [["leads", num(ad.leads)], ["spend", ad.fmt.spend], ["costPerLead", ad.fmt.costPerLead], ["returnOnSpend", ad.fmt.returnOnSpend],
+        ["impressions", d.impressions || S.unknown], ["ctr", d.ctr || S.unknown], ["cpc", d.cpc || S.unknown], ["cpm", d.cpm || S.unknown]].map(function (c) {
+        return h("div", { class: "card", "data-k": c[0] }, h("div", { class: "k" }, t(c[0])), h("div", { class: "v" }, c[1]));
+      })),
+      h("h3", { id: "ad-chart-h" }, t("adChartTitle")), leadsChart(daily, own, z, "ad-chart", "ad-chart-h"), legend(),
+      leadList(ids, r, ad.adId, "ad-leads"));
+  }).catch(function (e) { say(box, explain(e)); });
 }

@@ -3,7 +3,8 @@
 // beside the period before it, narrowed by the filters above the figures: a
 // row of the pages or sources clicked becomes a filter, as in Plausible.
 import { state, siteIds, render, zone, zones, period } from "./state.js";
-import { S, t, h, add, num, date, say, fill, rate, duration, s, grid, filterBar, withFilters, decFmt, change } from "./dom.js";
+import { S, t, h, add, num, date, say, fill, rate, duration, grid, filterBar, withFilters, decFmt, change } from "./dom.js";
+import { chart } from "./chart.js";
 import { api, explain, csvButton } from "./api.js";
 import { sessionsSection, visitorDialog, recent } from "./journeys.js";
 import { panels } from "./panels.js";
@@ -61,10 +62,11 @@ export function visitsScreen(main) {
           card("avgEngaged", t("avgEngaged"), duration(tt.avgEngagedMs), change(ch.avgEngagedMs)),
           card("live", t("liveNow"), num(live.count))),
         h("p", { class: "muted" }, t("comparedWith", { from: date(o.comparison.from, false, z), to: date(o.comparison.to, false, z) }))),
-      h("section", {}, h("div", { class: "row between" }, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), csv("series")), chart(o, z, hourly)),
+      h("section", {}, h("div", { class: "row between" }, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), csv("series")), visitsChart(o, z, hourly)),
       h("div", { class: "panels" }, panels(o, args)),
       liveTable(live, ids),
       sessionsSection(state.siteId, p),
+      coverage(ids, p, z),
       h("p", { class: "muted" }, t("visitsNote")));
     follow(ids, body);
   }).catch(function (e) { say(body, explain(e)); });
@@ -74,11 +76,51 @@ function liveTable(live, ids) {
   function timeline(v) {
     return h("button", { class: "link", "data-timeline": v.visitorId, onclick: function () { visitorDialog(v.siteId, v.visitorId, recent()); } }, t("timeline"));
   }
-  var section = grid("live-visitors", t("liveTitle"), [t("page"), t("source"), t("device"), t("lastSeen"), ""],
-    live.visitors.map(function (v) { return [v.currentPath, v.source, v.device ? t("device_" + v.device) : S.unknown, date(v.lastSeenAt, true), timeline(v)]; }), t("noVisits"),
+  var section = grid("live-visitors", t("liveTitle"), [t("page"), t("entryPage"), t("source"), t("liveWho"), t("liveIntent"), t("lastSeen"), ""],
+    live.visitors.map(function (v) {
+      var where = [v.device ? t("device_" + v.device) : null, v.country].filter(Boolean).join(" · ") || S.unknown;
+      var who = v.profile && (v.profile.name || v.profile.email) ? v.profile.name || v.profile.email : t(v.returning ? "liveReturning" : "liveNew");
+      return [v.currentPath, v.entryPath, v.campaign ? v.source + " · " + v.campaign : v.source, who + " · " + where, intent(v), date(v.lastSeenAt, true), timeline(v)];
+    }), t("noVisits"),
     { csv: csvButton("liveVisitors", "visitors", withFilters({ siteIds: ids, now: state.me.now })) });
   section.id = "live-section";
   return section;
+}
+
+// What the period's figures stand on (dataCoverage), per client: since when
+// it is tracked, and for each kind of row whether the period is complete,
+// partly kept, counted only by the rollups (rows deleted by retention) or
+// not there at all.
+var CLASSES = ["aggregates", "sessions", "events", "conversions", "siteMap"];
+function coverage(ids, p, z) {
+  var tbody = h("tbody", {});
+  var box = h("section", { id: "coverage" }, h("h3", {}, t("coverageTitle")),
+    h("table", { id: "coverage-table" }, h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("client")), h("th", { scope: "col" }, t("trackingSince")),
+      CLASSES.map(function (c) { return h("th", { scope: "col" }, t("class_" + c)); }))), tbody),
+    h("p", { class: "muted" }, t("coverageNote")));
+  ids.forEach(function (id) {
+    api("POST", "/dashboard/api/fn/dataCoverage", { siteId: id, from: p.from, to: p.to, timezone: z }).then(function (c) {
+      var name = (state.sites.filter(function (x) { return x.siteId === id; })[0] || {}).name || id;
+      add(tbody, h("tr", { "data-site": id }, h("th", { scope: "row" }, name), h("td", {}, date(c.trackingSince, false, z)),
+        CLASSES.map(function (k) {
+          var cl = c.classes[k];
+          var since = cl.status === "partial" && cl.coveredFrom != null ? " " + t("coveredFrom", { date: date(cl.coveredFrom, false, z) }) : "";
+          return h("td", { "data-class": k, "data-status": cl.status }, t("coverage_" + cl.status) + since);
+        })));
+    }).catch(function (e) { say(box, explain(e)); });
+  });
+  return box;
+}
+
+// What a live visitor is doing for the business: its affiliate, goals
+// reached, furthest funnel step and conversions this session.
+function intent(v) {
+  var parts = [];
+  if (v.affiliate) parts.push(t("liveAffiliate", { slug: v.affiliate.slug }));
+  if (v.goals && v.goals.length) parts.push(t("liveGoals", { goals: v.goals.join(", ") }));
+  if (v.funnel) parts.push(t("liveFunnel", { funnel: v.funnel.key, step: v.funnel.step, steps: v.funnel.steps }));
+  if (v.conversions) parts.push(t("liveConversions", { n: num(v.conversions) }));
+  return h("span", { "data-intent": v.visitorId }, parts.length ? parts.join(" · ") : "—");
 }
 
 // "Agora no site" and the live list follow the sites' live states the daemon
@@ -111,24 +153,15 @@ function merged(latest) {
   return { count: count, visitors: rows.slice(0, 20) };
 }
 
-// Pageviews per bucket as bars, the period before as a line over them.
-function chart(o, z, hourly) {
-  var W = 720, H = 180, P = 28, n = o.series.length || 1, bw = (W - 2 * P) / n;
-  var before = (o.comparison && o.comparison.series) || [];
-  var all = o.series.concat(before).map(function (b) { return b.pageviews; });
-  var max = Math.max(1, Math.max.apply(null, all));
-  var svg = s("svg", { class: "chart", viewBox: "0 0 " + W + " " + H, role: "img", "aria-labelledby": "visits-chart-h" });
-  svg.appendChild(s("line", { x1: P, y1: H - P, x2: W - P, y2: H - P, stroke: "#8c959f" }));
+// Pageviews per bucket as bars, the period before as a dashed line over them.
+function visitsChart(o, z, hourly) {
   function when(ms) { return hourly ? new Intl.DateTimeFormat(S.locale, { timeZone: z, hour: "2-digit", minute: "2-digit" }).format(new Date(ms)) : date(ms, false, z); }
-  o.series.forEach(function (b, i) {
-    var bh = (H - 2 * P) * b.pageviews / max;
-    svg.appendChild(s("rect", { x: P + i * bw + 1, y: H - P - bh, width: Math.max(1, bw - 2), height: bh, fill: "#54aeff" },
-      s("title", {}, when(b.bucketStart) + ": " + num(b.pageviews) + " " + t("pageviews").toLowerCase())));
+  var before = (o.comparison && o.comparison.series) || [];
+  return chart({
+    id: "visits-chart", labelledBy: "visits-chart-h",
+    describe: t("visitsChartLabel", { pageviews: num(o.totals.pageviews), n: o.series.length }),
+    points: o.series.map(function (b, i) { return { label: when(b.bucketStart), bar: b.pageviews, before: before[i] ? before[i].pageviews : null }; }),
+    bar: { name: t("pageviews"), fmt: num },
+    before: before.length ? { name: t("previousPeriod") } : null,
   });
-  if (before.length) {
-    var pts = before.map(function (b, i) { return (P + i * bw + bw / 2).toFixed(1) + "," + (H - P - (H - 2 * P) * b.pageviews / max).toFixed(1); });
-    svg.appendChild(s("polyline", { class: "compare", points: pts.join(" "), fill: "none", stroke: "#57606a", "stroke-dasharray": "4 3", "stroke-width": 2 },
-      s("title", {}, t("previousPeriod"))));
-  }
-  return svg;
 }

@@ -161,6 +161,7 @@ use_cases! {
     RevenueSummary => reports::api::revenue_summary, conversions::RevenueArgs => conversions::RevenueSummary;
     GoalsReport => reports::api::goals_report, reports::goals::GoalsArgs => reports::goals::GoalsReport;
     FunnelsReport => reports::api::funnels_report, reports::funnels::FunnelsArgs => reports::funnels::FunnelsReport;
+    PreviewFunnel => reports::api::preview_funnel, reports::funnel_preview::PreviewFunnelArgs => reports::funnel_preview::FunnelPreview;
     AffiliatesReport => reports::api::affiliates_report, reports::affiliates::AffiliatesArgs => reports::affiliates::AffiliatesReport;
     ListGoals => definitions::api::list_goals, SiteArgs => Vec<definitions::Goal>;
     UpsertGoal => definitions::api::upsert_goal, definitions::UpsertGoal => String;

@@ -177,3 +177,46 @@ backend_test!(past_the_row_cap_a_funnel_report_is_incomplete_lower_bounds, cappe
     assert_eq!(r["incomplete"], true);
     assert!(r["funnels"][0]["entered"].as_i64().unwrap() <= 4);
 });
+
+// A draft counts as the saved funnel would (its editor's live preview), and
+// writes nothing: no funnel, no index rows, no rebuild.
+// rule: ARPT-11
+// rule: CFG-08
+backend_test!(a_funnel_previewed_counts_as_saved_and_writes_nothing, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    visits(app).await;
+    drain(app).await;
+    let t = reader(&fed);
+    let (d0, d1) = today();
+    let draft =
+        |steps: Value, window: i64| json!({"siteId": "loja", "from": d0, "to": d1, "windowMs": window, "steps": steps});
+    let p = fed.both(Some(&t), "previewFunnel", draft(checkout("x")["steps"].clone(), 3_600_000)).await.unwrap();
+    assert_eq!(p["incomplete"], false);
+    let mut as_report = p.clone();
+    as_report["key"] = json!("x");
+    expected(&as_report, "x");
+    // Another draft: A, B and D put something in the cart; only A reached the thank-you page after.
+    let cart_first = json!([{"label": "Carrinho", "matcher": event("add_to_cart")}, {"label": "Obrigado", "matcher": path("/obrigado")}]);
+    let other = fed.both(Some(&t), "previewFunnel", draft(cart_first, 3_600_000)).await.unwrap();
+    let visitors: Vec<i64> =
+        other["steps"].as_array().unwrap().iter().map(|s| s["visitors"].as_i64().unwrap()).collect();
+    assert_eq!(visitors, vec![3, 1]);
+    assert_eq!(other["conversionRate"].as_f64().map(|r| (r * 1e4).round()), Some(3333.0));
+    // Nothing written: no funnel exists, no work is queued.
+    let cfg = configurer(&fed);
+    let listed = fed.both(Some(&cfg), "listFunnels", json!({"siteId": "loja"})).await.unwrap();
+    assert_eq!(listed, json!([]));
+    // The draft is checked as upsertFunnel checks it.
+    let one = json!([{"label": "Só", "matcher": path("/")}]);
+    Fed::expect_err(fed.both(Some(&t), "previewFunnel", draft(one, 3_600_000)).await, 400, "INVALID_ARGUMENT");
+    Fed::expect_err(
+        fed.both(Some(&t), "previewFunnel", draft(checkout("x")["steps"].clone(), 1)).await,
+        400,
+        "INVALID_ARGUMENT",
+    );
+    let bad_day =
+        json!({"siteId": "loja", "from": d0 + 1, "to": d1, "windowMs": 60_000, "steps": checkout("x")["steps"]});
+    Fed::expect_err(fed.both(Some(&t), "previewFunnel", bad_day).await, 400, "INVALID_ARGUMENT");
+});

@@ -99,9 +99,27 @@ backend_test!(slow: a_screen_lives_in_its_address, fake_meta_builder, |app| {
 
 const SCREENS: [&str; 8] = ["leads", "visits", "people", "sitemap", "vitals", "goals", "links", "integrations"];
 
+/// Opens a screen from the nav and answers how long it took, measured by the
+/// page itself: from the click to the screen drawn with its data (nothing
+/// says "Carregando…"), so the WebDriver round trips are not counted.
+async fn open_timed(b: &Browser, view: &str) -> f64 {
+    let script = "var v=arguments[0];window.__drawn=null;var t0=performance.now();\
+        var obs=new MutationObserver(function(){var m=document.querySelector('main');\
+        if(m&&m.querySelector('h2')&&!m.textContent.includes('Carregando')){window.__drawn=performance.now()-t0;obs.disconnect();}});\
+        obs.observe(document.body,{childList:true,subtree:true,characterData:true});\
+        document.querySelector('[data-view='+v+']').click();return true;";
+    b.js(script, json!([view])).await;
+    b.wait_until(&format!("{view} drawn"), "return window.__drawn!==null;", json!([])).await;
+    b.js("return window.__drawn;", json!([])).await.as_f64().unwrap()
+}
+
+// Every screen at desktop and phone size, light and dark: axe-clean, nothing
+// wider than the phone. The desktop pass prints each screen's time to its
+// data (issue 24: ≤ 300 ms at the demo's size) and, with
+// RASTRO_SCREENSHOTS (scripts/screenshots), saves every screen at both sizes.
 backend_test!(slow: every_screen_works_on_a_phone_and_in_the_dark, fake_meta_builder, |app| {
     let Some(b) = signed_in_with_the_demo(&app).await else { return };
-    for (phone, dark) in [(false, true), (true, false), (true, true)] {
+    for (phone, dark) in [(false, false), (false, true), (true, false), (true, true)] {
         let (w, h) = if phone { (390, 844) } else { (1280, 1000) };
         b.resize(w, h).await;
         b.color_scheme(dark).await;
@@ -115,16 +133,20 @@ backend_test!(slow: every_screen_works_on_a_phone_and_in_the_dark, fake_meta_bui
                 assert_eq!(hidden, json!(true), "the nav is folded on a phone");
                 b.click("#menu-toggle").await;
             }
-            b.click(&format!("[data-view={view}]")).await;
+            let ms = open_timed(&b, view).await;
             drawn(&b, view).await;
             let label = format!("{view} ({}, {})", if phone { "phone" } else { "desktop" }, if dark { "dark" } else { "light" });
+            if !phone && !dark {
+                println!("screen {view}: data on screen in {ms:.0} ms (target ≤ 300 ms, {:?})", app.backend());
+                screenshot(&app, &b, &format!("desktop-{view}")).await;
+            }
             no_serious_violations(&label, b.axe().await);
             if phone {
                 let fits = b
                     .js("return document.documentElement.scrollWidth<=window.innerWidth+1;", json!([]))
                     .await;
                 assert_eq!(fits, json!(true), "{label}: nothing wider than the phone but the tables' own scroll");
-                if view == "visits" || view == "leads" {
+                if !dark || view == "visits" || view == "leads" {
                     screenshot(&app, &b, &format!("phone-{view}{}", if dark { "-dark" } else { "" })).await;
                 }
             }
@@ -209,6 +231,12 @@ backend_test!(slow: sessions_journeys_and_timelines_are_on_screen, fake_meta_bui
     let a = crate::analytics::track_as(&app, &body, &[("user-agent", crate::analytics::UA)]).await;
     assert_eq!(a.body["accepted"], 1, "{}", a.text);
     b.wait_for("#live-visitors [data-timeline]").await;
+    // The row says what the visitor is doing: here, the demo funnel's first step (a product page).
+    let live = app.post("/v1/analytics/liveVisitors", json!({"siteIds": ["loja-x"], "now": app.state.now()})).await.ok();
+    let row = live["visitors"].as_array().unwrap().iter().find(|v| v["visitorId"] == "v_visitor0042").cloned().unwrap();
+    assert_eq!((row["funnel"]["key"].clone(), row["funnel"]["step"].clone()), (json!("compra"), json!(1)), "{row}");
+    let intent = b.text("[data-intent=v_visitor0042]").await;
+    assert_eq!(intent, format!("funil compra: etapa 1 de {}", row["funnel"]["steps"]));
     b.click("#live-visitors [data-timeline]").await;
     b.wait_for("#visitor-events").await;
     assert!(b.text("#visitor-events").await.contains("/p/42"));
@@ -276,5 +304,102 @@ backend_test!(slow: every_breakdown_of_the_overview_is_a_tab, fake_meta_builder,
         )
         .await;
     assert_eq!(moved, json!("true"));
+    b.quit().await;
+});
+
+/// The chart's tooltip: which point it shows, and its text.
+async fn tip(b: &Browser, chart: &str) -> (i64, String) {
+    let v = b
+        .js(
+            "var t=document.getElementById(arguments[0]+'-tip');return t.hidden?null:[Number(t.getAttribute('data-point')),t.textContent];",
+            json!([chart]),
+        )
+        .await;
+    (v[0].as_i64().unwrap(), v[1].as_str().unwrap().replace('\u{a0}', " "))
+}
+
+const HOME: &str = "\u{E011}";
+const END: &str = "\u{E010}";
+const LEFT: &str = "\u{E012}";
+const RIGHT: &str = "\u{E014}";
+
+backend_test!(slow: charts_have_axes_tooltips_and_keys_and_the_leads_views_their_figures, fake_meta_builder, |app| {
+    let Some(b) = signed_in_with_the_demo(&app).await else { return };
+    let (from, to) = thirty_days();
+
+    // Visitas: the chart's axis has values; the keyboard walks its points and
+    // the tooltip says each one's exact figures and the period before's.
+    b.click("[data-view=visits]").await;
+    b.select("#site-picker", "loja-x").await;
+    b.wait_for("[data-chart=visits-chart]").await;
+    let args = json!({"siteIds": ["loja-x"], "from": from, "to": to, "timezone": "America/Sao_Paulo", "compare": "previousPeriod"});
+    let o = app.post("/v1/analytics/overview", args).await.ok();
+    let ticks = b.js("return document.querySelectorAll('#visits-chart text.tick.y').length;", json!([])).await;
+    assert!(ticks.as_u64().unwrap() >= 2, "a value axis");
+    b.keys("[data-chart=visits-chart]", HOME).await;
+    b.keys("[data-chart=visits-chart]", RIGHT).await;
+    let (at, text) = tip(&b, "visits-chart").await;
+    assert_eq!(at, 1);
+    let (now, then) = (&o["series"][1]["pageviews"], &o["comparison"]["series"][1]["pageviews"]);
+    assert!(text.contains(&format!("Visualizações: {}", crate::browser::int(now.as_i64().unwrap()))), "{text}");
+    assert!(text.contains(&format!("Período anterior: {}", crate::browser::int(then.as_i64().unwrap()))), "{text}");
+    b.keys("[data-chart=visits-chart]", END).await;
+    assert_eq!(tip(&b, "visits-chart").await.0, o["series"].as_array().unwrap().len() as i64 - 1);
+    let role = b.js("return document.querySelector('#visits-chart').getAttribute('role')+'|'+document.querySelector('#visits-chart desc').textContent.length;", json!([])).await;
+    assert!(role.as_str().unwrap().starts_with("img|") && !role.as_str().unwrap().ends_with("|0"), "described: {role}");
+
+    // What the figures stand on: dataCoverage per kind of row.
+    b.wait_for("#coverage-table tr[data-site=loja-x]").await;
+    let cov = app
+        .post("/v1/analytics/dataCoverage", json!({"siteId": "loja-x", "from": from, "to": to, "timezone": "America/Sao_Paulo"}))
+        .await
+        .ok();
+    for class in ["aggregates", "sessions", "events", "conversions", "siteMap"] {
+        let shown = b
+            .js("return document.querySelector('#coverage-table tr[data-site=loja-x] [data-class='+arguments[0]+']').getAttribute('data-status');", json!([class]))
+            .await;
+        assert_eq!(shown, cov["classes"][class]["status"], "{class}");
+    }
+    no_serious_violations("Visitas with its chart's tooltip", b.axe().await);
+
+    // Leads e gasto: paid against organic from the report's own counters.
+    b.click("[data-view=leads]").await;
+    b.select("#site-picker", "").await;
+    b.wait_for("#paid-organic").await;
+    let (lf, lt) = crate::browser::last_30_local_days();
+    let report = app
+        .post("/v1/reports/leads", json!({"siteIds": ["loja-x", "pet-mania"], "from": lf, "to": lt, "timezone": "America/Sao_Paulo"}))
+        .await
+        .ok();
+    let paid: i64 = report["bySite"].as_array().unwrap().iter().map(|r| r["paid"]["leads"].as_i64().unwrap()).sum();
+    let organic = report["totals"]["leads"].as_i64().unwrap() - paid;
+    assert!(paid > 0 && organic > 0, "the demo has both");
+    assert_eq!(b.text("#paid-organic [data-kind=paid] [data-col=leads]").await, crate::browser::int(paid));
+    assert_eq!(b.text("#paid-organic [data-kind=organic] [data-col=leads]").await, crate::browser::int(organic));
+
+    // One ad: its own daily chart (leadsDaily with its adId) and its leads.
+    let ad = "120200000000000301";
+    b.click(&format!("[data-open-ad='{ad}']")).await;
+    b.wait_for("[data-chart=ad-chart]").await;
+    b.wait_for("#ad-leads tbody tr[data-lead]").await;
+    b.keys("[data-chart=ad-chart]", END).await;
+    let (at, text) = tip(&b, "ad-chart").await;
+    let bars = b
+        .js("return document.querySelectorAll('#ad-chart rect.bar').length;", json!([]))
+        .await
+        .as_i64()
+        .unwrap();
+    assert_eq!(at, bars - 1);
+    b.keys("[data-chart=ad-chart]", LEFT).await;
+    assert_eq!(tip(&b, "ad-chart").await.0, bars - 2);
+    assert!(text.contains("Leads: ") && text.contains("Gasto: "), "{text}");
+    let ids = b
+        .js("return Array.from(document.querySelectorAll('#ad-leads tbody tr[data-lead]')).map(function(e){return e.getAttribute('data-lead');});", json!([]))
+        .await;
+    let listed = app.get(&format!("/v1/leads?siteIds=loja-x,pet-mania&from={lf}&to={lt}&adId={ad}&limit=25")).await.ok();
+    let want: Vec<&str> = listed.as_array().unwrap().iter().map(|l| l["leadId"].as_str().unwrap()).collect();
+    assert_eq!(ids, json!(want));
+    assert!(!ids.as_array().unwrap().is_empty(), "the ad brought leads");
+    no_serious_violations("an ad's dialog", b.axe().await);
     b.quit().await;
 });

@@ -99,6 +99,7 @@ backend_test!(slow: the_goals_screen_shows_the_reports_and_configures, fake_meta
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(settings["routePatterns"], json!(["/p/:id", "/blog/**"]));
+    edits_pauses_and_pages(&app, &b, from, to).await;
     crate::browser::screenshot(&app, &b, "metas").await;
     b.quit().await;
 
@@ -123,3 +124,121 @@ backend_test!(slow: the_goals_screen_shows_the_reports_and_configures, fake_meta
         .await;
     assert_eq!(no_csrf.status, 403, "a write needs the CSRF token");
 });
+
+/// A goal edited then paused and resumed, an affiliate edited, a funnel
+/// drafted with its live preview (the figures `previewFunnel` answers) and
+/// saved, then loaded back and removed; the conversions paged past the first 20.
+async fn edits_pauses_and_pages(app: &TestApp, b: &Browser, from: i64, to: i64) {
+    let goal = |key: &'static str| async move {
+        let listed = host(app, "listGoals", json!({"siteId": "loja-x"})).await;
+        listed.as_array().unwrap().iter().find(|g| g["key"] == key).cloned().unwrap()
+    };
+    let before = goal("contato").await;
+    b.click("[data-edit-goal=contato]").await;
+    b.wait_until("the form holds the goal", "return document.querySelector('#goal-key').value==='contato';", json!([]))
+        .await;
+    b.type_into("#goal-name", "Fale conosco").await;
+    b.click("#goal-save").await;
+    b.wait_until("the goal renamed", "return !!document.querySelector('[data-edit-goal=contato]') && document.querySelector('#goal-form-title').textContent==='Nova meta';", json!([])).await;
+    let after = goal("contato").await;
+    assert_eq!(
+        (after["goalId"].clone(), after["name"].clone()),
+        (before["goalId"].clone(), json!("Fale conosco")),
+        "edited in place"
+    );
+    b.click("[data-pause=contato]").await;
+    b.wait_for("#goal-defs [data-state=paused]").await;
+    assert_eq!(goal("contato").await["active"], false);
+    b.click("[data-pause=contato]").await;
+    b.wait_until("resumed", "return !document.querySelector('#goal-defs [data-state=paused]') && !!document.querySelector('[data-pause=contato]');", json!([])).await;
+    assert_eq!(goal("contato").await["active"], true);
+
+    // The demo's affiliate, edited: same id, a new commission.
+    let aff = host(app, "listAffiliates", json!({"siteId": "loja-x"})).await[0].clone();
+    let slug = aff["slug"].as_str().unwrap().to_string();
+    b.click(&format!("[data-edit-affiliate={slug}]")).await;
+    b.type_into("#aff-bps", "1234").await;
+    b.click("#affiliate-save").await;
+    let mut edited = Value::Null;
+    for _ in 0..100 {
+        edited = host(app, "listAffiliates", json!({"siteId": "loja-x"})).await[0].clone();
+        if edited["commissionBps"] == 1234 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        (edited["affiliateId"].clone(), edited["commissionBps"].clone()),
+        (aff["affiliateId"].clone(), json!(1234))
+    );
+
+    // A funnel drafted: its preview is what previewFunnel answers for the screen's days.
+    b.wait_for("#funnel-form").await;
+    b.type_into("#funnel-key", "carrinho").await;
+    b.type_into("#funnel-name", "Carrinho").await;
+    b.type_into("#funnel-steps li:nth-child(1) .step-label", "Produto").await;
+    b.type_into("#funnel-steps li:nth-child(1) .step-matcher", "/p/:id").await;
+    b.type_into("#funnel-steps li:nth-child(2) .step-label", "Carrinho").await;
+    b.type_into("#funnel-steps li:nth-child(2) .step-matcher", "add_to_cart").await;
+    b.click("#funnel-add-step").await;
+    b.type_into("#funnel-steps li:nth-child(3) .step-label", "Checkout").await;
+    b.type_into("#funnel-steps li:nth-child(3) .step-matcher", "/checkout").await;
+    let steps = json!([
+        {"label": "Produto", "matcher": {"kind": "pageview", "path": "/p/:id"}},
+        {"label": "Carrinho", "matcher": {"kind": "event", "name": "add_to_cart"}},
+        {"label": "Checkout", "matcher": {"kind": "pageview", "path": "/checkout"}},
+    ]);
+    let preview = host(
+        app,
+        "previewFunnel",
+        json!({"siteId": "loja-x", "from": from, "to": to,
+        "timezone": "America/Sao_Paulo", "steps": steps, "windowMs": 3_600_000}),
+    )
+    .await;
+    assert!(preview["entered"].as_i64().unwrap() > 0, "the demo's visitors see products");
+    b.wait_until("the preview of three steps", "var t=document.querySelector('#funnel-preview-table');return !!t && t.querySelectorAll('tbody tr').length===3;", json!([])).await;
+    let rows: Vec<Vec<String>> = serde_json::from_value(b.js(ROWS, json!(["#funnel-preview-table"])).await).unwrap();
+    for (row, st) in rows.iter().zip(preview["steps"].as_array().unwrap()) {
+        assert_eq!(row[1].replace('.', ""), st["visitors"].to_string(), "{row:?}");
+        assert_eq!(row[2].replace('.', ""), st["dropoff"].to_string(), "{row:?}");
+    }
+    crate::browser::no_serious_violations("the funnel editor", b.axe().await);
+    b.click("#funnel-save").await;
+    b.wait_for("[data-edit-funnel=carrinho]").await;
+    let funnels = host(app, "listFunnels", json!({"siteId": "loja-x"})).await;
+    let saved = funnels.as_array().unwrap().iter().find(|f| f["key"] == "carrinho").cloned().unwrap();
+    assert_eq!((saved["steps"].clone(), saved["windowMs"].clone()), (steps, json!(3_600_000)));
+    // Loaded back into the editor, then removed.
+    b.click("[data-edit-funnel=carrinho]").await;
+    b.wait_until("the funnel in the form", "return document.querySelectorAll('#funnel-steps li').length===3 && document.querySelector('#funnel-key').value==='carrinho';", json!([])).await;
+    b.click("[data-remove-funnel=carrinho]").await;
+    b.wait_until("the funnel removed", "return !!document.querySelector('#funnel-defs-box') && !document.querySelector('[data-edit-funnel=carrinho]') && !!document.querySelector('#funnel-form');", json!([])).await;
+    let left = host(app, "listFunnels", json!({"siteId": "loja-x"})).await;
+    assert!(left.as_array().unwrap().iter().all(|f| f["key"] != "carrinho"));
+
+    // The conversions, 20 at a time, as listConversions pages them.
+    let all = host(
+        app,
+        "listConversions",
+        json!({"siteId": "loja-x", "from": from, "to": to, "paginationOpts": {"numItems": 40, "cursor": null}}),
+    )
+    .await;
+    let total = all["page"].as_array().unwrap().len();
+    assert!(total > 20, "the demo has more than a page of sales ({total})");
+    let shown = "return document.querySelectorAll('#conversions-table tbody tr').length;";
+    b.wait_for("#conversions-table").await;
+    assert_eq!(b.js(shown, json!([])).await, json!(20));
+    b.click("#more-conversions").await;
+    b.wait_until(
+        "the second page",
+        "return document.querySelectorAll('#conversions-table tbody tr').length>20;",
+        json!([]),
+    )
+    .await;
+    let rows: Vec<Vec<String>> = serde_json::from_value(b.js(ROWS, json!(["#conversions-table"])).await).unwrap();
+    assert_eq!(rows.len(), total.min(40));
+    for (row, c) in rows.iter().zip(all["page"].as_array().unwrap()) {
+        let want = rastrod::service::leads::metrics::format_money(c["valueCents"].as_i64(), "BRL");
+        assert_eq!(row[2].replace('\u{a0}', " "), want.replace('\u{a0}', " "), "{row:?}");
+    }
+}

@@ -147,6 +147,13 @@ impl Browser {
         self.cmd("POST", &format!("/element/{}/value", e.0), Some(json!({"text": text}))).await;
     }
 
+    /// Keys sent to a focusable element as they are (WebDriver's key codes
+    /// for the arrows, Home and End), without clearing it first.
+    pub async fn keys(&self, css: &str, text: &str) {
+        let e = self.find(css).await;
+        self.cmd("POST", &format!("/element/{}/value", e.0), Some(json!({"text": text}))).await;
+    }
+
     pub async fn select(&self, css: &str, value: &str) {
         self.wait_for(css).await;
         let script = "var s=document.querySelector(arguments[0]);s.value=arguments[1];\

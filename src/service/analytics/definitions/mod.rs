@@ -285,14 +285,19 @@ pub fn list_funnels(conn: &mut AnyConnection, site_id: &str) -> Result<Vec<Funne
 pub fn check_funnel(a: &UpsertFunnel) -> Result<()> {
     definition_key("key", &a.key)?;
     validate::text("name", &a.name, 1, 100)?;
-    if !(MIN_FUNNEL_STEPS..=MAX_FUNNEL_STEPS).contains(&a.steps.len()) {
+    check_steps(&a.steps, a.window_ms)
+}
+
+/// A funnel's steps and window (rule CFG-08), saved or only previewed.
+pub fn check_steps(steps: &[Step], window_ms: i64) -> Result<()> {
+    if !(MIN_FUNNEL_STEPS..=MAX_FUNNEL_STEPS).contains(&steps.len()) {
         return Err(Error::invalid(format!("a funnel has {MIN_FUNNEL_STEPS}-{MAX_FUNNEL_STEPS} steps")));
     }
-    for s in &a.steps {
+    for s in steps {
         validate::text("steps[].label", &s.label, 1, 100)?;
         s.matcher.check()?;
     }
-    if !(MIN_FUNNEL_WINDOW_MS..=MAX_FUNNEL_WINDOW_MS).contains(&a.window_ms) {
+    if !(MIN_FUNNEL_WINDOW_MS..=MAX_FUNNEL_WINDOW_MS).contains(&window_ms) {
         return Err(Error::invalid(format!("windowMs must be {MIN_FUNNEL_WINDOW_MS}-{MAX_FUNNEL_WINDOW_MS}")));
     }
     Ok(())

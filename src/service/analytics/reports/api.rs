@@ -3,6 +3,7 @@
 //! checks the caller's sites and reads in one transaction.
 
 use super::affiliates::{self, AffiliatesReport};
+use super::funnel_preview;
 use super::funnels::{self, FunnelsReport};
 use super::goals::{self, GoalsReport};
 use super::live::{LiveArgs, LiveVisitors};
@@ -100,6 +101,16 @@ pub async fn funnels_report(cx: &Context, caller: &Caller, a: funnels::FunnelsAr
     caller.check_site(&a.site_id)?;
     let cap = cx.config.report_funnel_row_cap;
     cx.read(move |c| funnels::funnels_report(c, a, cap)).await
+}
+
+pub async fn preview_funnel(
+    cx: &Context,
+    caller: &Caller,
+    a: funnel_preview::PreviewFunnelArgs,
+) -> Result<funnel_preview::FunnelPreview> {
+    caller.check_site(&a.site_id)?;
+    let cap = cx.config.report_funnel_row_cap;
+    cx.read(move |c| funnel_preview::preview_funnel(c, a, cap)).await
 }
 
 pub async fn affiliates_report(

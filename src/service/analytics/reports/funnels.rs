@@ -116,7 +116,7 @@ fn kept_rows(funnels: &[(String, Vec<Step>)], kept: &kept::Kept) -> HashMap<Stri
 
 /// A funnel's rows in the range: from the index, or from the events while
 /// its index is rebuilt (the same rows, read slower: rule ARPT-13).
-fn rows_in_range(
+pub(super) fn rows_in_range(
     conn: &mut AnyConnection,
     f: &FunnelRow,
     steps: &[Step],
@@ -155,7 +155,7 @@ fn rows_in_range(
 /// the same visitors): one hash lookup per row, and the aliases of each id
 /// looked up once, 400 to a statement.
 #[derive(Default)]
-struct Persons {
+pub(super) struct Persons {
     number: HashMap<String, u32>,
     /// Per visitor number, the number of its person (itself unless an alias).
     person: Vec<u32>,
@@ -163,7 +163,7 @@ struct Persons {
 
 impl Persons {
     /// Each row's person number, in the rows' order.
-    fn of_rows(&mut self, conn: &mut AnyConnection, site_id: &str, rows: &[StepHit]) -> Result<Vec<u32>> {
+    pub(super) fn of_rows(&mut self, conn: &mut AnyConnection, site_id: &str, rows: &[StepHit]) -> Result<Vec<u32>> {
         let mut new: Vec<String> = Vec::new();
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
@@ -201,7 +201,7 @@ impl Persons {
 /// grouped by person with one stable sort, which keeps each person's rows in
 /// `(at, event_id)` order (so an alias's rows and its person's interleave as
 /// they happened).
-fn levels(persons: &[u32], rows: &[StepHit], n: usize, window_ms: i64) -> Vec<usize> {
+pub(super) fn levels(persons: &[u32], rows: &[StepHit], n: usize, window_ms: i64) -> Vec<usize> {
     let mut keyed: Vec<(u32, i64, i64)> = persons.iter().zip(rows).map(|(p, r)| (*p, r.at, r.steps)).collect();
     keyed.sort_by_key(|(p, _, _)| *p);
     let mut out = Vec::new();
@@ -303,7 +303,7 @@ pub struct LiveFunnel {
     pub steps: usize,
 }
 
-fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> FunnelRowReport {
+pub(super) fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> FunnelRowReport {
     let n = steps.len();
     let reached = |i: usize| levels.iter().filter(|l| **l >= i).count() as i64;
     let entered = reached(1);
