@@ -1,6 +1,6 @@
 // ---- the definitions behind Metas e receita (operators who may configure) --
 // Goals (made, edited, paused and resumed: a paused goal keeps its history
-// and counts nothing new), affiliates (made and edited), funnels (the
+// and counts nothing new), affiliates (made, edited, paused and resumed), funnels (the
 // editor, funnels.js), the retention policy and the site's own settings.
 import { t, h, add, num, say, fill, grid } from "./dom.js";
 import { render } from "./state.js";
@@ -91,14 +91,23 @@ export function definitionsPanel(id, range) {
         fn("upsertGoal", goalArgs(g, to)).then(function () { render(); }).catch(function (e) { say(msg, explain(e)); });
       });
     }
+    // A paused affiliate tags no new landing; the visitors it brought keep their window.
+    function pauseAffiliate(a) {
+      var to = !a.active;
+      return button(t(to ? "resume" : "pause"), { "data-pause-affiliate": a.slug }, function () {
+        fn("upsertAffiliate", { siteId: id, affiliateId: a.affiliateId, slug: a.slug, name: a.name, commissionBps: a.commissionBps, windowDays: a.windowDays, active: to })
+          .then(function () { render(); }).catch(function (e) { say(msg, explain(e)); });
+      });
+    }
     fill(lists,
       grid("goal-defs", t("goalsDefined"), [t("goal"), t("matcher"), t("status"), ""], res[0].map(function (g) {
         return [g.key, matcherText(g.matcher), h("span", { "data-state": g.active ? "active" : "paused" }, t(g.active ? "goalActive" : "goalPaused")),
           h("span", { class: "row" }, button(t("edit"), { "data-edit-goal": g.key }, function () { editGoal(g); }), pause(g), remover("removeGoal", { siteId: id, goalId: g.goalId }))];
       }), t("noGoals")),
-      grid("affiliate-defs", t("affiliatesDefined"), [t("affiliate"), t("commissionBps"), t("windowDays"), ""], res[1].map(function (a) {
-        return [a.slug, num(a.commissionBps), num(a.windowDays),
-          h("span", { class: "row" }, button(t("edit"), { "data-edit-affiliate": a.slug }, function () { editAffiliate(a); }), remover("removeAffiliate", { siteId: id, affiliateId: a.affiliateId }))];
+      grid("affiliate-defs", t("affiliatesDefined"), [t("affiliate"), t("commissionBps"), t("windowDays"), t("status"), ""], res[1].map(function (a) {
+        return [a.slug, num(a.commissionBps), num(a.windowDays), h("span", { "data-state": a.active ? "active" : "paused" }, t(a.active ? "affiliateActive" : "affiliatePaused")),
+          h("span", { class: "row" }, button(t("edit"), { "data-edit-affiliate": a.slug }, function () { editAffiliate(a); }), pauseAffiliate(a),
+            remover("removeAffiliate", { siteId: id, affiliateId: a.affiliateId }))];
       }), t("noAffiliates")));
     var st = res[2], p = st.policy;
     var days = ["eventsDays", "sessionsDays", "conversionsDays", "profilesDays", "aggregatesDays"].map(function (k) {

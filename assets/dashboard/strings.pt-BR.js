@@ -425,6 +425,8 @@ export default {
   resume: "Retomar",
   goalActive: "Ativa",
   goalPaused: "Pausada",
+  affiliateActive: "Ativo",
+  affiliatePaused: "Pausado",
   editGoal: "Editar a meta {goal}",
   editAffiliate: "Editar o afiliado {affiliate}",
   moreConversions: "Mais conversões",

@@ -328,6 +328,7 @@ diesel::table! {
         created_at -> BigInt,
         updated_at -> BigInt,
         removed_at -> Nullable<BigInt>,
+        active -> Bool,
     }
 }
 

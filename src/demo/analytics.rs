@@ -172,6 +172,7 @@ fn definitions(c: &mut crate::db::AnyConnection, now: i64, site: &str) -> Result
             name: "Giovana Lima".into(),
             commission_bps: 1_000,
             window_days: 30,
+            active: None,
         };
         definitions::upsert_affiliate(c, now, gio)?;
     }

@@ -130,6 +130,8 @@ pub struct AffiliateRow {
     pub created_at: i64,
     pub updated_at: i64,
     pub removed_at: Option<i64>,
+    /// A paused affiliate tags no new landing (migration 22).
+    pub active: bool,
 }
 
 /// The site's affiliates, removed ones included when `with_removed`.
@@ -141,12 +143,13 @@ pub fn affiliates(conn: &mut AnyConnection, site_id: &str, with_removed: bool) -
     q.select(AffiliateRow::as_select()).load(conn)
 }
 
-/// The existing affiliate a landing `ref` names (rule SES-15).
+/// The existing, unpaused affiliate a landing `ref` names (rule SES-15).
 pub fn affiliate_by_slug(conn: &mut AnyConnection, site_id: &str, slug: &str) -> QueryResult<Option<AffiliateRow>> {
     web_affiliates::table
         .filter(web_affiliates::site_id.eq(site_id))
         .filter(web_affiliates::slug.eq(slug))
         .filter(web_affiliates::removed_at.is_null())
+        .filter(web_affiliates::active.eq(true))
         .select(AffiliateRow::as_select())
         .first(conn)
         .optional()
@@ -173,6 +176,7 @@ pub fn update_affiliate(conn: &mut AnyConnection, a: &AffiliateRow) -> QueryResu
         web_affiliates::name.eq(&a.name),
         web_affiliates::commission_bps.eq(a.commission_bps),
         web_affiliates::window_days.eq(a.window_days),
+        web_affiliates::active.eq(a.active),
         web_affiliates::updated_at.eq(a.updated_at),
     ))
     .execute(conn)

@@ -445,3 +445,57 @@ backend_test!(a_pageview_keeps_its_largest_engagement_and_each_metrics_last_valu
         fed.both(Some(&reader(&fed)), "vitalsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
     assert_eq!((report["metrics"][0]["samples"].as_i64(), report["metrics"][0]["p75"].as_i64()), (Some(1), Some(1800)));
 });
+
+// rule: CFG-12
+// rule: SES-15
+backend_test!(a_paused_affiliate_tags_no_new_landing_and_keeps_its_visitors, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    let cfg = configurer(&fed);
+    let id = write(&fed, &cfg, "upsertAffiliate", affiliate("gio", 1000, 30), true).await;
+    let id = id.as_str().unwrap().to_string();
+    // A lands with ref=gio while it runs.
+    let a = track(app, "loja", "v_visitor000a", vec![pageview("1", "/?ref=gio")]).await;
+    let session_a = a["sessionId"].as_str().unwrap().to_string();
+    // Paused: listed as such, and B's landing with its ref is not tagged.
+    let mut paused = affiliate("gio", 1000, 30);
+    paused["affiliateId"] = json!(id);
+    paused["active"] = json!(false);
+    write(&fed, &cfg, "upsertAffiliate", paused, false).await;
+    let listed = fed.both(Some(&cfg), "listAffiliates", json!({"siteId": "loja"})).await.unwrap();
+    assert_eq!((listed[0]["affiliateId"].as_str(), listed[0]["active"].clone()), (Some(id.as_str()), json!(false)));
+    app.clock.advance(MINUTE);
+    let b = track(app, "loja", "v_visitor000b", vec![pageview("2", "/?ref=gio")]).await;
+    let session_b = b["sessionId"].as_str().unwrap().to_string();
+    drain(app).await;
+    let t = reader(&fed);
+    let get = |sid: String| {
+        let t = t.clone();
+        let fed = &fed;
+        async move { fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": sid})).await.unwrap() }
+    };
+    assert_eq!(get(session_b.clone()).await["affiliate"], Value::Null, "not tagged while paused");
+    assert_eq!(get(session_a.clone()).await["affiliate"]["slug"], "gio");
+    // A's sale still credits it: its window was opened before the pause.
+    let sale = convert(app, "loja", conversion("order-a", T0 + MINUTE, 10_000, json!({"visitorId": "v_visitor000a"}))).await;
+    assert_eq!(sale.status, 201, "{}", sale.text);
+    let (d0, d1) = today();
+    let list = fed
+        .both(Some(&t), "listConversions", json!({"siteId": "loja", "from": d0, "to": d1, "paginationOpts": {"numItems": 10, "cursor": null}}))
+        .await
+        .unwrap();
+    assert_eq!(list["page"][0]["affiliate"]["slug"], "gio", "{list}");
+    // An edit without `active` keeps it paused; resuming tags landings again.
+    let mut renamed = affiliate("gio", 1500, 30);
+    renamed["affiliateId"] = json!(id);
+    write(&fed, &cfg, "upsertAffiliate", renamed.clone(), false).await;
+    let listed = fed.both(Some(&cfg), "listAffiliates", json!({"siteId": "loja"})).await.unwrap();
+    assert_eq!((listed[0]["commissionBps"].clone(), listed[0]["active"].clone()), (json!(1500), json!(false)));
+    renamed["active"] = json!(true);
+    write(&fed, &cfg, "upsertAffiliate", renamed, true).await;
+    app.clock.advance(MINUTE);
+    let c = track(app, "loja", "v_visitor000c", vec![pageview("3", "/?ref=gio")]).await;
+    drain(app).await;
+    assert_eq!(get(c["sessionId"].as_str().unwrap().to_string()).await["affiliate"]["slug"], "gio");
+});

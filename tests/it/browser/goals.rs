@@ -171,6 +171,14 @@ async fn edits_pauses_and_pages(app: &TestApp, b: &Browser, from: i64, to: i64) 
         (edited["affiliateId"].clone(), edited["commissionBps"].clone()),
         (aff["affiliateId"].clone(), json!(1234))
     );
+    // Paused, then resumed.
+    b.wait_for(&format!("[data-pause-affiliate={slug}]")).await;
+    b.click(&format!("[data-pause-affiliate={slug}]")).await;
+    b.wait_for("#affiliate-defs [data-state=paused]").await;
+    assert_eq!(host(app, "listAffiliates", json!({"siteId": "loja-x"})).await[0]["active"], false);
+    b.click(&format!("[data-pause-affiliate={slug}]")).await;
+    b.wait_until("resumed", "return !!document.querySelector('#affiliate-defs [data-state=active]');", json!([])).await;
+    assert_eq!(host(app, "listAffiliates", json!({"siteId": "loja-x"})).await[0]["active"], true);
 
     // A funnel drafted: its preview is what previewFunnel answers for the screen's days.
     b.wait_for("#funnel-form").await;

@@ -371,6 +371,10 @@ pub struct UpsertAffiliate {
     pub name: String,
     pub commission_bps: i64,
     pub window_days: i64,
+    /// False pauses it: new landings with its `ref` are no longer tagged,
+    /// while visitors it brought keep their window. Omitted: unchanged (new: true).
+    #[serde(default)]
+    pub active: Option<bool>,
 }
 
 /// An affiliate as `listAffiliates` answers it.
@@ -382,6 +386,7 @@ pub struct Affiliate {
     pub name: String,
     pub commission_bps: i64,
     pub window_days: i64,
+    pub active: bool,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -394,6 +399,7 @@ impl From<&AffiliateRow> for Affiliate {
             name: a.name.clone(),
             commission_bps: a.commission_bps,
             window_days: a.window_days,
+            active: a.active,
             created_at: a.created_at,
             updated_at: a.updated_at,
         }
@@ -453,6 +459,7 @@ pub fn upsert_affiliate(conn: &mut AnyConnection, now: i64, a: UpsertAffiliate) 
         created_at: existing.as_ref().map_or(now, |r| r.created_at),
         updated_at: now,
         removed_at: None,
+        active: a.active.unwrap_or_else(|| existing.as_ref().is_none_or(|r| r.active)),
     };
     if existing.is_some() {
         store::update_affiliate(conn, &row).map_err(db)?;

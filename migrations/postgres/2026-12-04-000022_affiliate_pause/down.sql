@@ -1,0 +1,1 @@
+ALTER TABLE web_affiliates DROP COLUMN active;
