@@ -29,7 +29,8 @@ enum Command {
     /// Run the pending database migrations and exit.
     Migrate,
     /// Serve with the fake Graph API and the seeded sample: the demo sites and
-    /// leads (idempotent), and the sample agency connected, linked and synced.
+    /// leads (idempotent), the sample agency connected, linked and synced, and
+    /// a few visitors kept live on the sites while it serves.
     Demo {
         /// Seed the sites and leads only, without the agency.
         #[arg(long)]
@@ -139,28 +140,33 @@ fn main() -> ExitCode {
                 let listen = config.listen.clone();
                 let seed = async |state: &rastrod::state::AppState| {
                     let now = SystemClock.now_ms();
-                    let written = demo::seed(&state.cx, now).await?;
-                    tracing::info!(leads = written, "demo seeded");
-                    let events = demo::analytics::seed(&state.cx, now).await?;
-                    tracing::info!(events, "demo web analytics seeded (90 days)");
+                    let seeded = demo::run(state, now, !no_agency).await?;
+                    tracing::info!(leads = seeded.leads, "demo seeded");
+                    tracing::info!(events = seeded.events, "demo web analytics seeded (90 days)");
+                    if !no_agency {
+                        tracing::info!("demo agency connected, linked and synced; Loja X's pixel set");
+                    }
+                    if let Some(forms) = seeded.forms {
+                        tracing::info!(
+                            forms,
+                            "demo Page linked with its forms and handler; form leads waiting at Meta"
+                        );
+                    }
                     let password = demo::operator(&state.cx, now).await?;
                     println!(
                         "dashboard: http://{listen}/  operator: {}  password: {}",
                         demo::DEMO_OPERATOR,
                         password.expose()
                     );
-                    if !no_agency {
-                        demo::connect_agency(state, now).await?;
-                        tracing::info!("demo agency connected, linked and synced");
-                        let forms = demo::lead_ads::seed(state, demo::DEMO_OWNER, now).await?;
-                        tracing::info!(
-                            forms,
-                            "demo Page linked with its forms and handler; form leads waiting at Meta"
-                        );
-                    }
                     Ok(())
                 };
-                server::start_with(config, Arc::new(SystemClock), listener, seed).await?.until_signal().await
+                let server = server::start_with(config, Arc::new(SystemClock), listener, seed).await?;
+                // A few visitors stay live on the demo sites while it serves (a
+                // round every 15 s on the system clock), stopped with the daemon.
+                let traffic = actix_web::rt::spawn(demo::traffic::run(server.state.cx.clone()));
+                let outcome = server.until_signal().await;
+                traffic.abort();
+                outcome
             }
             Command::FakeGraph { listen } => run_fake_graph(&listen).await,
         }

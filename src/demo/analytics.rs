@@ -17,7 +17,7 @@ use crate::service::sites::UpdateSite;
 use crate::store::analytics::definitions as defs_store;
 
 pub const DAYS: i64 = 90;
-const PATHS: &[&str] = &[
+pub const PATHS: &[&str] = &[
     "/",
     "/",
     "/",
@@ -33,7 +33,7 @@ const PATHS: &[&str] = &[
     "/sobre",
     "/contato",
 ];
-const UAS: &[&str] = &[
+pub const UAS: &[&str] = &[
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
     "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Mobile/15E148 Safari/604.1",
     "Mozilla/5.0 (Linux; Android 14; SM-S921B) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36",

@@ -1,10 +1,14 @@
 //! `rastrod demo`: a ready-to-read dataset written through the same service
 //! functions the host API calls. Deterministic and idempotent: running it
 //! again adds nothing. Two sites (Loja X and Pet Mania), a board, and leads of
-//! the last 30 days from ads and from organic origins, some qualified and won.
+//! the last 30 days from ads and from organic origins, some qualified and won:
+//! each ad's sales worth a set return on its spend, one band per ad (FAKE-07),
+//! and the recent moves of Loja X sent to its pixel (FAKE-08). While the demo
+//! serves, `traffic` keeps a few visitors on each site (FAKE-09).
 
 pub mod analytics;
 pub mod lead_ads;
+pub mod traffic;
 
 use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
 use crate::error::{Code, Result};
@@ -82,6 +86,27 @@ pub const DEMO_ADS: &[(&str, &str, &str, &str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The demo's two sites: id, name and the domain their pages (and tracker) are on.
+pub const DEMO_SITES: [(&str, &str, &str); 2] =
+    [("loja-x", "Loja X", "lojax.example.com"), ("pet-mania", "Pet Mania", "petmania.example.com")];
+
+/// The return on spend each demo ad is seeded to reach over the demo's 30
+/// days, in tenths (140 = 14x): the three bands side by side (rule FAKE-07),
+/// each aimed well inside its band so that a day of spend more or less in
+/// the range read never moves an ad to another band. The campaigns follow:
+/// Black Friday forte (about 10x, its two ads spend alike), Banho e tosa ok
+/// (6x) and Sempre ativo fraco (2x, less with its paused ad's spend).
+const RETURN_TARGETS: [(&str, i64); 5] = [
+    ("120200000000000301", 140), // Vídeo oferta: forte (from 8x)
+    ("120200000000000302", 60),  // Carrossel vitrine: ok (4x to 8x)
+    ("120200000000000303", 20),  // Imagem frete grátis: fraco (under 4x)
+    ("120200000000000304", 60),  // Vídeo antes e depois: ok
+    ("120200000000000305", 60),  // Imagem pacote mensal: ok
+];
+
+/// How many days the demo's leads cover, ending yesterday (the reports' default range).
+const LEAD_DAYS: i64 = 30;
+
 /// A tiny deterministic generator, so the demo is the same on every machine.
 struct Lcg(u64);
 
@@ -95,19 +120,132 @@ impl Lcg {
     }
 }
 
-/// Seeds the demo whose last day is the day before `now`. Returns the leads written.
-pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
-    let demo_sites = [
-        ("loja-x", "Loja X", "BRL", "America/Sao_Paulo", "demo-owner", "lojax.example.com"),
-        ("pet-mania", "Pet Mania", "BRL", "America/Sao_Paulo", "demo-owner", "petmania.example.com"),
-    ];
-    for (id, name, currency, tz, owner, domain) in demo_sites {
+type DemoAd = (&'static str, &'static str, &'static str, &'static str, &'static str, &'static str, &'static str);
+
+/// One lead of the demo, drawn before anything is written: the sales'
+/// values depend on every lead of their ad.
+struct Planned {
+    day: i64,
+    n: u64,
+    at: i64,
+    site: &'static str,
+    ad: Option<DemoAd>,
+    origin: &'static str,
+    /// Under 45 the lead is qualified; under 18 it is also won.
+    roll: u64,
+    /// A won lead's weight among its ad's sales (an organic sale's value).
+    sale: i64,
+}
+
+impl Planned {
+    fn key(&self) -> String {
+        format!("demo-{:02}-{:02}", self.day, self.n)
+    }
+    fn won(&self) -> bool {
+        self.roll < 18
+    }
+}
+
+/// The demo's leads, in the order they are written (the generator's draws
+/// are those of every earlier demo, so the same leads come out).
+fn plan(now: i64) -> Vec<Planned> {
+    let last_day = utc_day_start(now) - DAY_MS;
+    let mut rng = Lcg(0x5eed);
+    let mut out = Vec::new();
+    for day in 0..LEAD_DAYS {
+        let day_start = last_day - (LEAD_DAYS - 1 - day) * DAY_MS;
+        let per_day = 6 + rng.below(10);
+        for n in 0..per_day {
+            let at = day_start + 9 * HOUR_MS + (rng.below(12 * 60) as i64) * 60_000;
+            let paid = rng.below(10) < 7;
+            let (site, ad) = if paid {
+                let ad = DEMO_ADS[rng.below(DEMO_ADS.len() as u64) as usize];
+                (ad.0, Some(ad))
+            } else {
+                (if rng.below(2) == 0 { "loja-x" } else { "pet-mania" }, None)
+            };
+            let origin = if paid {
+                "ctwa_ad"
+            } else if rng.below(2) == 0 {
+                "organic_whatsapp"
+            } else {
+                "instagram_bio"
+            };
+            let roll = rng.below(100);
+            let sale = if roll < 18 { 9_990 + (rng.below(40) as i64) * 1_000 } else { 0 };
+            out.push(Planned { day, n, at, site, ad, origin, roll, sale });
+        }
+    }
+    out
+}
+
+/// The fake sample's token for the demo whose last day is the day before
+/// `now` (UTC): the sample's last day moved to it.
+fn sample_token(now: i64) -> String {
+    let yesterday = chrono::DateTime::from_timestamp_millis(now - DAY_MS).unwrap_or_default().date_naive();
+    crate::meta::fake::sample_token_for_last_day(yesterday)
+}
+
+/// What an ad spends over the demo's days as the synced reports show them:
+/// the fake's sample on the served dates (the ad account's) ending yesterday.
+fn ad_spend_cents(ad_id: &str, now: i64) -> i64 {
+    use crate::meta::fake::{sample_spend_shifted, token_shift};
+    let shift = token_shift(&sample_token(now)).unwrap_or(0);
+    let yesterday = chrono::DateTime::from_timestamp_millis(now - DAY_MS).unwrap_or_default().date_naive();
+    (0..LEAD_DAYS)
+        .filter_map(|k| sample_spend_shifted(ad_id, yesterday - chrono::Duration::days(k), shift))
+        .map(|(cents, _, _)| cents)
+        .sum()
+}
+
+/// Each won lead's sale value, by its place in `plan`: an ad's sales share
+/// its target return times its spend by their weights (the last takes the
+/// rounding); an organic sale keeps its own value.
+fn sale_values(plan: &[Planned], now: i64) -> Vec<Option<i64>> {
+    let mut values: Vec<Option<i64>> = plan.iter().map(|p| p.won().then_some(p.sale)).collect();
+    for (ad_id, tenths) in RETURN_TARGETS {
+        let won: Vec<usize> =
+            (0..plan.len()).filter(|&i| plan[i].won() && plan[i].ad.is_some_and(|a| a.5 == ad_id)).collect();
+        let weights: i64 = won.iter().map(|&i| plan[i].sale).sum();
+        let revenue = ad_spend_cents(ad_id, now) * tenths / 10;
+        if won.is_empty() || revenue <= 0 {
+            continue;
+        }
+        let mut left = revenue;
+        for (k, &i) in won.iter().enumerate() {
+            let value = if k + 1 == won.len() { left } else { revenue * plan[i].sale / weights };
+            left -= value;
+            values[i] = Some(value);
+        }
+    }
+    values
+}
+
+/// The contact a host sends with a lead's move (`meta`, SHA-256 digests of a
+/// made-up phone and contact id), only for a move the Conversions API still
+/// takes: an older one would be queued just to fail as too old (rule FAKE-08).
+fn contact(cx: &Context, now: i64, p: &Planned, at: i64) -> Option<serde_json::Value> {
+    let window = i64::try_from(cx.config.capi_max_age.as_millis()).unwrap_or(i64::MAX);
+    if at < now.saturating_sub(window) + DAY_MS {
+        return None;
+    }
+    let sha = |s: String| -> String {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(s.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let phone = format!("55119{:08}", p.day * 100 + p.n as i64);
+    Some(serde_json::json!({"ph": [sha(phone)], "externalId": sha(p.key())}))
+}
+
+/// The demo's sites and their board (idempotent).
+pub async fn sites(cx: &Context, now: i64) -> Result<()> {
+    for (id, name, domain) in DEMO_SITES {
         let input = CreateSite {
             site_id: id.into(),
             name: name.into(),
-            currency: currency.into(),
-            timezone: tz.into(),
-            owner_id: owner.into(),
+            currency: "BRL".into(),
+            timezone: "America/Sao_Paulo".into(),
+            owner_id: "demo-owner".into(),
             domains: Some(vec![domain.into()]),
             // The demo's second site runs web analytics without identifiers.
             cookieless: Some(id == "pet-mania"),
@@ -147,77 +285,66 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
         };
         cx.write_plain(move |c| pipeline::set_pipeline(c, id, board)).await?;
     }
+    Ok(())
+}
 
-    let last_day = utc_day_start(now) - DAY_MS;
-    let mut rng = Lcg(0x5eed);
+/// Seeds the demo whose last day is the day before `now`. Returns the leads written.
+///
+/// The ads' sales are worth their target return on the ad's spend over
+/// these days (rule FAKE-07). Moves the Conversions API still takes carry
+/// the contact's hashes, so with Loja X's pixel set first (see [`run`])
+/// they queue their conversions as a host's would (rule FAKE-08).
+pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
+    sites(cx, now).await?;
+    let plan = plan(now);
+    let values = sale_values(&plan, now);
     let mut written = 0;
-    for day in 0..30 {
-        let day_start = last_day - (29 - day) * DAY_MS;
-        let per_day = 6 + rng.below(10);
-        for n in 0..per_day {
-            let at = day_start + 9 * HOUR_MS + (rng.below(12 * 60) as i64) * 60_000;
-            let paid = rng.below(10) < 7;
-            let (site, ad) = if paid {
-                let ad = DEMO_ADS[rng.below(DEMO_ADS.len() as u64) as usize];
-                (ad.0, Some(ad))
-            } else {
-                (if rng.below(2) == 0 { "loja-x" } else { "pet-mania" }, None)
-            };
-            let lead_key = format!("demo-{day:02}-{n:02}");
-            let origin = if paid {
-                "ctwa_ad"
-            } else if rng.below(2) == 0 {
-                "organic_whatsapp"
-            } else {
-                "instagram_bio"
-            };
-            let input = RecordLead {
-                lead_key: lead_key.clone(),
-                event_id: format!("{lead_key}-created"),
+    for (p, value) in plan.iter().zip(values) {
+        let (site, ad, lead_key) = (p.site, p.ad, p.key());
+        let input = RecordLead {
+            lead_key: lead_key.clone(),
+            event_id: format!("{lead_key}-created"),
+            occurred_at: p.at,
+            label: Some(format!("Contato {}", p.day * 100 + p.n as i64)),
+            origin: p.origin.into(),
+            campaign_id: ad.map(|a| a.1.into()),
+            campaign_name: ad.map(|a| a.2.into()),
+            adset_id: ad.map(|a| a.3.into()),
+            adset_name: ad.map(|a| a.4.into()),
+            ad_id: ad.map(|a| a.5.into()),
+            ad_name: ad.map(|a| a.6.into()),
+            click_id: None,
+            column: Some("novo".into()),
+            meta: None,
+        };
+        let answer = cx.write(move |c| leads::record(c, now, site, input)).await?;
+        if !answer.created {
+            continue;
+        }
+        written += 1;
+        if p.roll < 45 {
+            let (key, at) = (lead_key.clone(), p.at + 2 * HOUR_MS);
+            let step = SetLeadStage {
+                stage: Some(Stage::Qualified),
+                column: Some("agendado".into()),
+                revenue_cents: None,
+                event_id: format!("{lead_key}-qualified"),
                 occurred_at: at,
-                label: Some(format!("Contato {}", day * 100 + n as i64)),
-                origin: origin.into(),
-                campaign_id: ad.map(|a| a.1.into()),
-                campaign_name: ad.map(|a| a.2.into()),
-                adset_id: ad.map(|a| a.3.into()),
-                adset_name: ad.map(|a| a.4.into()),
-                ad_id: ad.map(|a| a.5.into()),
-                ad_name: ad.map(|a| a.6.into()),
-                click_id: None,
-                column: Some("novo".into()),
-                meta: None,
+                meta: contact(cx, now, p, at),
             };
-            let answer = cx.write(move |c| leads::record(c, now, site, input)).await?;
-            if !answer.created {
-                continue;
-            }
-            written += 1;
-            let roll = rng.below(100);
-            if roll < 45 {
-                let key = lead_key.clone();
-                let step = SetLeadStage {
-                    stage: Some(Stage::Qualified),
-                    column: Some("agendado".into()),
-                    revenue_cents: None,
-                    event_id: format!("{lead_key}-qualified"),
-                    occurred_at: at + 2 * HOUR_MS,
-                    meta: None,
-                };
-                cx.write(move |c| leads::set_stage(c, now, site, &key, step)).await?;
-            }
-            if roll < 18 {
-                let value = 9_990 + (rng.below(40) as i64) * 1_000;
-                let key = lead_key.clone();
-                let sale = SetLeadStage {
-                    stage: Some(Stage::Won),
-                    column: Some("fechado".into()),
-                    revenue_cents: Some(value),
-                    event_id: format!("{lead_key}-won"),
-                    occurred_at: at + 5 * HOUR_MS,
-                    meta: None,
-                };
-                cx.write(move |c| leads::set_stage(c, now, site, &key, sale)).await?;
-            }
+            cx.write(move |c| leads::set_stage(c, now, site, &key, step)).await?;
+        }
+        if let Some(value) = value {
+            let (key, at) = (lead_key.clone(), p.at + 5 * HOUR_MS);
+            let sale = SetLeadStage {
+                stage: Some(Stage::Won),
+                column: Some("fechado".into()),
+                revenue_cents: Some(value),
+                event_id: format!("{lead_key}-won"),
+                occurred_at: at,
+                meta: contact(cx, now, p, at),
+            };
+            cx.write(move |c| leads::set_stage(c, now, site, &key, sale)).await?;
         }
     }
     Ok(written)
@@ -244,16 +371,56 @@ pub async fn operator(cx: &crate::service::context::Context, now: i64) -> Result
 /// The demo agency's owner key.
 pub const DEMO_OWNER: &str = "demo:agency";
 
-/// Connects the sample agency with the token that moves the sample so its last
-/// day is yesterday, links Loja X and Pet Mania to their ad accounts, sets Loja
-/// X's pixel, and runs their syncs to the end — through the same service
-/// functions as the host API, so the reports show spend at once.
+/// What [`run`] seeded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seeded {
+    /// Leads written ([`seed`]).
+    pub leads: usize,
+    /// Web analytics lines stored ([`analytics::seed`]).
+    pub events: usize,
+    /// Instant-form leads waiting at the fake Meta ([`lead_ads::seed`]), when Lead Ads are on.
+    pub forms: Option<usize>,
+}
+
+/// Everything `rastrod demo` seeds before it serves, in its order. With the
+/// agency, Meta comes first (connected, linked, Loja X's pixel and event map
+/// set) so that the leads' recent moves queue real conversions for the
+/// pixel's sender (rule FAKE-08); the syncs run after the leads, and the
+/// Lead Ads (only while `metaLeads` is on) last.
+pub async fn run(st: &crate::state::AppState, now: i64, agency: bool) -> Result<Seeded> {
+    if agency {
+        connect(st, now).await?;
+    }
+    let leads = seed(&st.cx, now).await?;
+    let events = analytics::seed(&st.cx, now).await?;
+    let mut forms = None;
+    if agency {
+        sync(st).await?;
+        if st.cx.config.federation_meta_leads {
+            forms = Some(lead_ads::seed(st, DEMO_OWNER, now).await?);
+        }
+    }
+    Ok(Seeded { leads, events, forms })
+}
+
+/// Connects the sample agency, links Loja X and Pet Mania and syncs them:
+/// [`connect`] then [`sync`]. Called after [`seed`], no conversion is queued
+/// for the leads already written.
 pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()> {
-    use crate::service::meta::{connection as meta_connection, links as meta_links, sync as meta_sync};
-    let yesterday = chrono::DateTime::from_timestamp_millis(now - DAY_MS).unwrap_or_default().date_naive();
-    let token = crate::meta::fake::sample_token_for_last_day(yesterday);
+    connect(st, now).await?;
+    sync(st).await
+}
+
+/// Connects the sample agency with the token that moves the sample so its
+/// last day is yesterday, links Loja X and Pet Mania to their ad accounts,
+/// and sets Loja X's pixel and (on a first run) its event map, "Agendado"
+/// sending `QualifiedLead` — through the same service functions as the host
+/// API. Makes the demo's sites first: a link needs its site.
+pub async fn connect(st: &crate::state::AppState, now: i64) -> Result<()> {
+    use crate::service::meta::{connection as meta_connection, links as meta_links};
+    sites(&st.cx, now).await?;
     let input = meta_connection::SetMetaConnection {
-        access_token: meta_connection::SecretString(crate::config::Secret::new(token)),
+        access_token: meta_connection::SecretString(crate::config::Secret::new(sample_token(now))),
     };
     meta_connection::set_connection(&st.cx, DEMO_OWNER, input).await?;
     for (site, account) in [("loja-x", "act_1029384756"), ("pet-mania", "act_2038475610")] {
@@ -271,7 +438,26 @@ pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()>
         only_own: false,
     };
     meta_links::set_pixel(&st.cx, "loja-x", pixel).await?;
-    // The links woke the accounts' actors: a run of theirs in flight answers
+    st.cx
+        .write_plain(move |c| {
+            // An operator's own map (from the dashboard, on an earlier run) stays.
+            if pipeline::event_map(c, "loja-x", None)?.columns.iter().any(|col| col.event.is_some()) {
+                return Ok(());
+            }
+            let map = pipeline::SetEventMap {
+                columns: [("agendado".to_string(), Some(serde_json::json!("QualifiedLead")))].into(),
+                send_lead_event: None,
+                owner_key: Some(DEMO_OWNER.into()),
+            };
+            pipeline::set_event_map(c, now, "loja-x", map).map(|_| ())
+        })
+        .await
+}
+
+/// Runs the demo accounts' syncs to the end, so the reports show spend at once.
+pub async fn sync(st: &crate::state::AppState) -> Result<()> {
+    use crate::service::meta::sync as meta_sync;
+    // The links woke the accounts' actors (when they run): a run of theirs in flight answers
     // Busy here, and the demo waits for it (up to a few seconds) before going on.
     for account in ["act_1029384756", "act_2038475610"] {
         let (mut runs, mut waits) = (0, 0);
@@ -291,4 +477,67 @@ pub async fn connect_agency(st: &crate::state::AppState, now: i64) -> Result<()>
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // rule: FAKE-07
+    #[test]
+    fn each_ad_sells_its_target_return_on_its_spend_on_any_day() {
+        // The tests' clock start, and days with other shifts of the sample.
+        for now in [1_796_040_000_000, 1_796_040_000_000 + 17 * DAY_MS, 1_796_040_000_000 - 40 * DAY_MS] {
+            let plan = plan(now);
+            let values = sale_values(&plan, now);
+            assert_eq!(values, sale_values(&super::plan(now), now), "deterministic");
+            for (ad_id, tenths) in RETURN_TARGETS {
+                let revenue: i64 = plan
+                    .iter()
+                    .zip(&values)
+                    .filter(|(p, _)| p.ad.is_some_and(|a| a.5 == ad_id))
+                    .filter_map(|(_, v)| *v)
+                    .sum();
+                let spend = ad_spend_cents(ad_id, now);
+                assert!(spend > 0 && revenue > 0, "{ad_id} spends and sells");
+                assert_eq!(revenue, spend * tenths / 10, "{ad_id}");
+            }
+            assert!(values.iter().flatten().all(|v| *v > 0));
+        }
+    }
+
+    // rule: FAKE-07
+    #[test]
+    fn the_campaigns_stay_in_their_bands_whatever_the_day() {
+        use crate::service::leads::metrics::{ReturnBand, return_band};
+        let want = [
+            ("120200000000000101", ReturnBand::Strong),
+            ("120200000000000103", ReturnBand::Ok),
+            ("120200000000000102", ReturnBand::Weak),
+        ];
+        for k in -60..60 {
+            let now = 1_796_040_000_000 + k * 5 * DAY_MS;
+            let plan = plan(now);
+            let values = sale_values(&plan, now);
+            for (campaign, band) in want {
+                let revenue: i64 = plan
+                    .iter()
+                    .zip(&values)
+                    .filter(|(p, _)| p.ad.is_some_and(|a| a.1 == campaign))
+                    .filter_map(|(_, v)| *v)
+                    .sum();
+                // Every ad of the campaign spends, the paused ones too (before their quiet days).
+                let spend: i64 = crate::meta::fake::sample_ads()
+                    .iter()
+                    .filter(|a| a.campaign_id == campaign)
+                    .map(|a| ad_spend_cents(a.id, now))
+                    .sum();
+                let r = revenue as f64 / spend as f64;
+                assert_eq!(return_band(Some(r)), Some(band), "{campaign} at day {k}: {r:.2}");
+                // Well inside: a tenth more or less spend keeps the band.
+                assert_eq!(return_band(Some(r * 1.1)), Some(band), "{campaign} at day {k}: {r:.2}");
+                assert_eq!(return_band(Some(r / 1.1)), Some(band), "{campaign} at day {k}: {r:.2}");
+            }
+        }
+    }
 }

@@ -62,9 +62,16 @@ pub fn pageviews(conn: &mut AnyConnection, site_id: &str, pageview_ids: &[String
 
 /// Many events in one statement.
 pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<usize> {
-    if rows.is_empty() {
-        return Ok(0);
+    let mut n = 0;
+    // Chunks of at most 64 rows: few statement shapes to keep prepared, and
+    // far under either backend's limit on binds.
+    for chunk in rows.chunks(64) {
+        n += insert_event_chunk(conn, chunk)?;
     }
+    Ok(n)
+}
+
+fn insert_event_chunk(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<usize> {
     let one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     let mut q = RawQuery::prepared(format!("INSERT INTO web_events ({EVENT_COLUMNS}) VALUES "));
     for (i, e) in rows.iter().enumerate() {

@@ -57,9 +57,15 @@ pub(super) const OUTBOX_COLUMNS: &str = "site_id, visitor_id, session_id, kind, 
     d_bounces, d_duration, d_engaged_sum, d_engaged_count, goals, new_goals, prev_route, pageview_no, vital_old, vital_new";
 
 pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
-    if rows.is_empty() {
-        return Ok(0);
+    let mut n = 0;
+    // As the events: chunks of at most 64 rows.
+    for chunk in rows.chunks(64) {
+        n += insert_outbox_chunk(conn, chunk)?;
     }
+    Ok(n)
+}
+
+fn insert_outbox_chunk(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
     let mut q = RawQuery::prepared(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
     for (i, r) in rows.iter().enumerate() {
         q.push(if i == 0 { "" } else { ", " });

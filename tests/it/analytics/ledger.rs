@@ -478,11 +478,16 @@ backend_test!(a_paused_affiliate_tags_no_new_landing_and_keeps_its_visitors, ana
     assert_eq!(get(session_b.clone()).await["affiliate"], Value::Null, "not tagged while paused");
     assert_eq!(get(session_a.clone()).await["affiliate"]["slug"], "gio");
     // A's sale still credits it: its window was opened before the pause.
-    let sale = convert(app, "loja", conversion("order-a", T0 + MINUTE, 10_000, json!({"visitorId": "v_visitor000a"}))).await;
+    let sale =
+        convert(app, "loja", conversion("order-a", T0 + MINUTE, 10_000, json!({"visitorId": "v_visitor000a"}))).await;
     assert_eq!(sale.status, 201, "{}", sale.text);
     let (d0, d1) = today();
     let list = fed
-        .both(Some(&t), "listConversions", json!({"siteId": "loja", "from": d0, "to": d1, "paginationOpts": {"numItems": 10, "cursor": null}}))
+        .both(
+            Some(&t),
+            "listConversions",
+            json!({"siteId": "loja", "from": d0, "to": d1, "paginationOpts": {"numItems": 10, "cursor": null}}),
+        )
         .await
         .unwrap();
     assert_eq!(list["page"][0]["affiliate"]["slug"], "gio", "{list}");

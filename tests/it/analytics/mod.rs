@@ -1,6 +1,7 @@
 //! The web-analytics context: the tracker's routes, ingestion and the first
 //! reads here (with the helpers the other analytics tests share); beside them
-//! `crash` (kill -9 of the real binary), `definitions`, `funnels`, `ledger`,
+//! `combined` (batches accepted together), `crash` (kill -9 of the real binary), `demo_traffic` (the demo's live
+//! visitors), `definitions`, `funnels`, `ledger`,
 //! `people`, `retention`, `month_tier`, `regroup`, `site_map`,
 //! `tracked_links`, and `mmdb`, the tests' own MaxMind DB writer.
 //!
@@ -9,8 +10,10 @@
 //! federated reads (overview, liveVisitors, getSession) with public links.
 //! The tracker itself runs in Chromium in `browser::tracker`.
 
+mod combined;
 mod crash;
 mod definitions;
+mod demo_traffic;
 mod funnels;
 mod ledger;
 mod mmdb;

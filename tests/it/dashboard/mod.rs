@@ -302,6 +302,55 @@ backend_test!(the_report_carries_the_metrics_of_the_service, fake_meta_builder, 
     assert_ne!(paid["fmt"]["costPerLead"], "—");
 });
 
+// rule: FAKE-07
+backend_test!(the_demo_ads_land_in_the_three_return_bands, fake_meta_builder, |app| {
+    demo(&app).await;
+    operator(&app, "ana", false, rastrod::demo::DEMO_OWNER).await;
+    let (d, _) = Dash::sign_in(&app, "ana", PASSWORD).await;
+    let (from, to) = last_30_days();
+    let args = json!({"siteIds": ["loja-x", "pet-mania"], "from": from, "to": to});
+    let report = d.write("POST", "/dashboard/api/reports/leads", args).await.ok();
+    let mut bands = std::collections::BTreeMap::new();
+    for c in report["campaigns"].as_array().unwrap() {
+        bands.insert(c["campaignId"].as_str().unwrap().to_string(), c["fmt"]["band"].clone());
+        for s in c["adsets"].as_array().unwrap() {
+            for ad in s["ads"].as_array().unwrap() {
+                bands.insert(ad["adId"].as_str().unwrap().to_string(), ad["fmt"]["band"].clone());
+            }
+        }
+    }
+    // Each ad aimed well inside its band (14x, 6x, 2x), and so are the campaigns.
+    let want = [
+        ("120200000000000301", "strong"),
+        ("120200000000000302", "ok"),
+        ("120200000000000303", "weak"),
+        ("120200000000000304", "ok"),
+        ("120200000000000305", "ok"),
+    ];
+    for (ad, band) in want {
+        assert!(rastrod::demo::DEMO_ADS.iter().any(|a| a.5 == ad));
+        assert_eq!(bands[ad], band, "{ad}: {report}");
+    }
+    let campaigns = [("120200000000000101", "strong"), ("120200000000000103", "ok"), ("120200000000000102", "weak")];
+    for (campaign, band) in campaigns {
+        assert_eq!(bands[campaign], band, "{campaign}: {report}");
+    }
+    // A day of slack either side of the range moves no ad to another band.
+    for (from, to) in [(from - DAY, to - DAY), (from + DAY, to)] {
+        let args = json!({"siteIds": ["loja-x", "pet-mania"], "from": from, "to": to});
+        let r = d.write("POST", "/dashboard/api/reports/leads", args).await.ok();
+        for c in r["campaigns"].as_array().unwrap() {
+            for s in c["adsets"].as_array().unwrap() {
+                for ad in s["ads"].as_array().unwrap() {
+                    if let Some((_, band)) = want.iter().find(|(id, _)| ad["adId"] == *id) {
+                        assert_eq!(ad["fmt"]["band"], *band, "{}", ad["adId"]);
+                    }
+                }
+            }
+        }
+    }
+});
+
 // rule: LINK-08
 backend_test!(an_operator_cannot_undo_what_another_owner_linked, fake_meta_builder, |app| {
     demo(&app).await;

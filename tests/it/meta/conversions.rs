@@ -962,5 +962,37 @@ backend_test!(pixels_send_side_by_side_under_the_cap, fake_meta_builder, |app| {
     assert_eq!(two_slow_pixels(&app).await, 2, "both pixels sent at once");
 });
 
+/// The demo as `rastrod demo` runs it: Lead Ads on, like the demo.
+fn demo_builder(backend: Backend) -> TestAppBuilder {
+    fake_meta_builder(backend).env("RASTRO_FEDERATION_META_LEADS", "true")
+}
+
+// rule: FAKE-08
+backend_test!(the_demo_sends_loja_x_recent_qualified_leads_and_sales_to_its_pixel, demo_builder, |app| {
+    let seeded = rastrod::demo::run(&app.state, T0, true).await.unwrap();
+    assert!(seeded.leads > 0 && seeded.events > 0 && seeded.forms == Some(12), "{seeded:?}");
+    rastrod::actors::page_leads::drain(&app.state.actors).await.unwrap();
+    drain(&app).await;
+    let rows = list(&app, "?limit=50").await.ok();
+    let rows = rows.as_array().unwrap();
+    let sent: Vec<&Value> = rows.iter().filter(|r| r["status"] == "sent").collect();
+    assert!(sent.iter().any(|r| r["eventName"] == "Purchase" && r["valueCents"].as_i64().unwrap() > 0), "{rows:?}");
+    assert!(sent.iter().any(|r| r["eventName"] == "QualifiedLead"), "{rows:?}");
+    // Only moves inside the Conversions API's window were sent: none refused as too old.
+    assert!(rows.iter().all(|r| r["status"] == "sent"), "{rows:?}");
+    let events = fake_events(&app).await;
+    assert!(events.iter().all(|e| e["pixelId"] == PIXEL));
+    assert!(events.iter().all(|e| T0 / 1000 - e["event"]["event_time"].as_i64().unwrap() < 7 * 86_400));
+    assert!(events.len() >= sent.len());
+    // Running the seed again adds nothing, and queues nothing.
+    assert_eq!(rastrod::demo::seed(&app.state.cx, T0).await.unwrap(), 0);
+    drain(&app).await;
+    assert_eq!(list(&app, "?limit=50").await.ok().as_array().unwrap().len(), rows.len());
+    assert_eq!(fake_events(&app).await.len(), events.len());
+    // Pet Mania has no pixel: nothing of its own.
+    let pet = app.get("/v1/sites/pet-mania/meta/conversions").await.ok();
+    assert_eq!(pet.as_array().unwrap().len(), 0);
+});
+
 // The crash test is in the slow tier.
 crate::slow_tests!(sigkill_while_sending_loses_nothing_and_repeats_only_the_same_event_ids);

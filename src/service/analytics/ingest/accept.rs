@@ -22,17 +22,68 @@ use crate::service::analytics::definitions::{self, Matcher};
 use crate::service::analytics::ingest::batch::Incoming;
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::funnels as funnel_store;
+use crate::store::analytics::funnels::StepRow;
 use crate::store::analytics::goals as goal_store;
-use crate::store::analytics::{self as store, VisitorUpdate};
+use crate::store::analytics::{self as store, EventRow, OutboxRow, VisitorUpdate};
 pub use decide::event_time;
 pub use plan::{GoalHit, Loaded, Outcome, Plan, SessionWrite, Visit, VisitorState, VisitorWrite};
+
+/// The site definitions acceptance reads (active goals, funnels, the
+/// affiliates landings name), each read once per write and site: a write of
+/// many visits (`accept_many`) reads a site's goals once for all of them.
+#[derive(Default)]
+pub struct Definitions {
+    goals: HashMap<String, Vec<(String, Matcher)>>,
+    funnels: HashMap<String, Vec<(String, Vec<definitions::Step>)>>,
+    affiliates: HashMap<(String, String), Option<String>>,
+}
+
+impl Definitions {
+    fn goals(&mut self, conn: &mut AnyConnection, site_id: &str) -> Result<Vec<(String, Matcher)>> {
+        if let Some(g) = self.goals.get(site_id) {
+            return Ok(g.clone());
+        }
+        let g: Vec<(String, Matcher)> =
+            defs_store::active_goals(conn, site_id)?.iter().map(|g| (g.id.clone(), Matcher::of_goal(g))).collect();
+        self.goals.insert(site_id.to_string(), g.clone());
+        Ok(g)
+    }
+
+    fn funnels(&mut self, conn: &mut AnyConnection, site_id: &str) -> Result<Vec<(String, Vec<definitions::Step>)>> {
+        if let Some(f) = self.funnels.get(site_id) {
+            return Ok(f.clone());
+        }
+        let f: Vec<(String, Vec<definitions::Step>)> =
+            defs_store::funnels(conn, site_id)?.iter().map(|f| (f.id.clone(), definitions::steps_of(f))).collect();
+        self.funnels.insert(site_id.to_string(), f.clone());
+        Ok(f)
+    }
+
+    fn affiliate(&mut self, conn: &mut AnyConnection, site_id: &str, slug: &str) -> Result<Option<String>> {
+        let key = (site_id.to_string(), slug.to_string());
+        if let Some(a) = self.affiliates.get(&key) {
+            return Ok(a.clone());
+        }
+        let a = defs_store::affiliate_by_slug(conn, site_id, slug)?.map(|a| a.id);
+        self.affiliates.insert(key, a.clone());
+        Ok(a)
+    }
+}
 
 /// Reads what [`decide::decide`] needs for these events; the visitor's row is
 /// locked first, so no other acceptance of this visitor reads it meanwhile.
 pub fn load(conn: &mut AnyConnection, v: &Visit, events: &[Option<Incoming>]) -> Result<Loaded> {
+    load_with(conn, v, events, &mut Definitions::default())
+}
+
+fn load_with(
+    conn: &mut AnyConnection,
+    v: &Visit,
+    events: &[Option<Incoming>],
+    defs: &mut Definitions,
+) -> Result<Loaded> {
     let visitor = store::lock_visitor(conn, &v.site_id, &v.visitor_id)?;
-    let goals: Vec<(String, Matcher)> =
-        defs_store::active_goals(conn, &v.site_id)?.iter().map(|g| (g.id.clone(), Matcher::of_goal(g))).collect();
+    let goals = defs.goals(conn, &v.site_id)?;
     let current = if visitor.session_id.is_empty() { None } else { store::session(conn, &visitor.session_id)? };
 
     // Every pageview id the batch names, looked up once.
@@ -80,16 +131,12 @@ pub fn load(conn: &mut AnyConnection, v: &Visit, events: &[Option<Incoming>]) ->
     slugs.dedup();
     let mut affiliates = HashMap::new();
     for slug in slugs {
-        if let Some(a) = defs_store::affiliate_by_slug(conn, &v.site_id, &slug)? {
-            affiliates.insert(slug, a.id);
+        if let Some(id) = defs.affiliate(conn, &v.site_id, &slug)? {
+            affiliates.insert(slug, id);
         }
     }
     let lands = events.iter().any(|e| matches!(e, Some(Incoming::Pageview { .. } | Incoming::Custom { .. })));
-    let funnels = if lands {
-        defs_store::funnels(conn, &v.site_id)?.iter().map(|f| (f.id.clone(), definitions::steps_of(f))).collect()
-    } else {
-        Vec::new()
-    };
+    let funnels = if lands { defs.funnels(conn, &v.site_id)? } else { Vec::new() };
     let session_goals = match &current {
         Some(s) if lands && !goals.is_empty() => {
             goal_store::goals_of_session(conn, &s.id)?.into_iter().map(|g| (s.id.clone(), g)).collect()
@@ -102,8 +149,38 @@ pub fn load(conn: &mut AnyConnection, v: &Visit, events: &[Option<Incoming>]) ->
 /// Applies a plan: the rows in the order the rollups and the reports expect
 /// them (events before their step rows and the sessions, the outbox last).
 pub fn write(conn: &mut AnyConnection, v: &Visit, plan: &Plan) -> Result<()> {
-    store::insert_events(conn, &plan.events)?;
-    funnel_store::insert_steps(conn, &v.site_id, &plan.funnel_steps)?;
+    let mut rows = Rows::default();
+    write_into(conn, v, plan, &mut rows)?;
+    rows.flush(conn)
+}
+
+/// The many-row tables of several plans (events, funnel step rows, the
+/// outbox), held to be inserted with one statement per table and chunk.
+#[derive(Default)]
+struct Rows {
+    events: Vec<EventRow>,
+    steps: Vec<(String, StepRow)>,
+    outbox: Vec<OutboxRow>,
+}
+
+impl Rows {
+    fn flush(&mut self, conn: &mut AnyConnection) -> Result<()> {
+        store::insert_events(conn, &std::mem::take(&mut self.events))?;
+        let mut steps = std::mem::take(&mut self.steps);
+        steps.sort_by(|a, b| a.0.cmp(&b.0));
+        for site in steps.chunk_by(|a, b| a.0 == b.0) {
+            let rows: Vec<StepRow> = site.iter().map(|(_, r)| r.clone()).collect();
+            funnel_store::insert_steps(conn, &site[0].0, &rows)?;
+        }
+        store::insert_outbox(conn, &std::mem::take(&mut self.outbox))?;
+        Ok(())
+    }
+}
+
+/// [`write`], with the many-row tables added to `rows` for a later flush.
+fn write_into(conn: &mut AnyConnection, v: &Visit, plan: &Plan, rows: &mut Rows) -> Result<()> {
+    rows.events.extend(plan.events.iter().cloned());
+    rows.steps.extend(plan.funnel_steps.iter().map(|r| (v.site_id.clone(), r.clone())));
     for row in &plan.measured {
         store::update_pageview_measures(conn, row)?;
     }
@@ -139,9 +216,12 @@ pub fn write(conn: &mut AnyConnection, v: &Visit, plan: &Plan) -> Result<()> {
             goal_store::insert_session_goal(conn, &h.session_id, &h.goal_id, &v.site_id, h.session_start)?;
         }
     }
-    store::insert_outbox(conn, &plan.outbox)?;
+    rows.outbox.extend(plan.outbox.iter().cloned());
     Ok(())
 }
+
+/// One visitor's checked batch (`None` = already rejected), as acceptance takes it.
+pub type Batch = (Visit, Vec<Option<Incoming>>);
 
 /// Stores a batch's events (`None` = already rejected) for one visitor.
 pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>) -> Result<Outcome> {
@@ -149,6 +229,29 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
     let plan = decide::decide(v, loaded, events, &mut ids::time_ordered)?;
     write(conn, v, &plan)?;
     Ok(plan.outcome)
+}
+
+/// Several batches in one write (issue 25), each decided as [`accept`]
+/// decides it and in their order: a site's definitions are read once for
+/// all of them, and the events, step rows and outbox rows of every batch go
+/// in with one statement per table. A visitor seen earlier in the write has
+/// those rows written first, so its second batch loads what its first made.
+pub fn accept_many(conn: &mut AnyConnection, batches: Vec<Batch>) -> Result<Vec<Outcome>> {
+    let mut defs = Definitions::default();
+    let mut rows = Rows::default();
+    let mut seen: HashSet<(String, String)> = HashSet::new();
+    let mut out = Vec::with_capacity(batches.len());
+    for (v, events) in batches {
+        if !seen.insert((v.site_id.clone(), v.visitor_id.clone())) {
+            rows.flush(conn)?;
+        }
+        let loaded = load_with(conn, &v, &events, &mut defs)?;
+        let plan = decide::decide(&v, loaded, events, &mut ids::time_ordered)?;
+        write_into(conn, &v, &plan, &mut rows)?;
+        out.push(plan.outcome);
+    }
+    rows.flush(conn)?;
+    Ok(out)
 }
 
 #[cfg(test)]

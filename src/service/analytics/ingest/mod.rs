@@ -6,12 +6,14 @@
 pub mod accept;
 pub mod agent;
 pub mod batch;
+mod combine;
 pub mod export;
 pub mod import;
 pub mod limits;
 pub mod session_figures;
 pub mod tracker;
 pub mod urls;
+mod waiting;
 
 use std::net::IpAddr;
 
@@ -196,14 +198,8 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         max_ms: cx.config.session_max.as_millis() as i64,
         trusted: false,
     };
-    let live_site = site.site_id.clone();
-    let outcome = cx
-        .write(move |c| {
-            let outcome = accept::accept(c, &visit, events)?;
-            let effects = Effects::live(&live_site, outcome.accepted > 0);
-            Ok(Written::new(outcome, effects))
-        })
-        .await?;
+    // Accepted with the other batches queued meanwhile, in one write (issue 25).
+    let outcome = combine::accept(cx, visit, events, cx.config.write_queue_max).await?;
     Ok(Answer {
         accepted: outcome.accepted,
         rejected: outcome.rejected,

@@ -11,13 +11,21 @@ pub struct Tracker {
     pub(crate) limits: Limits,
     /// The salts of the days in use, by day (read or made through `ingest::salt`).
     pub(crate) salts: Mutex<HashMap<i64, Vec<u8>>>,
+    /// The batches waiting for the next combined write (`combine`).
+    pub(crate) waiting: super::waiting::Waiting,
 }
 
 impl Tracker {
+    /// Tracker batches waiting for the next combined write (`combine`).
+    pub fn queued_batches(&self) -> usize {
+        self.waiting.queued()
+    }
+
     pub fn new(config: &crate::config::Config) -> Tracker {
         Tracker {
             limits: Limits::new(config.tracker_ip_rate, config.tracker_site_rate, config.tracker_new_visitor_rate),
             salts: Mutex::default(),
+            waiting: Default::default(),
         }
     }
 }
