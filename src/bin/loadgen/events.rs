@@ -116,6 +116,11 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let drain = lag_start.elapsed();
+        // The floor (issue 25): the same event rows written straight through a
+        // writer of the same database, from as many tasks as connections, with
+        // no HTTP and no rules: one row per write, then 50.
+        let floor_one = insert_floor(&db_url, a.connections, a.requests, 1).await?;
+        let floor_batch = if a.batches > 0 { Some(insert_floor(&db_url, a.connections, a.batches, 50).await?) } else { None };
         let mut c = Conn::open(&addr).await?;
         let png = phase("ping", &addr, a.connections, a.requests, &[200], &pid, ping).await?;
         let _ = c.roundtrip(&request("GET", "/health", &addr, &key, None)).await;
@@ -127,6 +132,14 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
             println!("{:<11} = {:.0} events/s in 50-event batches", "", b.rate() * 50.0);
         }
         png.print();
+        println!(
+            "floor: the same rows inserted directly, {floor_one:.0} events/s one per write (pageview = {:.1} % of it){}",
+            pv.rate() / floor_one * 100.0,
+            match (&bt, floor_batch) {
+                (Some(b), Some(f)) => format!(", {f:.0} events/s 50 per write (batches = {:.1} % of it)", b.rate() * 50.0 / f * 100.0),
+                _ => String::new(),
+            }
+        );
         println!(
             "ratio pageview/ping = {:.1} %; pageview p99 {:.2} ms (target ≥ 20,000 events/s and p99 ≤ 25 ms on SQLite, ≥ 5,000/s on PostgreSQL)",
             pv.rate() / png.rate() * 100.0,
@@ -164,4 +177,51 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
     });
     daemon.stop();
     outcome
+}
+
+/// Events per second when `writes` writes of `per_write` event rows go
+/// straight to a writer of the database (no HTTP, no acceptance rules), from
+/// `tasks` tasks at once: what the storage alone allows.
+async fn insert_floor(db_url: &str, tasks: usize, writes: usize, per_write: usize) -> AnyResult<f64> {
+    use rastrod::store::analytics::EventRow;
+    let store = Arc::new(rastrod::db::Db::open(db_url, 2, 1_000, 100_000)?);
+    let row = move |i: usize| EventRow {
+        id: format!("e_floor{per_write:02}{i:017}"),
+        site_id: "loja".into(),
+        session_id: format!("s_floor{:017}", i / 4),
+        visitor_id: format!("v_floor{:014}", i / 4),
+        kind: "pageview".into(),
+        name: None,
+        path: EVENTS_PATHS[i % EVENTS_PATHS.len()].into(),
+        route: EVENTS_PATHS[i % EVENTS_PATHS.len()].into(),
+        occurred_at: 1_790_000_000_000 + i as i64,
+        pageview_id: Some(format!("p_floor{per_write:02}{i:014}")),
+        properties: None,
+        engaged_ms: None,
+        lcp: None,
+        inp: None,
+        cls: None,
+        fcp: None,
+        ttfb: None,
+    };
+    let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut handles = Vec::new();
+    for _ in 0..tasks.max(1) {
+        let (store, next) = (store.clone(), next.clone());
+        handles.push(tokio::spawn(async move {
+            loop {
+                let w = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if w >= writes {
+                    return Ok::<(), rastrod::error::Error>(());
+                }
+                let rows: Vec<EventRow> = (w * per_write..(w + 1) * per_write).map(row).collect();
+                store.write(move |c| Ok(rastrod::store::analytics::insert_events(c, &rows)?)).await?;
+            }
+        }));
+    }
+    for h in handles {
+        h.await??;
+    }
+    Ok((writes * per_write) as f64 / start.elapsed().as_secs_f64())
 }
