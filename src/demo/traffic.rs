@@ -20,6 +20,7 @@ use super::DEMO_SITES;
 use super::analytics::UAS;
 use crate::error::Result;
 use crate::service::analytics::ingest::{self, Request};
+use crate::service::analytics::vocabulary::LineType;
 use crate::service::context::Context;
 
 /// How often a round goes out.
@@ -97,26 +98,26 @@ fn batch(site: usize, site_id: &str, domain: &str, m: &Move) -> (Value, String) 
     let url = format!("https://{domain}{path}{query}");
     let mut events = Vec::new();
     if m.opens {
-        let mut view = json!({"type": "pageview", "pageviewId": pv, "url": url});
+        let mut view = json!({"type": LineType::Pageview, "pageviewId": pv, "url": url});
         if let Some(r) = referrer {
             view["referrer"] = json!(r);
         }
         events.push(view);
         if m.page == 0 {
             let h = mix(site, m.slot, m.visit);
-            events.push(json!({"type": "vitals", "pageviewId": pv, "lcp": 900 + h % 2_500,
+            events.push(json!({"type": LineType::Vitals, "pageviewId": pv, "lcp": 900 + h % 2_500,
                 "inp": 40 + (h >> 12) % 300, "fcp": 500 + (h >> 20) % 1_500, "ttfb": 100 + (h >> 28) % 600}));
         }
         let next = journey(site, m.slot, m.visit).get(m.page + 1).copied();
         if path.starts_with("/p/") && next == Some("/carrinho") {
-            events.push(json!({"type": "event", "name": "add_to_cart", "url": url,
+            events.push(json!({"type": LineType::Event, "name": "add_to_cart", "url": url,
                 "properties": {"sku": path.trim_start_matches("/p/"), "qty": 1}}));
         }
         if path == "/checkout" {
-            events.push(json!({"type": "event", "name": "begin_checkout", "url": url}));
+            events.push(json!({"type": LineType::Event, "name": "begin_checkout", "url": url}));
         }
     } else {
-        events.push(json!({"type": "engagement", "pageviewId": pv, "engagedMs": TICK_MS}));
+        events.push(json!({"type": LineType::Engagement, "pageviewId": pv, "engagedMs": TICK_MS}));
     }
     let body = json!({"siteId": site_id, "visitorId": format!("v_live_{}_{}", m.slot, m.visit),
         "language": "pt-BR", "events": events});

@@ -403,3 +403,53 @@ backend_test!(slow: charts_have_axes_tooltips_and_keys_and_the_leads_views_their
     no_serious_violations("an ad's dialog", b.axe().await);
     b.quit().await;
 });
+
+// Integrações: each pixel's queue as metaStatus counts it, and a failed
+// send's reason beside it, over the demo whose recent sales went to the pixel.
+backend_test!(slow: integrations_shows_each_pixels_queue_and_why_a_send_failed, crate::common::fake_meta_builder, |app| {
+    let Some(b) = Browser::start().await else { return };
+    rastrod::demo::run(&app.state, T0, true).await.unwrap();
+    rastrod::actors::pixel_sender::drain(&app.state.actors).await.unwrap();
+    // One more sale, refused by Meta for a missing permission: failed at once, with its reason.
+    let fake = app.state.fake.as_ref().unwrap().base_url.clone();
+    let r = reqwest::Client::new()
+        .post(format!("{fake}/__fake/faults"))
+        .json(&json!({"match": "/events", "kind": "permission", "times": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    let hash = "5".repeat(64);
+    let lead = app.lead("loja-x", "falha-1", T0, json!({})).await;
+    assert!(lead.status == 200 || lead.status == 201, "{}", lead.text);
+    let sale = app
+        .stage("loja-x", "falha-1", json!({"stage": "won", "revenueCents": 12_300, "eventId": "falha-1-won",
+            "occurredAt": T0, "meta": {"ph": [hash]}}))
+        .await;
+    assert!(sale.status < 300, "{}", sale.text);
+    rastrod::actors::pixel_sender::drain(&app.state.actors).await.unwrap();
+    operator(&app, "demo", true, DEMO_OWNER).await;
+    sign_in(&b, &app.base, "demo").await;
+    b.click("[data-view=integrations]").await;
+    b.wait_for("#conversion-counters tr[data-site=loja-x]").await;
+    let status = app.post("/v1/meta/status", json!({"siteIds": ["loja-x"], "now": T0})).await.ok();
+    let c = &status[0]["conversions"];
+    assert!(c["sent"].as_i64().unwrap() > 0 && c["failed"].as_i64().unwrap() == 1, "{c}");
+    for (col, key) in [("pending", "pending"), ("sent", "sent"), ("failed", "failed")] {
+        let shown = b.text(&format!("#conversion-counters tr[data-site=loja-x] [data-col={col}]")).await;
+        assert_eq!(shown.replace('.', ""), c[key].to_string(), "{col}");
+    }
+    let rows = app.get("/v1/sites/loja-x/meta/conversions?limit=50").await.ok();
+    let failed = rows.as_array().unwrap().iter().find(|r| r["status"] == "failed").cloned().unwrap();
+    let reason = failed["lastError"].as_str().unwrap().to_string();
+    assert!(reason.starts_with("PERMISSION_DENIED"), "{reason}");
+    let shown = b
+        .js(
+            "var r=document.querySelector('#conversion-feed tr[data-event=\"'+arguments[0]+'\"] [data-last-error]');return r?r.textContent:null;",
+            json!([failed["eventId"]]),
+        )
+        .await;
+    assert_eq!(shown, json!(reason));
+    no_serious_violations("Integrações with its queue", b.axe().await);
+    b.quit().await;
+});
