@@ -12,12 +12,14 @@ import { S, t, h, s } from "./dom.js";
 
 var W = 720, H = 220, L = 56, R = 56, T = 12, B = 30;
 
-// A round step for about four ticks over [0, max].
+// A round step for about four ticks over [0, max]; the last tick is at or
+// above max, so nothing is drawn past the top of the chart.
 function ticks(max) {
   var raw = max / 4, mag = Math.pow(10, Math.floor(Math.log10(raw || 1))), step = mag;
-  [1, 2, 2.5, 5, 10].some(function (m) { step = m * mag; return m * mag >= raw; });
+  [1, 2, 5, 10].some(function (m) { step = m * mag; return m * mag >= raw; });
+  step = Math.max(1, step); // whole counts and cents: no fractional ticks
   var out = [];
-  for (var v = 0; v <= max + step / 2 && out.length < 7; v += step) out.push(v);
+  for (var v = 0; out.length < 8; v += step) { out.push(v); if (v >= max) break; }
   return { values: out, top: out[out.length - 1] || 1 };
 }
 

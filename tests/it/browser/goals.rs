@@ -88,6 +88,8 @@ backend_test!(slow: the_goals_screen_shows_the_reports_and_configures, fake_meta
     // The site's settings: one more route pattern (regrouping starts).
     b.wait_for("#settings-form").await;
     b.type_into("#set-routes", "/p/:id\n/blog/**").await;
+    // The screen as drawn now is marked: the save redraws it.
+    b.js("document.querySelector('main').__before_save = true;", json!([])).await;
     b.click("#settings-save").await;
     // The save is done when the server says so (the field shows the typed text at once).
     let mut settings = Value::Null;
@@ -133,6 +135,14 @@ async fn edits_pauses_and_pages(app: &TestApp, b: &Browser, from: i64, to: i64) 
         let listed = host(app, "listGoals", json!({"siteId": "loja-x"})).await;
         listed.as_array().unwrap().iter().find(|g| g["key"] == key).cloned().unwrap()
     };
+    // The screen redrawn after the settings' save, its definitions listed.
+    b.wait_until(
+        "the screen redrawn",
+        "var m=document.querySelector('main'),g=document.querySelector('#goal-defs');\
+         return !!m && !m.__before_save && !!g && g.textContent.indexOf('contato')>=0 && !!document.querySelector('#affiliate-defs');",
+        json!([]),
+    )
+    .await;
     let before = goal("contato").await;
     b.click("[data-edit-goal=contato]").await;
     b.wait_until("the form holds the goal", "return document.querySelector('#goal-key').value==='contato';", json!([]))
@@ -171,8 +181,13 @@ async fn edits_pauses_and_pages(app: &TestApp, b: &Browser, from: i64, to: i64) 
         (edited["affiliateId"].clone(), edited["commissionBps"].clone()),
         (aff["affiliateId"].clone(), json!(1234))
     );
-    // Paused, then resumed.
-    b.wait_for(&format!("[data-pause-affiliate={slug}]")).await;
+    // Paused, then resumed (once the screen drawn after the save lists the new commission).
+    b.wait_until(
+        "the affiliate redrawn",
+        "var t=document.querySelector('#affiliate-defs');return !!t && t.textContent.indexOf('1.234')>=0;",
+        json!([]),
+    )
+    .await;
     b.click(&format!("[data-pause-affiliate={slug}]")).await;
     b.wait_for("#affiliate-defs [data-state=paused]").await;
     assert_eq!(host(app, "listAffiliates", json!({"siteId": "loja-x"})).await[0]["active"], false);
