@@ -38,9 +38,7 @@ pub async fn record_lead(
     body: crate::http::json::Json<RecordLead>,
 ) -> Result<HttpResponse> {
     let (site, input) = (path.into_inner(), body.into_inner());
-    leads::check_record(&input)?;
-    let now = st.now();
-    let answer = st.cx.write(move |c| leads::record(c, now, &site, input)).await?;
+    let answer = leads::record_lead(&st.cx, st.now(), site, input).await?;
     let status = if answer.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok(HttpResponse::build(status).json(answer))
 }

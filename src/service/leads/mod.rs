@@ -18,6 +18,7 @@ use utoipa::ToSchema;
 use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
+use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::meta::conversions::{self, contact_hashes};
 use crate::service::sites;
@@ -333,6 +334,19 @@ fn record_repeat(
         remember_names(conn, &row, now)?;
     }
     Ok(Written::new(RecordLeadAnswer { lead_id: row.id, created: false }, Effects::lead_write(site_id, queued)))
+}
+
+/// `recordLead` as the host calls it (issue 25): a repeat of an event the
+/// lead already holds changes nothing, so it is answered from one read
+/// without a write; anything else is [`record`] in the writer. The read sees
+/// only committed rows, so its answer is the one the write would give.
+pub async fn record_lead(cx: &Context, now: i64, site_id: String, input: RecordLead) -> Result<RecordLeadAnswer> {
+    check_record(&input)?;
+    let (site, key, event) = (site_id.clone(), input.lead_key.clone(), input.event_id.clone());
+    if let Some(lead_id) = cx.read(move |c| Ok(store::repeat_of(c, &site, &key, &event)?)).await? {
+        return Ok(RecordLeadAnswer { lead_id, created: false });
+    }
+    cx.write(move |c| record(c, now, &site_id, input)).await
 }
 
 /// `recordLead`; its effects say whether it queued a conversion (then the

@@ -145,6 +145,24 @@ pub fn delete(conn: &mut AnyConnection, lead_id: &str) -> QueryResult<()> {
     diesel::delete(leads::table.find(lead_id)).execute(conn).map(|_| ())
 }
 
+/// The id of the site's lead under `lead_key` when it already holds the
+/// event `event_id`: a repeat that changes nothing (one read, no lock).
+pub fn repeat_of(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    lead_key: &str,
+    event_id: &str,
+) -> QueryResult<Option<String>> {
+    leads::table
+        .inner_join(lead_events::table.on(lead_events::lead_id.eq(leads::id)))
+        .filter(leads::site_id.eq(site_id))
+        .filter(leads::lead_key.eq(lead_key))
+        .filter(lead_events::event_id.eq(event_id))
+        .select(leads::id)
+        .first::<String>(conn)
+        .optional()
+}
+
 pub fn event_seen(conn: &mut AnyConnection, lead_id: &str, event_id: &str) -> QueryResult<bool> {
     diesel::select(diesel::dsl::exists(
         lead_events::table.filter(lead_events::lead_id.eq(lead_id)).filter(lead_events::event_id.eq(event_id)),

@@ -52,6 +52,28 @@ backend_test!(record_lead_is_once_per_key, |app| {
     assert_eq!(leads[0]["firstAt"], T0);
 });
 
+// rule: LEAD-11
+// rule: LEAD-01
+backend_test!(a_replayed_record_lead_is_answered_without_a_write, |app| {
+    app.site("s1").await;
+    let first = app.lead("s1", "c1", T0, json!({"label": "Ana"})).await;
+    assert_eq!(first.status, 201);
+    let writes = || app.state.cx.storage_stats().writer.writes;
+    let before = writes();
+    // The same call again (same eventId): answered, nothing written.
+    let again = app.lead("s1", "c1", T0, json!({"label": "Ana"})).await;
+    assert_eq!((again.status, again.body.clone()), (200, json!({"leadId": first.body["leadId"], "created": false})));
+    assert_eq!(writes(), before, "a replay costs no write");
+    // Another event of the same lead still goes through the writer (it may fill blanks or move a column).
+    let other = app.lead("s1", "c1", T0 + 5, json!({"eventId": "c1-second"})).await;
+    assert_eq!(other.status, 200);
+    assert_eq!(writes(), before + 1);
+    // A key another site holds is no repeat here.
+    app.site("s2").await;
+    let there = app.lead("s2", "c1", T0, json!({"label": "Ana"})).await;
+    assert_eq!((there.status, there.body["created"].clone()), (201, json!(true)));
+});
+
 // rule: LEAD-01
 backend_test!(a_repeat_changes_nothing_the_first_call_set, |app| {
     app.site("s1").await;
