@@ -16,13 +16,9 @@ import { leadsScreen } from "./leads.js";
 // module is fetched the first time it is opened (the browser keeps it), so
 // the first screen stays light as screens grow.
 var SCREENS = {
-  visits: function () { return import("./visits.js").then(function (m) { return m.visitsScreen; }); },
-  people: function () { return import("./people.js").then(function (m) { return m.peopleScreen; }); },
-  sitemap: function () { return import("./sitemap.js").then(function (m) { return m.siteMapScreen; }); },
-  vitals: function () { return import("./vitals.js").then(function (m) { return m.vitalsScreen; }); },
-  goals: function () { return import("./goals.js").then(function (m) { return m.goalsScreen; }); },
-  links: function () { return import("./links.js").then(function (m) { return m.linksScreen; }); },
-  integrations: function () { return import("./integrations.js").then(function (m) { return m.integrations; }); },
+  visits: ["./visits.js", "visitsScreen"], people: ["./people.js", "peopleScreen"], sitemap: ["./sitemap.js", "siteMapScreen"],
+  vitals: ["./vitals.js", "vitalsScreen"], goals: ["./goals.js", "goalsScreen"], links: ["./links.js", "linksScreen"],
+  integrations: ["./integrations.js", "integrations"],
 };
 var drawing = 0;
 
@@ -90,9 +86,9 @@ function render() {
   if (!canWrite()) add(main, h("p", { class: "muted" }, t("readOnlyNote")));
   // Only the latest pick draws: a screen whose module arrives after another
   // pick is dropped.
-  var mine = ++drawing, load = SCREENS[state.view];
-  if (!load) { leadsScreen(main); return; }
-  load().then(function (screen) { if (mine === drawing) screen(main); })
+  var mine = ++drawing, lazy = SCREENS[state.view];
+  if (!lazy) { leadsScreen(main); return; }
+  import(lazy[0]).then(function (m) { if (mine === drawing) m[lazy[1]](main); })
     .catch(function (e) { if (mine === drawing) add(main, h("p", { class: "error", role: "alert" }, explain(e))); });
 }
 

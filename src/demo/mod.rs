@@ -483,6 +483,11 @@ pub async fn sync(st: &crate::state::AppState) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// The sales of the planned leads whose ad passes `which`, in cents.
+    fn revenue_of(plan: &[Planned], values: &[Option<i64>], which: impl Fn(&DemoAd) -> bool) -> i64 {
+        plan.iter().zip(values).filter(|(p, _)| p.ad.as_ref().is_some_and(&which)).filter_map(|(_, v)| *v).sum()
+    }
+
     // rule: FAKE-07
     #[test]
     fn each_ad_sells_its_target_return_on_its_spend_on_any_day() {
@@ -492,12 +497,7 @@ mod tests {
             let values = sale_values(&plan, now);
             assert_eq!(values, sale_values(&super::plan(now), now), "deterministic");
             for (ad_id, tenths) in RETURN_TARGETS {
-                let revenue: i64 = plan
-                    .iter()
-                    .zip(&values)
-                    .filter(|(p, _)| p.ad.is_some_and(|a| a.5 == ad_id))
-                    .filter_map(|(_, v)| *v)
-                    .sum();
+                let revenue = revenue_of(&plan, &values, |a| a.5 == ad_id);
                 let spend = ad_spend_cents(ad_id, now);
                 assert!(spend > 0 && revenue > 0, "{ad_id} spends and sells");
                 assert_eq!(revenue, spend * tenths / 10, "{ad_id}");
@@ -520,12 +520,7 @@ mod tests {
             let plan = plan(now);
             let values = sale_values(&plan, now);
             for (campaign, band) in want {
-                let revenue: i64 = plan
-                    .iter()
-                    .zip(&values)
-                    .filter(|(p, _)| p.ad.is_some_and(|a| a.1 == campaign))
-                    .filter_map(|(_, v)| *v)
-                    .sum();
+                let revenue = revenue_of(&plan, &values, |a| a.1 == campaign);
                 // Every ad of the campaign spends, the paused ones too (before their quiet days).
                 let spend: i64 = crate::meta::fake::sample_ads()
                     .iter()

@@ -45,8 +45,9 @@ pub async fn accept(cx: &Context, visit: Visit, events: Vec<Option<Incoming>>, l
 async fn write(waiting: Waiting, cx: Context) {
     let queue = waiting.clone();
     let (tx, taken) = oneshot::channel::<Vec<Reply>>();
-    let failed_batches: Arc<Mutex<Vec<Batch>>> = Arc::default();
-    let keep = failed_batches.clone();
+    // The batches, kept for a retry one by one should the combined write fail.
+    let retry: Arc<Mutex<Vec<Batch>>> = Arc::default();
+    let keep = retry.clone();
     let written = cx
         .write(move |c| {
             let batches = {
@@ -62,7 +63,6 @@ async fn write(waiting: Waiting, cx: Context) {
             }
             let _ = tx.send(replies);
             let sites: Vec<String> = work.iter().map(|(v, _)| v.site_id.clone()).collect();
-            // Kept for a retry one by one, should the combined write fail.
             *keep.lock().unwrap_or_else(|p| p.into_inner()) = work.clone();
             let outcomes = accept::accept_many(c, work)?;
             let mut effects = Effects::quiet();
@@ -100,7 +100,7 @@ async fn write(waiting: Waiting, cx: Context) {
         }
         // Another failure: each batch alone, so only the bad one fails.
         Err(_) => {
-            let work = std::mem::take(&mut *failed_batches.lock().unwrap_or_else(|p| p.into_inner()));
+            let work = std::mem::take(&mut *retry.lock().unwrap_or_else(|p| p.into_inner()));
             for (reply, (v, events)) in replies.into_iter().zip(work) {
                 let site = v.site_id.clone();
                 let one = cx
