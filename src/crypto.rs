@@ -32,6 +32,8 @@ pub enum Identity<'a> {
     Page(&'a str, &'a str),
     /// A site's form-lead handler secret (Lead Ads), by site id.
     FormHandler(&'a str),
+    /// The fbclid a session landed with (WA-33), by site id and session id.
+    WebClickId(&'a str, &'a str),
 }
 
 impl Identity<'_> {
@@ -41,6 +43,7 @@ impl Identity<'_> {
             Identity::Pixel(site) => format!("rastrod:pixel:{site}"),
             Identity::Page(owner, page) => format!("rastrod:page:{owner}:{page}"),
             Identity::FormHandler(site) => format!("rastrod:form-handler:{site}"),
+            Identity::WebClickId(site, session) => format!("rastrod:fbclid:{site}:{session}"),
         }
     }
 }

@@ -133,6 +133,7 @@ function clients(conn, status, msg, reload) {
       else add(px, h("button", { "data-remove-pixel": st.siteId, disabled: !write, onclick: function () {
         api("DELETE", "/dashboard/api/sites/" + encodeURIComponent(st.siteId) + "/pixel").then(function () { reload(t("saved")); }).catch(fail);
       } }, t("removePixel")));
+      add(px, clickIds(st, sc, st.pixel.own === false || !write, reload));
     } else if (conn && pixels.length) {
       var pid = "px-" + st.siteId;
       var psel = h("select", { id: pid }, h("option", { value: "" }, t("choosePixel")), pixels.map(function (p) { return h("option", { value: p.pixelId }, p.name + " (" + p.pixelId + ")"); }));
@@ -162,6 +163,29 @@ function clients(conn, status, msg, reload) {
     h("h3", { id: "clients-h" }, business() ? t("yourAccount") : t("clientsTitle")),
     business() ? h("p", { class: "muted" }, t("productReads", { product: state.me.productName }) + ". " + t("pixelWarning", { product: state.me.productName })) : h("label", { for: "client-filter" }, t("filter"), filter),
     h("table", {}, h("thead", {}, h("tr", {}, heads.map(function (x) { return h("th", { scope: "col" }, x); }))), tbody));
+}
+
+// WA-30: the site's click-to-WhatsApp conversions by click id, and its
+// WhatsApp Business Account; off until both are given.
+function clickIds(st, sc, readOnly, reload) {
+  var id = st.siteId;
+  var on = h("input", { type: "checkbox", id: "click-ids-" + id, checked: !!st.pixel.sendClickIds, disabled: readOnly });
+  var waba = h("input", { type: "text", id: "waba-" + id, inputmode: "numeric", autocomplete: "off", maxlength: 20,
+    value: st.pixel.whatsappBusinessAccountId || "", disabled: readOnly });
+  var note = h("div", { "aria-live": "polite" });
+  var form = h("form", { "data-click-ids": id, onsubmit: function (ev) {
+    ev.preventDefault();
+    api("PUT", "/dashboard/api/sites/" + encodeURIComponent(id) + "/click-ids", { sendClickIds: on.checked, whatsappBusinessAccountId: waba.value.trim() || null })
+      .then(function () { reload(t("saved")); }).catch(function (e) { say(note, explain(e)); });
+  } },
+    h("p", { class: "muted" }, t("clickIdsHelp")),
+    h("label", { class: "inline", for: on.id }, on, t("sendClickIds")),
+    h("label", { for: waba.id }, t("wabaId"), waba),
+    h("p", { class: "muted" }, t("fbclidHelp")),
+    readOnly ? null : h("button", { type: "submit" }, t("save")),
+    note);
+  return h("details", { "data-click-ids-for": id },
+    h("summary", {}, st.pixel.sendClickIds ? t("clickIdsOn") : t("clickIdsTitle")), form);
 }
 
 function unlinkDialog(siteId, a, msg, reload) {
@@ -233,7 +257,9 @@ function conversionsFeed(feed, status) {
       var sc = site(c.siteId) || { name: c.siteId };
       // A failed one says why its last attempt failed (a code first, never a secret).
       var st = h("td", { "data-col": "status" }, t("status_" + c.status), c.lastError ? h("div", { class: "muted", "data-last-error": "" }, c.lastError) : null);
-      return h("tr", { "data-event": c.eventId }, h("td", {}, t("event_" + c.eventName)), business() ? null : h("td", {}, sc.name), h("td", {}, c.leadLabel || S.unknown),
+      // A site sale (WA-33) has no lead: it says so.
+      return h("tr", { "data-event": c.eventId }, h("td", {}, t("event_" + c.eventName)), business() ? null : h("td", {}, sc.name),
+        h("td", c.conversionId ? { "data-site-sale": "" } : {}, c.leadLabel || (c.conversionId ? t("siteSale") : S.unknown)),
         h("td", {}, c.adName || c.adId || S.unknown), h("td", { class: "n" }, c.valueFmt),
         st, h("td", {}, date(c.createdAt, true, sc.timezone)));
     }))));

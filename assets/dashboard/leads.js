@@ -155,6 +155,14 @@ function origins(report, args) {
     h("table", { id: "origins" }, h("thead", {}, head), h("tbody", {}, rows))) : null;
 }
 
+// "Retorno total": the leads' revenue plus the site's own sales of the ads'
+// visits over the spend (WA-21), written out by the server; the site's sales
+// themselves in its title.
+function totalReturn(row) {
+  var title = row.siteConversions ? t("siteSales", { n: num(row.siteConversions) }) : null;
+  return h("td", { class: "n", "data-col": "totalReturn", title: title }, row.fmt.totalReturn || S.unknown);
+}
+
 // Meta's delivery beside the campaign tree's figures (the server writes them out).
 var DELIVERY = ["impressions", "clicks", "ctr", "cpc", "cpm"];
 function delivered(row) {
@@ -165,20 +173,20 @@ function delivered(row) {
 function campaigns(report, args, r) {
   var rows = [];
   (report.campaigns || []).forEach(function (c) {
-    rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, filterCell("th", "campaign", c.campaignId, c.name || c.campaignId || t("noCampaign")), figures(c), delivered(c)));
+    rows.push(h("tr", { class: "lvl0", "data-campaign": c.campaignId || "" }, filterCell("th", "campaign", c.campaignId, c.name || c.campaignId || t("noCampaign")), figures(c), totalReturn(c), delivered(c)));
     (c.adsets || []).forEach(function (a) {
-      rows.push(h("tr", { class: "lvl1", "data-adset": a.adsetId || "" }, filterCell("td", "adSet", a.adsetId, a.name || a.adsetId || t("noName")), figures(a), delivered(a)));
+      rows.push(h("tr", { class: "lvl1", "data-adset": a.adsetId || "" }, filterCell("td", "adSet", a.adsetId, a.name || a.adsetId || t("noName")), figures(a), totalReturn(a), delivered(a)));
       (a.ads || []).forEach(function (ad) {
         var img = ad.thumbnailUrl ? h("img", { class: "thumb", src: ad.thumbnailUrl, alt: "", loading: "lazy" }) : null;
         var cell = filterCell("td", "ad", ad.adId, ad.name || ad.adId);
         if (img) cell.prepend(img);
         add(cell, " ", h("button", { class: "link", "data-open-ad": ad.adId, "aria-label": t("seeAdOf", { ad: ad.name || ad.adId }), onclick: function () { adDialog(ad, report, r); } }, t("seeAd")));
-        rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, cell, figures(ad), delivered(ad)));
+        rows.push(h("tr", { class: "lvl2", "data-ad": ad.adId }, cell, figures(ad), totalReturn(ad), delivered(ad)));
       });
     });
   });
   var head = h("tr", {}, h("th", { scope: "col" }, t("campaignCol")),
-    ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend"].concat(DELIVERY).map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
+    ["leads", "qualified", "sales", "revenue", "spend", "costPerLead", "costPerQualified", "costPerSale", "returnOnSpend", "totalReturn"].concat(DELIVERY).map(function (k) { return h("th", { scope: "col", class: "n" }, t(k)); }));
   return h("section", {}, heading(null, t("campaignsTitle"), csvButton("leadsReport", "ads", args)),
     rows.length ? h("table", { id: "campaigns" }, h("thead", {}, head), h("tbody", {}, rows)) : h("p", {}, t("noAds")));
 }
@@ -225,7 +233,13 @@ function journey(l) {
       return h("tr", {}, h("td", {}, date(e.occurredAt, true, tz0)), h("td", {}, e.stage ? t("stage_" + e.stage) : S.unknown),
         h("td", {}, e.column || S.unknown), h("td", { class: "n" }, e.revenue));
     });
-    dialog(t("journeyTitle", { lead: l.label || l.leadId }), h("div", { id: "journey" }, ad,
+    // The site visit whose WhatsApp tap became this lead (WA-14).
+    var v = j.visit;
+    var visit = v ? h("dl", { id: "lead-visit" },
+      h("dt", {}, t("visitSource")), h("dd", {}, v.campaign ? v.source + " · " + v.campaign : v.source),
+      h("dt", {}, t("visitLanding")), h("dd", {}, v.landingPage),
+      h("dt", {}, t("visitClicked")), h("dd", {}, v.clickedPage + " · " + date(v.clickedAt, true, tz0))) : null;
+    dialog(t("journeyTitle", { lead: l.label || l.leadId }), h("div", { id: "journey" }, ad, visit,
       h("table", {}, h("thead", {}, h("tr", {}, [t("when"), t("stage"), t("column"), t("value")].map(function (x) { return h("th", { scope: "col" }, x); }))), h("tbody", {}, rows))));
   });
 }

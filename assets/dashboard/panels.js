@@ -65,7 +65,8 @@ export function panels(o, args) {
     ]),
     tabbed("panel-sources", t("panelSources"), [
       { key: "sources", label: t("topSources"), draw: function () {
-        return table("top-sources", [t("source"), t("sessions"), t("visitors")], o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors)]; }),
+        // Leads: the WhatsApp taps of the source's visits that became leads (WA-16).
+        return table("top-sources", [t("source"), t("sessions"), t("visitors"), t("leads")], o.sources.map(function (x) { return [x.source, num(x.sessions), num(x.visitors), num(x.leads || 0)]; }),
           null, { dim: "source", csv: csv("sources") });
       } },
       { key: "referrers", label: t("referrers"), draw: function () {
@@ -77,8 +78,8 @@ export function panels(o, args) {
           null, { dim: "medium", csv: csv("mediums") });
       } },
       { key: "campaigns", label: t("campaignsWeb"), draw: function () {
-        return table("web-campaigns", [t("campaignCol"), t("sessions"), t("conversionsCount"), t("revenue")],
-          o.campaigns.map(function (x) { return [x.campaign, num(x.sessions), num(x.conversions), money(x.revenueCents, cur)]; }),
+        return table("web-campaigns", [t("campaignCol"), t("sessions"), t("leads"), t("conversionsCount"), t("revenue")],
+          o.campaigns.map(function (x) { return [x.campaign, num(x.sessions), num(x.leads || 0), num(x.conversions), money(x.revenueCents, cur)]; }),
           null, { dim: "campaign", csv: csv("campaigns") });
       } },
     ]),

@@ -60,7 +60,9 @@ export function visitsScreen(main) {
           card("avgDuration", t("avgDuration"), duration(tt.avgDurationMs), change(ch.avgDurationMs)),
           card("viewsPerSession", t("viewsPerSession"), tt.viewsPerSession == null ? S.unknown : decFmt.format(tt.viewsPerSession), change(ch.viewsPerSession)),
           card("avgEngaged", t("avgEngaged"), duration(tt.avgEngagedMs), change(ch.avgEngagedMs)),
-          card("live", t("liveNow"), num(live.count))),
+          card("live", t("liveNow"), num(live.count)),
+          // Taps on the site's WhatsApp links (docs/whatsapp.md): the tracker's whatsapp_click events.
+          card("whatsappClicks", t("whatsappClicks"), num((o.events.filter(function (e) { return e.name === "whatsapp_click"; })[0] || { count: 0 }).count))),
         h("p", { class: "muted" }, t("comparedWith", { from: date(o.comparison.from, false, z), to: date(o.comparison.to, false, z) }))),
       h("section", {}, h("div", { class: "row between" }, h("h3", { id: "visits-chart-h" }, t(hourly ? "visitsChartHourly" : "visitsChart")), csv("series")), visitsChart(o, z, hourly)),
       h("div", { class: "panels" }, panels(o, args)),
@@ -120,6 +122,7 @@ function intent(v) {
   if (v.goals && v.goals.length) parts.push(t("liveGoals", { goals: v.goals.join(", ") }));
   if (v.funnel) parts.push(t("liveFunnel", { funnel: v.funnel.key, step: v.funnel.step, steps: v.funnel.steps }));
   if (v.conversions) parts.push(t("liveConversions", { n: num(v.conversions) }));
+  if (v.lead) parts.push(t("liveLead"));
   return h("span", { "data-intent": v.visitorId }, parts.length ? parts.join(" · ") : "—");
 }
 

@@ -4,6 +4,10 @@
 //! writer, back to back until the class's backlog is 0, then records the run.
 //! Nothing lives between batches but the rows themselves, so a restart (or a
 //! kill -9 between batches) resumes by simply running again.
+//!
+//! Every round also deletes the WhatsApp references past their 7 days on
+//! every site, with a policy or not (rule WA-02): a reference binds no lead
+//! after them, and it names a visitor.
 
 use super::periodic::Periodic;
 use crate::error::{Error, Result};
@@ -12,9 +16,10 @@ use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 use crate::store::analytics::retention as store;
+use crate::store::analytics::whatsapp_refs;
 
 /// Runs every class of every site with a policy now, due or not (tests,
-/// operators); answers the rows deleted.
+/// operators), and the WhatsApp references' sweep; answers the rows deleted.
 pub async fn drain(cx: &ServiceContext) -> Result<u64> {
     run(cx, false).await
 }
@@ -24,8 +29,8 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
     let now = cx.now();
     let interval = cx.config.retention_interval.as_millis() as i64;
     let batch = cx.config.retention_batch;
+    let mut total = expire_refs(cx, now, batch).await;
     let policies = cx.read(|c| store::policies(c).map_err(Error::from)).await?;
-    let mut total = 0u64;
     for p in policies {
         let site = p.site_id.clone();
         let (jobs, since) =
@@ -92,6 +97,37 @@ pub async fn run(cx: &ServiceContext, only_due: bool) -> Result<u64> {
         }
     }
     Ok(total)
+}
+
+/// Deletes the WhatsApp references clicked more than 7 days before `now`,
+/// on every site (rule WA-02), `batch` rows a write until none is left;
+/// answers how many. A failed batch is logged and retried next round.
+async fn expire_refs(cx: &ServiceContext, now: i64, batch: usize) -> u64 {
+    let cutoff = now - whatsapp_refs::REF_VALID_MS;
+    let mut deleted = 0u64;
+    loop {
+        let step = cx
+            .write_alone(move |c| {
+                let n = whatsapp_refs::delete_expired(c, cutoff, batch)?;
+                Ok(Written::new(n, Effects::quiet()))
+            })
+            .await;
+        match step {
+            Ok(n) => {
+                deleted += n as u64;
+                if n < batch {
+                    return deleted;
+                }
+            }
+            Err(e) => {
+                tracing::warn!(
+                    code = e.code.as_str(),
+                    "a batch of expired WhatsApp references failed; the next run retries"
+                );
+                return deleted;
+            }
+        }
+    }
 }
 
 /// The retention actor: the due classes every `RASTRO_RETENTION_INTERVAL`.

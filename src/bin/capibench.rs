@@ -203,6 +203,8 @@ async fn bench(cli: &Cli, dir: &std::path::Path) -> AnyResult<()> {
             enabled: Some(true),
             test_event_code: None,
             send_lead_event: Some(true),
+            send_click_ids: None,
+            whatsapp_business_account_id: None,
             only_own: false,
         };
         meta_links::set_pixel(&state.cx, &site_id(s), pixel).await?;

@@ -14,6 +14,8 @@ diesel::table! {
         send_lead_event -> Bool,
         created_at -> BigInt,
         updated_at -> BigInt,
+        send_click_ids -> Bool,
+        whatsapp_business_account_id -> Nullable<Text>,
     }
 }
 
@@ -274,6 +276,19 @@ diesel::table! {
         updated_at -> BigInt,
         meta_lead_id -> Nullable<Text>,
         crm_event_name -> Nullable<Text>,
+        web_conversion_id -> Nullable<Text>,
+        web_session_id -> Nullable<Text>,
+        sent_event_id -> Nullable<Text>,
+    }
+}
+
+// Meta told by click id (docs/whatsapp.md §4): a session's sealed landing fbclid.
+diesel::table! {
+    web_click_ids (site_id, session_id) {
+        site_id -> Text,
+        session_id -> Text,
+        sealed_fbclid -> Text,
+        landed_at -> BigInt,
     }
 }
 
@@ -359,5 +374,36 @@ diesel::table! {
         day -> BigInt,
         clicks -> BigInt,
         bot_hits -> BigInt,
+    }
+}
+
+// The WhatsApp bridge (docs/whatsapp.md): the visit a lead came from, and the
+// ledger conversions of sessions that came from a Meta ad.
+diesel::table! {
+    lead_visits (lead_id) {
+        lead_id -> Text,
+        site_id -> Text,
+        visitor_id -> Text,
+        session_id -> Text,
+        source -> Text,
+        medium -> Text,
+        campaign -> Nullable<Text>,
+        landing_path -> Text,
+        affiliate_id -> Nullable<Text>,
+        clicked_at -> BigInt,
+        clicked_path -> Text,
+        lead_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    web_ad_conversions (conversion_id) {
+        conversion_id -> Text,
+        site_id -> Text,
+        occurred_at -> BigInt,
+        campaign_id -> Text,
+        adset_id -> Text,
+        ad_id -> Text,
+        value_cents -> BigInt,
     }
 }

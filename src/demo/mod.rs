@@ -9,6 +9,7 @@
 pub mod analytics;
 pub mod lead_ads;
 pub mod traffic;
+pub mod whatsapp;
 
 use crate::clock::{DAY_MS, HOUR_MS, utc_day_start};
 use crate::error::{Code, Result};
@@ -316,6 +317,7 @@ pub async fn seed(cx: &Context, now: i64) -> Result<usize> {
             click_id: None,
             column: Some("novo".into()),
             meta: None,
+            web_ref: None,
         };
         let answer = cx.write(move |c| leads::record(c, now, site, input)).await?;
         if !answer.created {
@@ -396,6 +398,8 @@ pub async fn run(st: &crate::state::AppState, now: i64, agency: bool) -> Result<
     let mut forms = None;
     if agency {
         sync(st).await?;
+        // The WhatsApp bridge's path needs the synced catalogue (its ad).
+        whatsapp::seed(&st.cx, now).await?;
         if st.cx.config.federation_meta_leads {
             forms = Some(lead_ads::seed(st, DEMO_OWNER, now).await?);
         }
@@ -435,6 +439,8 @@ pub async fn connect(st: &crate::state::AppState, now: i64) -> Result<()> {
         enabled: Some(true),
         test_event_code: None,
         send_lead_event: Some(false),
+        send_click_ids: None,
+        whatsapp_business_account_id: None,
         only_own: false,
     };
     meta_links::set_pixel(&st.cx, "loja-x", pixel).await?;

@@ -145,6 +145,9 @@ fn rules_between_arguments(path: &str, method: &str) -> Option<String> {
         ("patch", "/v1/sites/{siteId}") => "`currency` equal to the site's current one (it cannot change)",
         ("put", "/v1/sites/{siteId}/pipeline") => "column keys unique",
         ("put", "/v1/sites/{siteId}/event-map") => "only columns the site's pipeline declares",
+        ("put", "/v1/sites/{siteId}/pixel") => {
+            "`sendClickIds: true` needs a `whatsappBusinessAccountId`, given or already stored (rule WA-30)"
+        }
         ("post", "/v1/sites/{siteId}/analytics/conversions") => {
             "`occurredAt` at most 400 days before the site's creation and at most 300000 ms after the server clock; \
              `properties` as the tracker's (at most 30 keys of 1-64 characters, each a string of at most 256 \
@@ -211,6 +214,7 @@ fn rule(owner: &str, name: &str) -> Option<Value> {
         "pixelId" => json!({"pattern": "^[0-9]{1,32}$"}),
         "adAccountId" => json!({"pattern": "^act_[0-9]{1,30}$"}),
         "testEventCode" => text(1, 64),
+        "whatsappBusinessAccountId" => json!({"pattern": "^[0-9]{5,20}$"}),
         "connectionId" | "organizationId" => json!({"pattern": "^[A-Za-z0-9_.:-]{1,128}$"}),
         "accessToken" | "code" => {
             json!({"minLength": 1, "maxLength": 2048, "pattern": r"^[^\s\u0000-\u001F\u007F-\u009F]+$"})

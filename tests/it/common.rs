@@ -123,6 +123,11 @@ pub fn skip_or_fail(missing: &str, install: &str) {
     eprintln!("skipping: {why}");
 }
 
+/// One test capturing the log lines at a time: a thread's subscriber going
+/// away re-decides which lines every thread's subscribers see (tracing's
+/// callsite interest), so two captures at once could each miss lines.
+pub static LOG_CAPTURE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The default app: no Meta.
 pub fn plain_builder(backend: Backend) -> TestAppBuilder {
     TestApp::builder(backend)

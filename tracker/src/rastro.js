@@ -1,20 +1,25 @@
 /*
- * rastro browser tracker. Contract: design/ANALYTICS.md §3.2-§3.4, rules TRK-04..TRK-10.
+ * rastro browser tracker. Contract: design/ANALYTICS.md §3.2-§3.4, rules TRK-04..TRK-10;
+ * WhatsApp taps: docs/whatsapp.md, rules WA-01..WA-05.
  *
  * <script defer src="https://<host>/rastro/tracker.js" data-site-id="loja-y"></script>
- *   data-api         base URL of rastrod (default: this script's origin)
- *   data-hash        hash routing: "#/..." and "#!/..." fragments are part of the path
- *   data-cookieless  store nothing in the browser, send no visitorId
+ *   data-api           base URL of rastrod (default: this script's origin)
+ *   data-hash          hash routing: "#/..." and "#!/..." fragments are part of the path
+ *   data-cookieless    store nothing in the browser, send no visitorId
+ *   data-whatsapp-ref  "off": WhatsApp taps are counted, no reference is written into the message
+ *
+ * On the page, an element marked data-rastro-whatsapp (value: the business number) is a
+ * WhatsApp link whatever its href.
  *
  * Public API: rastro.track(name, properties?), rastro.identify(visitorId), rastro.reset().
  *
  * Plain ES2017, no dependencies. Built by `npm run build` (terser) into dist/tracker.js,
- * which must stay <= 4,096 bytes after gzip -9 (TRK-04).
+ * which must stay <= 2,560 bytes after gzip -9 (WA-05, TRK-04).
  */
 (() => {
   const w = window, d = document, n = navigator, l = location, perf = performance;
   const now = Date.now;
-  const on = (target, type, fn) => target.addEventListener(type, fn);
+  const on = (target, type, fn, capture) => target.addEventListener(type, fn, capture);
   const VID = 'rastro_vid';
   const MAX_EVENTS = 50, MAX_BYTES = 65536;
 
@@ -108,7 +113,41 @@
     }
   }
 
-  api.track = (name, properties) => push({ type: 'event', url: l.href, name, properties });
+  const track = api.track = (name, properties) => push({ type: 'event', url: l.href, name, properties });
+
+  /* ---------------- WhatsApp taps (WA-01..WA-04) ---------------- */
+
+  const REF = '23456789ABCDEFGHJKMNPQRSTUVWXYZ';
+  // 6 symbols of 31. A byte modulo 31 would favour the first 8 symbols (256 = 8 * 31 + 8),
+  // so two taps' references would collide ~1.7% more often; rejecting the bytes >= 248
+  // (8 in 256) keeps every symbol equally likely.
+  const mintRef = (ref = '') => {
+    while (ref.length < 6) for (const b of crypto.getRandomValues(new Uint8Array(8))) if (b < 248) ref += REF[b % 31];
+    return ref.slice(0, 6);
+  };
+
+  // One listener, capturing on the document: it runs before the page's own handlers and
+  // before the link is followed.
+  on(d, 'click', (e) => {
+    const t = e.target;
+    if (!t.closest) return;
+    const link = t.closest('a[href]'), mark = t.closest('[data-rastro-whatsapp]'), href = link && link.href;
+    // The business number: the mark's value, else the link's (wa.me/<n>, .../send?phone=<n>).
+    const number = ((mark && mark.dataset.rastroWhatsapp) || (/^(?:https:\/\/wa\.me\/|(?:https:\/\/api\.whatsapp\.com|whatsapp:\/\/)\/?send\/?\?(?:[^#]*&)?phone=(?:\+|%2B)?)(\d+)/i.exec(href) || [])[1] || '').replace(/\D/g, '');
+    if (!mark && !number) return;
+    let ref;
+    if (link && data.whatsappRef != 'off') {
+      // " (ref R7K2QX)" at the end of the prefilled message (`text`, created when absent), the
+      // rest of the address as it was; the href as written is put back once the click is over.
+      const raw = link.getAttribute('href'), tag = encodeURIComponent('(ref ' + (ref = mintRef()) + ')');
+      const m = /[?&]text=([^&#]*)/.exec(href);
+      link.href = m ? href.replace(m[0], (x) => x + (m[1] ? '%20' : '') + tag)
+        : href.replace(/#|$/, (h) => (/^[^#]*\?/.test(href) ? '&' : '?') + 'text=' + tag + h);
+      setTimeout(() => link.setAttribute('href', raw));
+    }
+    track('whatsapp_click', { number: number || undefined, ref });
+    flush(1); // the page is usually being left
+  }, true);
 
   /* ---------------- web vitals ---------------- */
 

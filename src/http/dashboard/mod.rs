@@ -57,6 +57,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
                 .route("/sites/{siteId}/ad-accounts/{adAccountId}/unlink-preview", web::get().to(reads::unlink_preview))
                 .route("/sites/{siteId}/pixel", web::put().to(writes::set_pixel))
                 .route("/sites/{siteId}/pixel", web::delete().to(writes::remove_pixel))
+                .route("/sites/{siteId}/click-ids", web::put().to(writes::set_click_ids))
                 .route("/sites/{siteId}/meta/sync", web::post().to(writes::sync_now))
                 .route("/sites/{siteId}/links", web::get().to(links::list))
                 .route("/sites/{siteId}/links", web::post().to(links::create))

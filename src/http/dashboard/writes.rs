@@ -113,9 +113,42 @@ pub async fn set_pixel(
         enabled: Some(true),
         test_event_code: None,
         send_lead_event: b.send_lead_event,
+        send_click_ids: None,
+        whatsapp_business_account_id: None,
         only_own: true,
     };
     Ok(HttpResponse::Ok().json(links::set_pixel(&st.cx, &path.into_inner(), input).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClickIdsBody {
+    send_click_ids: bool,
+    whatsapp_business_account_id: Option<String>,
+}
+
+/// Integrações' click-id opt-ins (rule WA-30): both at once, as the
+/// operator's owner (CONFLICT when another owner's pixel decides the site's
+/// events); an account id not of 5-20 digits, or the opt-in without one, is
+/// INVALID_ARGUMENT.
+pub async fn set_click_ids(
+    st: web::Data<AppState>,
+    req: HttpRequest,
+    path: web::Path<String>,
+    body: crate::http::json::Json<ClickIdsBody>,
+) -> Result<HttpResponse> {
+    let s = may_write(&req)?;
+    let (site, now, b, owner) = (path.into_inner(), st.now(), body.into_inner(), s.operator.owner_key);
+    let to = links::ClickIds {
+        send_click_ids: b.send_click_ids,
+        // A blank field is no account.
+        whatsapp_business_account_id: b
+            .whatsapp_business_account_id
+            .map(|w| w.trim().to_string())
+            .filter(|w| !w.is_empty()),
+    };
+    let saved = st.cx.write_plain(move |c| links::set_click_ids(c, now, &site, &owner, to)).await?;
+    Ok(HttpResponse::Ok().json(saved))
 }
 
 pub async fn remove_pixel(st: web::Data<AppState>, req: HttpRequest, path: web::Path<String>) -> Result<HttpResponse> {

@@ -13,7 +13,12 @@
 //!   error (code 200), as for a business that shared fewer accounts.
 //! * Login (`POST /oauth/access_token`, `GET /debug_token`): see [`login`].
 //! * Conversions (`POST /{pixel_id}/events`) are validated, counted per
-//!   `event_id` and kept in memory; nothing leaves the machine.
+//!   `event_id` and kept in memory; nothing leaves the machine. Each shape is
+//!   checked as Meta documents it (rule WA-34): `business_messaging` needs
+//!   `messaging_channel: whatsapp`, `user_data.ctwa_clid` and
+//!   `whatsapp_business_account_id`, and an event name that channel takes
+//!   (`Lead` is refused with code 100, subcode 2804066); an `fbc` must be
+//!   `fb.1.<ms>.<fbclid>`.
 //! * Lead Ads (Pages, forms, leads, signed `leadgen` webhooks): see [`leads`];
 //!   a form-lead handler as a host runs one: see [`handler`].
 //! * Tests steer it through `/__fake/` (see [`faults`]): faults, config, the

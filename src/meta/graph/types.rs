@@ -157,6 +157,9 @@ pub struct ServerEvent {
     pub event_time: i64,
     pub event_id: String,
     pub action_source: String,
+    /// `business_messaging` only: the channel (`whatsapp`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messaging_channel: Option<String>,
     pub user_data: UserData,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub custom_data: Option<CustomData>,
@@ -169,13 +172,15 @@ impl std::fmt::Debug for ServerEvent {
             .field("event_time", &self.event_time)
             .field("event_id", &self.event_id)
             .field("action_source", &self.action_source)
+            .field("messaging_channel", &self.messaging_channel)
             .field("user_data", &"<hashed>")
             .field("custom_data", &self.custom_data)
             .finish()
     }
 }
 
-/// SHA-256 hex hashes, as Meta asks for them.
+/// SHA-256 hex hashes, as Meta asks for them, and the ids Meta takes as
+/// they are (click ids among them: Debug prints none of it).
 #[derive(Clone, PartialEq, Eq, Default, Serialize)]
 pub struct UserData {
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -187,6 +192,15 @@ pub struct UserData {
     /// Conversion Leads: Meta's lead id (the leadgen id), sent as is, not hashed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lead_id: Option<String>,
+    /// `business_messaging` on WhatsApp: the click-to-WhatsApp ad's click id, as is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ctwa_clid: Option<String>,
+    /// `business_messaging` on WhatsApp: the business's WhatsApp Business Account id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whatsapp_business_account_id: Option<String>,
+    /// `website`: the Facebook click id as `fb.1.<ms>.<fbclid>`, as is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fbc: Option<String>,
 }
 
 impl std::fmt::Debug for UserData {
@@ -399,6 +413,7 @@ mod tests {
             event_time: 1,
             event_id: "e".into(),
             action_source: "chat".into(),
+            messaging_channel: None,
             user_data: UserData { ph: vec!["deadbeefhash".into()], ..Default::default() },
             custom_data: None,
         };
@@ -406,5 +421,20 @@ mod tests {
         let json = serde_json::to_value(&ev).unwrap();
         assert_eq!(json["user_data"], json!({"ph": ["deadbeefhash"]}));
         assert!(json.get("custom_data").is_none());
+        assert!(json.get("messaging_channel").is_none());
+        // Click ids are sent as they are, and printed nowhere (rules WA-31, WA-33).
+        let clicked = ServerEvent {
+            messaging_channel: Some("whatsapp".into()),
+            user_data: UserData {
+                ctwa_clid: Some("ctwacanary".into()),
+                fbc: Some("fb.1.1.fbccanary".into()),
+                ..Default::default()
+            },
+            ..ev
+        };
+        assert!(!format!("{clicked:?}").contains("canary"));
+        let json = serde_json::to_value(&clicked).unwrap();
+        assert_eq!(json["user_data"], json!({"ctwa_clid": "ctwacanary", "fbc": "fb.1.1.fbccanary"}));
+        assert_eq!(json["messaging_channel"], "whatsapp");
     }
 }

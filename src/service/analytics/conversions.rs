@@ -20,6 +20,7 @@ use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
 use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::effects::{Effects, Written};
+use crate::service::meta::conversions as meta_conversions;
 use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::reporting::timezone;
 use crate::service::sites;
@@ -94,7 +95,12 @@ pub fn record_written(
     a: RecordConversion,
 ) -> Result<Written<Recorded>> {
     let recorded = record(conn, now, site_id, a)?;
-    let effects = Effects::default().merge(Effects::live(site_id, recorded.created));
+    // A sale sent to the pixel (rule WA-33) wakes its sender.
+    let queued = recorded.created
+        && crate::store::meta::conversions::find(conn, &meta_conversions::web_event_id(&recorded.conversion_id))?
+            .is_some();
+    let effects =
+        Effects::default().merge(Effects::live(site_id, recorded.created)).merge(Effects::lead_write(site_id, queued));
     Ok(Written::new(recorded, effects))
 }
 
@@ -111,6 +117,7 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
         return Ok(Recorded { conversion_id: existing.id, created: false });
     }
     let (session, visitor) = attribute(conn, site_id, &a)?;
+    let event_id = properties.as_ref().and_then(|p| p.get("eventId")).and_then(Value::as_str).map(str::to_string);
     let (affiliate_id, commission_cents) = match &visitor {
         Some(v) => affiliate_of(conn, site_id, v, a.occurred_at, a.value_cents)?,
         None => (None, 0),
@@ -131,6 +138,23 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
         created_at: now,
     };
     store::insert(conn, &row).map_err(db)?;
+    // A sale of a visit that landed with an fbclid goes to the pixel (rule WA-33).
+    if let Some(s) = &session {
+        let sale = meta_conversions::WebPurchase {
+            site_id,
+            conversion_id: &row.id,
+            session_id: &s.id,
+            at: row.occurred_at,
+            value_cents: row.value_cents,
+            currency: &row.currency,
+            event_id: event_id.as_deref(),
+        };
+        meta_conversions::enqueue_web_purchase(conn, now, &sale)?;
+    }
+    // A sale of a visit from a Meta ad counts on the ad's row too (rule WA-20).
+    if let Some(s) = &session {
+        crate::service::leads::web_visit::count_sale(conn, s, &row.id, row.occurred_at, row.value_cents)?;
+    }
     let money = Money { conversions: 1, revenue_cents: row.value_cents, commission_cents: row.commission_cents };
     let campaign = session.as_ref().and_then(|s| s.campaign.as_deref());
     // Month rows before the site's complete_from are the month build's (see rollups::month_tiers).

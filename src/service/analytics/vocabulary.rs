@@ -66,6 +66,11 @@ closed_set! {
         CampaignConversions = "campaign.conversions",
         /// Their revenue in cents, per session campaign.
         CampaignRevenue = "campaign.revenue",
+        /// Leads matched to a visit (the WhatsApp bridge, rule WA-16), per
+        /// the visit's source, counted on the lead's time.
+        SourceLeads = "source.leads",
+        /// The same per the visit's campaign.
+        CampaignLeads = "campaign.leads",
     }
 }
 

@@ -30,6 +30,10 @@ pub struct Formatted {
     /// Meta's delivery for the row's spend (campaigns, ad sets and ads).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delivery: Option<Delivery>,
+    /// ("Retorno total", campaigns, ad sets and ads) the return of the
+    /// leads' revenue plus the site's own sales of the ads' visits (WA-21).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_return: Option<String>,
 }
 
 /// How one report's rows are written: its currencies and whether they mix.
@@ -69,6 +73,7 @@ impl Money<'_> {
             return_on_spend: format_return(m.return_on_spend),
             band: return_band(m.return_on_spend),
             delivery: None,
+            total_return: None,
         }
     }
 
@@ -79,7 +84,17 @@ impl Money<'_> {
     /// A row of the campaign tree: its money and what Meta delivered for it.
     fn delivered(&self, c: &Counters) -> Formatted {
         let sc = self.spend.unwrap_or(self.revenue);
-        Formatted { delivery: Some(delivery(c.impressions, c.clicks, c.spend_cents, sc)), ..self.counters(c, true) }
+        let f = self.counters(c, true);
+        // Without site sales the total is the leads' own return.
+        let total_return = match &c.site {
+            Some(site) => format_return(site.total_return.filter(|_| !self.mismatch)),
+            None => f.return_on_spend.clone(),
+        };
+        Formatted {
+            delivery: Some(delivery(c.impressions, c.clicks, c.spend_cents, sc)),
+            total_return: Some(total_return),
+            ..f
+        }
     }
 }
 
@@ -237,6 +252,8 @@ pub struct FormattedJourney {
 pub struct LeadJourneyHead {
     pub lead: super::Lead,
     pub ad: Option<super::reads::JourneyAd>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visit: Option<super::reads::LeadVisit>,
 }
 
 pub fn journey(j: LeadJourney, currency: &str) -> FormattedJourney {
@@ -246,6 +263,6 @@ pub fn journey(j: LeadJourney, currency: &str) -> FormattedJourney {
             .into_iter()
             .map(|entry| FormattedHistoryEntry { revenue: format_money(entry.revenue_cents, currency), entry })
             .collect(),
-        journey: LeadJourneyHead { lead: j.lead, ad: j.ad },
+        journey: LeadJourneyHead { lead: j.lead, ad: j.ad, visit: j.visit },
     }
 }

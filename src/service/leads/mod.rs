@@ -10,7 +10,9 @@ pub mod metrics;
 pub mod names;
 pub mod reads;
 pub mod reports;
+mod site_sales;
 mod tree;
+pub mod web_visit;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -70,6 +72,10 @@ pub struct RecordLead {
     /// `{ph: [sha256 hex…], externalId?: sha256 hex}`; any other shape is ignored whole.
     #[schema(value_type = Option<Object>)]
     pub meta: Option<serde_json::Value>,
+    /// The WhatsApp reference the host read in the lead's first message
+    /// (6 characters; docs/whatsapp.md, rule WA-10): the lead inherits the
+    /// visit that tapped the site's WhatsApp link.
+    pub web_ref: Option<String>,
 }
 
 impl RecordLead {
@@ -91,6 +97,7 @@ impl RecordLead {
             click_id: None,
             column: None,
             meta: None,
+            web_ref: None,
         }
     }
 }
@@ -100,6 +107,10 @@ impl RecordLead {
 pub struct RecordLeadAnswer {
     pub lead_id: String,
     pub created: bool,
+    /// With `webRef`, on the call that created the lead: whether the
+    /// reference found its visit (rule WA-10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub web_ref: Option<web_visit::WebRefOutcome>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -233,6 +244,9 @@ pub fn check_record(input: &RecordLead) -> Result<()> {
     validate::opt_text("adsetName", &input.adset_name, 256)?;
     validate::opt_text("campaignName", &input.campaign_name, 256)?;
     validate::opt_text("clickId", &input.click_id, 512)?;
+    if let Some(r) = &input.web_ref {
+        web_visit::check_ref(r)?;
+    }
     // `column` is not checked: a key the board cannot declare is just undeclared,
     // and an undeclared key is ignored, never an error (BOARD-03).
     Ok(())
@@ -333,7 +347,10 @@ fn record_repeat(
         store::save(conn, &row)?;
         remember_names(conn, &row, now)?;
     }
-    Ok(Written::new(RecordLeadAnswer { lead_id: row.id, created: false }, Effects::lead_write(site_id, queued)))
+    Ok(Written::new(
+        RecordLeadAnswer { lead_id: row.id, created: false, web_ref: None },
+        Effects::lead_write(site_id, queued),
+    ))
 }
 
 /// `recordLead` as the host calls it (issue 25): a repeat of an event the
@@ -344,17 +361,30 @@ pub async fn record_lead(cx: &Context, now: i64, site_id: String, input: RecordL
     check_record(&input)?;
     let (site, key, event) = (site_id.clone(), input.lead_key.clone(), input.event_id.clone());
     if let Some(lead_id) = cx.read(move |c| Ok(store::repeat_of(c, &site, &key, &event)?)).await? {
-        return Ok(RecordLeadAnswer { lead_id, created: false });
+        return Ok(RecordLeadAnswer { lead_id, created: false, web_ref: None });
     }
-    cx.write(move |c| record(c, now, &site_id, input)).await
+    let rules = web_visit::SessionRules::of(&cx.config);
+    cx.write(move |c| {
+        let written = record(c, now, &site_id, input)?;
+        // A lead that found its visit is an event of that visit's session (WA-15).
+        if written.value.web_ref == Some(web_visit::WebRefOutcome::Matched) {
+            web_visit::mark_in_session(c, rules, &written.value.lead_id)?;
+        }
+        Ok(written)
+    })
+    .await
 }
 
 /// `recordLead`; its effects say whether it queued a conversion (then the
 /// pixel's sender wakes and meta.status's cached answers go).
 /// A form lead matches at Meta by its lead id (Conversion Leads, LA-19): its
 /// events go even without a contact hash, which a conversation's need.
+/// A click-to-WhatsApp lead with a click id may match by it instead
+/// (business_messaging, WA-31): the queue sends it only when the site's
+/// `sendClickIds` is on and Meta takes the event on that channel.
 fn form_match(row: &LeadRow) -> Option<contact_hashes::ContactHashes> {
-    (Channel::of_origin(&row.origin) == Channel::Form)
+    let by_click = row.origin == reports::PAID_ORIGIN && row.click_id.as_deref().is_some_and(|c| !c.trim().is_empty());
+    (Channel::of_origin(&row.origin) == Channel::Form || by_click)
         .then(|| contact_hashes::ContactHashes { ph: Vec::new(), external_id: None })
 }
 
@@ -396,9 +426,20 @@ pub fn record(
         updated_at: now,
     };
     let column = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)?;
-    // A new key goes in with one statement; a key the site already has is a repeat.
+    // The visit a WhatsApp reference names sets the origin and ad before the
+    // row and its rollup key are written (rules WA-11, WA-13).
+    let web_ref = input.web_ref.as_deref().map(web_visit::check_ref).transpose()?;
+    let visit = match &web_ref {
+        Some(reference) => web_visit::bind(conn, &mut row, reference)?,
+        None => None,
+    };
+    // A new key goes in with one statement; a key the site already has is a
+    // repeat, which binds no visit (rule WA-12).
     if !store::insert_if_new(conn, &row)? {
         return record_repeat(conn, now, site_id, &input, hashes.as_ref());
+    }
+    if let Some(v) = &visit {
+        web_visit::keep(conn, v)?;
     }
     store::insert_event(
         conn,
@@ -432,7 +473,14 @@ pub fn record(
             queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, col, input.occurred_at, h)?;
         }
     }
-    Ok(Written::new(RecordLeadAnswer { lead_id: row.id, created: true }, Effects::lead_write(site_id, queued)))
+    let outcome = web_ref.map(|_| match visit {
+        Some(_) => web_visit::WebRefOutcome::Matched,
+        None => web_visit::WebRefOutcome::Unknown,
+    });
+    // A matched lead shows on its visitor's live row (rule WA-14).
+    let effects = Effects::lead_write(site_id, queued)
+        .merge(Effects::live(site_id, outcome == Some(web_visit::WebRefOutcome::Matched)));
+    Ok(Written::new(RecordLeadAnswer { lead_id: row.id, created: true, web_ref: outcome }, effects))
 }
 
 fn remember_names(conn: &mut AnyConnection, row: &LeadRow, now: i64) -> Result<()> {

@@ -103,6 +103,42 @@ pub struct LeadJourney {
     pub lead: Lead,
     pub ad: Option<JourneyAd>,
     pub history: Vec<HistoryEntry>,
+    /// The site visit whose WhatsApp tap the lead came from (rule WA-14);
+    /// absent for a lead recorded without a matched `webRef`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visit: Option<LeadVisit>,
+}
+
+/// A lead's site visit, copied when the lead arrived (docs/whatsapp.md §2).
+#[derive(Debug, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LeadVisit {
+    pub visitor_id: String,
+    pub session_id: String,
+    pub source: String,
+    pub medium: String,
+    pub campaign: Option<String>,
+    pub landing_page: String,
+    pub affiliate_id: Option<String>,
+    /// When the WhatsApp link was tapped, and on which page.
+    pub clicked_at: i64,
+    pub clicked_page: String,
+}
+
+impl From<crate::store::leads::visits::LeadVisitRow> for LeadVisit {
+    fn from(v: crate::store::leads::visits::LeadVisitRow) -> LeadVisit {
+        LeadVisit {
+            visitor_id: v.visitor_id,
+            session_id: v.session_id,
+            source: v.source,
+            medium: v.medium,
+            campaign: v.campaign,
+            landing_page: v.landing_path,
+            affiliate_id: v.affiliate_id,
+            clicked_at: v.clicked_at,
+            clicked_page: v.clicked_path,
+        }
+    }
 }
 
 pub fn journey(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> Result<LeadJourney> {
@@ -153,7 +189,8 @@ pub fn journey(conn: &mut AnyConnection, site_id: &str, lead_id: &str) -> Result
             occurred_at: e.occurred_at,
         })
         .collect();
-    Ok(LeadJourney { lead: row.into(), ad, history })
+    let visit = crate::store::leads::visits::of_lead(conn, &row.id)?.map(LeadVisit::from);
+    Ok(LeadJourney { lead: row.into(), ad, history, visit })
 }
 
 /// One page of a site's leads for `leads.csv`: newest first, strictly before

@@ -301,7 +301,15 @@ pub fn leads_report(conn: &mut AnyConnection, a: LeadsReportArgs, caps: impl Int
     tree_rows.truncate(row_cap);
     let names = Names::load(conn, &a.site_ids)?;
     place_in_tree(&mut tree_rows, &spend);
-    let campaigns = build_tree(tree_rows, &names, &a.site_ids, &spend);
+    // The site's own sales of visits from the ads (WA-20); a filter on leads selects none.
+    let sales = if conditions.is_empty() {
+        crate::store::leads::visits::ad_conversions(conn, &a.site_ids, (a.from, a.to))?
+    } else {
+        BTreeMap::new()
+    };
+    super::site_sales::add_rows(&mut tree_rows, &sales);
+    let mut campaigns = build_tree(tree_rows, &names, &a.site_ids, &spend);
+    super::site_sales::place(&mut campaigns, &sales);
     let total_spend = spend.total();
     let spend_zones = match zone {
         Some(_) => crate::service::meta::spend::account_zones(conn, &a.site_ids)?,

@@ -22,6 +22,22 @@ pub struct Counters {
     pub spend_cents: Option<i64>,
     pub impressions: Option<i64>,
     pub clicks: Option<i64>,
+    /// The site's own sales of visits from this row's ads (rules WA-20,
+    /// WA-21); absent on rows without any.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub site: Option<SiteFigures>,
+}
+
+/// Ledger sales of site visits that came from a row's ads, and the return of
+/// every sale the row's spend brought: its leads' and the site's.
+#[derive(Debug, Clone, Default, Serialize, ToSchema, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SiteFigures {
+    pub site_conversions: i64,
+    pub site_revenue_cents: i64,
+    /// ("Retorno total") the leads' revenue plus the site's, over the spend;
+    /// null without spend.
+    pub total_return: Option<f64>,
 }
 
 impl Counters {

@@ -122,6 +122,12 @@ pub struct SetPixelArgs {
     pub enabled: Option<bool>,
     pub test_event_code: Option<String>,
     pub send_lead_event: Option<bool>,
+    /// Rule WA-30 (see `setSitePixel`): absent keeps the stored value.
+    pub send_click_ids: Option<bool>,
+    /// Rule WA-30: 5-20 digits; `null` clears it; absent keeps it.
+    #[serde(default, deserialize_with = "links::present")]
+    #[schema(value_type = Option<String>, nullable)]
+    pub whatsapp_business_account_id: Option<Option<String>>,
 }
 
 pub async fn set_meta_pixel(cx: &Context, caller: &Caller, a: SetPixelArgs) -> Result<Pixel> {
@@ -134,6 +140,8 @@ pub async fn set_meta_pixel(cx: &Context, caller: &Caller, a: SetPixelArgs) -> R
         enabled: a.enabled,
         test_event_code: a.test_event_code,
         send_lead_event: a.send_lead_event,
+        send_click_ids: a.send_click_ids,
+        whatsapp_business_account_id: a.whatsapp_business_account_id,
         only_own: true,
     };
     links::set_pixel(cx, &a.site_id, input).await

@@ -2,7 +2,7 @@
 //! account feeds one site; `onlyOwn` / `ownerKey` refuse to take or undo what
 //! another owner made (CONFLICT); without them the host may.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::ToSchema;
 
 use crate::codes::Fault;
@@ -188,9 +188,23 @@ pub struct SetSitePixel {
     pub test_event_code: Option<String>,
     /// Send `Lead` for every new lead. Default false.
     pub send_lead_event: Option<bool>,
+    /// Send the conversions of click-to-WhatsApp leads that carry a click id
+    /// by that id (`business_messaging`, rule WA-31); needs
+    /// `whatsappBusinessAccountId`. Absent: kept as stored (default false).
+    pub send_click_ids: Option<bool>,
+    /// The WhatsApp Business Account (5-20 digits) the click-id conversions
+    /// go with; `null` clears it (and needs `sendClickIds` off). Absent: kept.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<String>, nullable)]
+    pub whatsapp_business_account_id: Option<Option<String>>,
     /// Refuse (CONFLICT) to replace a pixel another owner set.
     #[serde(default)]
     pub only_own: bool,
+}
+
+/// A present key, `null` included (`whatsappBusinessAccountId: null` clears it).
+pub fn present<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -205,6 +219,12 @@ pub struct Pixel {
     pub test_mode: bool,
     pub send_lead_event: bool,
     pub last_error: Option<String>,
+    /// Present (true) only while the click-to-WhatsApp conversions go by click id (rule WA-30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_click_ids: Option<bool>,
+    /// Present only when set (rule WA-30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whatsapp_business_account_id: Option<String>,
 }
 
 pub fn check_pixel(input: &SetSitePixel) -> Result<()> {
@@ -219,6 +239,9 @@ pub fn check_pixel(input: &SetSitePixel) -> Result<()> {
     }
     if let Some(code) = &input.test_event_code {
         validate::text("testEventCode", code, 1, 64)?;
+    }
+    if let Some(Some(id)) = &input.whatsapp_business_account_id {
+        check_whatsapp_business_account_id(id)?;
     }
     if let Some(t) = &input.access_token {
         let s = t.0.expose();
@@ -294,11 +317,18 @@ fn store_pixel(
     store::put_pixel(conn, &row)?;
     let send_lead_event = input.send_lead_event.unwrap_or(false);
     site_store::set_send_lead_event(conn, site_id, send_lead_event, now)?;
-    Ok(pixel_view(row, send_lead_event))
+    let change = ClickIdsChange {
+        send_click_ids: input.send_click_ids,
+        whatsapp_business_account_id: input.whatsapp_business_account_id,
+    };
+    let click_ids = apply_click_ids(conn, now, site_id, change)?;
+    Ok(pixel_view(row, send_lead_event, click_ids))
 }
 
-fn pixel_view(r: PixelRow, send_lead_event: bool) -> Pixel {
+fn pixel_view(r: PixelRow, send_lead_event: bool, click_ids: ClickIds) -> Pixel {
     Pixel {
+        send_click_ids: click_ids.send_click_ids.then_some(true),
+        whatsapp_business_account_id: click_ids.whatsapp_business_account_id,
         site_id: r.site_id,
         pixel_id: r.pixel_id,
         name: r.name,
@@ -339,4 +369,84 @@ pub fn check_event_map_owner(conn: &mut AnyConnection, site_id: &str, owner: &st
 /// Whether the site has an enabled pixel (the event map's `purchase.enabled`).
 pub fn pixel_enabled(conn: &mut AnyConnection, site_id: &str) -> Result<bool> {
     Ok(store::pixel(conn, site_id)?.is_some_and(|p| p.enabled))
+}
+
+/// Rule WA-30: a WhatsApp Business Account id is 5-20 digits.
+pub fn check_whatsapp_business_account_id(id: &str) -> Result<()> {
+    if !(5..=20).contains(&id.len()) || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::invalid(
+            "whatsappBusinessAccountId must be the WhatsApp Business Account's id (5-20 digits)",
+        ));
+    }
+    Ok(())
+}
+
+/// A site's click-id settings (rule WA-30): whether the conversions of
+/// click-to-WhatsApp leads that carry a click id go to Meta by that id, and
+/// the WhatsApp Business Account they go with (not a secret, not a person's).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClickIds {
+    pub send_click_ids: bool,
+    pub whatsapp_business_account_id: Option<String>,
+}
+
+/// A change of the click-id settings: an absent field keeps what is stored.
+#[derive(Debug, Clone, Default)]
+pub struct ClickIdsChange {
+    pub send_click_ids: Option<bool>,
+    /// `Some(None)` clears the account.
+    pub whatsapp_business_account_id: Option<Option<String>>,
+}
+
+/// The site's click-id settings (off, no account, for a site never set).
+pub fn click_ids(conn: &mut AnyConnection, site_id: &str) -> Result<ClickIds> {
+    let stored = store::click_id_settings(conn, &[site_id.to_string()])?.into_iter().next().unwrap_or_default();
+    Ok(ClickIds {
+        send_click_ids: stored.send_click_ids,
+        whatsapp_business_account_id: stored.whatsapp_business_account_id,
+    })
+}
+
+/// Applies `change` in the caller's transaction: the account must be 5-20
+/// digits, and turning the click ids on needs one (INVALID_ARGUMENT).
+pub fn apply_click_ids(conn: &mut AnyConnection, now: i64, site_id: &str, change: ClickIdsChange) -> Result<ClickIds> {
+    let stored = click_ids(conn, site_id)?;
+    let next = ClickIds {
+        send_click_ids: change.send_click_ids.unwrap_or(stored.send_click_ids),
+        whatsapp_business_account_id: change
+            .whatsapp_business_account_id
+            .unwrap_or(stored.whatsapp_business_account_id.clone()),
+    };
+    if let Some(id) = &next.whatsapp_business_account_id {
+        check_whatsapp_business_account_id(id)?;
+    }
+    if next.send_click_ids && next.whatsapp_business_account_id.is_none() {
+        return Err(Error::invalid(
+            "sendClickIds needs whatsappBusinessAccountId (the WhatsApp Business Account's id)",
+        ));
+    }
+    if next != stored {
+        store::set_click_id_settings(
+            conn,
+            site_id,
+            next.send_click_ids,
+            next.whatsapp_business_account_id.as_deref(),
+            now,
+        )?;
+    }
+    Ok(next)
+}
+
+/// The dashboard's click-id opt-ins (rule WA-30): both settings at once, as
+/// `owner`; a site whose pixel another owner set is CONFLICT (that owner
+/// decides what reaches it, as with the event map, BOARD-08).
+pub fn set_click_ids(conn: &mut AnyConnection, now: i64, site_id: &str, owner: &str, to: ClickIds) -> Result<ClickIds> {
+    sites::require(conn, site_id)?;
+    check_event_map_owner(conn, site_id, owner)?;
+    let change = ClickIdsChange {
+        send_click_ids: Some(to.send_click_ids),
+        whatsapp_business_account_id: Some(to.whatsapp_business_account_id),
+    };
+    apply_click_ids(conn, now, site_id, change)
 }

@@ -74,6 +74,13 @@ pub struct PixelStatus {
     pub own: Option<bool>,
     /// A test event code is set: events reach only Test Events.
     pub test_mode: bool,
+    /// Present (true) only while the site's click-to-WhatsApp conversions go
+    /// by click id (rule WA-30).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_click_ids: Option<bool>,
+    /// The WhatsApp Business Account they go with; present only when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub whatsapp_business_account_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -139,11 +146,14 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
     let pixels: BTreeMap<String, meta_store::PixelRow> =
         meta_store::pixels_of_sites(conn, &a.site_ids)?.into_iter().map(|p| (p.site_id.clone(), p)).collect();
     let mut counters = conversions::counters(conn, &a.site_ids, a.now)?;
+    let mut click_ids: BTreeMap<String, meta_store::ClickIdSettings> =
+        meta_store::click_id_settings(conn, &a.site_ids)?.into_iter().map(|c| (c.site_id.clone(), c)).collect();
     Ok(a.site_ids
         .iter()
         .map(|site| {
             let ad_accounts = links.remove(site).unwrap_or_default();
-            let pixel = match pixels.get(site) {
+            let clicks = click_ids.remove(site).unwrap_or_default();
+            let mut pixel = match pixels.get(site) {
                 Some(p) => PixelStatus {
                     enabled: p.enabled,
                     pixel_id: Some(p.pixel_id.clone()),
@@ -152,6 +162,8 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
                     last_error: p.last_error.clone(),
                     own: owner.map(|o| p.owner_key.as_deref() == Some(o)),
                     test_mode: p.test_event_code.is_some(),
+                    send_click_ids: None,
+                    whatsapp_business_account_id: None,
                 },
                 None => PixelStatus {
                     enabled: false,
@@ -161,8 +173,12 @@ pub fn status(conn: &mut AnyConnection, a: MetaStatusArgs) -> Result<Vec<SiteSta
                     last_error: None,
                     own: owner.map(|_| false),
                     test_mode: false,
+                    send_click_ids: None,
+                    whatsapp_business_account_id: None,
                 },
             };
+            pixel.send_click_ids = clicks.send_click_ids.then_some(true);
+            pixel.whatsapp_business_account_id = clicks.whatsapp_business_account_id;
             SiteStatus {
                 site_id: site.clone(),
                 linked: !ad_accounts.is_empty(),

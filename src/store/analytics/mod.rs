@@ -2,6 +2,7 @@
 //! sessions, the (site, visitor) state, the rollup outbox), the rollups the
 //! report actors keep, and the reads over both.
 
+pub mod click_ids;
 pub mod conversions;
 pub mod definitions;
 mod events;
@@ -22,6 +23,7 @@ mod sessions;
 pub mod site_map;
 mod visitors;
 pub mod vitals;
+pub mod whatsapp_refs;
 
 use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
 use diesel::{QueryResult, QueryableByName};

@@ -489,7 +489,8 @@ pub fn share_number(conn: &mut AnyConnection, site_id: &str, from: &str, to: &st
 /// Rewrites a site's events, sessions and queued rollup rows of `ids` to
 /// `fresh`, drops their visitor-state rows, and moves the number of the
 /// first id that has one to `fresh` (the stored sets keep their numbers, so
-/// counts do not change).
+/// counts do not change). Their sessions' sealed landing fbclids and their
+/// WhatsApp references are deleted.
 pub fn rewrite_ids(conn: &mut AnyConnection, site_id: &str, ids: &[String], fresh: &str) -> QueryResult<()> {
     let ins = placeholders(ids.len());
     // A person's events lie in its sessions (an alias's events join only its
@@ -498,6 +499,10 @@ pub fn rewrite_ids(conn: &mut AnyConnection, site_id: &str, ids: &[String], fres
     let mut q = RawQuery::new(format!("SELECT id FROM web_sessions WHERE site_id = ? AND visitor_id IN {ins}"));
     q.text(site_id).texts(ids);
     let sessions: Vec<String> = q.load::<IdRow>(conn)?.into_iter().map(|r| r.id).collect();
+    // Their landings' sealed fbclids go: nothing ties them to anyone after this (rule WA-33).
+    super::click_ids::delete_of_sessions(conn, site_id, &sessions)?;
+    // Their WhatsApp references go: no later lead may be tied to them (rule WA-02).
+    super::whatsapp_refs::delete_of_visitors(conn, site_id, ids)?;
     for chunk in sessions.chunks(400) {
         let mut q = RawQuery::new(format!(
             "UPDATE web_events SET visitor_id = ? WHERE session_id IN {} AND visitor_id IN {ins}",

@@ -4,6 +4,7 @@ pub mod board;
 pub mod conditions;
 pub mod rollups;
 pub mod sites;
+pub mod visits;
 
 use diesel::backend::Backend;
 use diesel::prelude::*;

@@ -53,6 +53,12 @@ pub struct ConversionRow {
     pub meta_lead_id: Option<String>,
     /// The CRM stage's name sent as `event_name` for a form lead (the column's declared name).
     pub crm_event_name: Option<String>,
+    /// A site sale sent as a `website` Purchase (WA-33): the ledger conversion.
+    pub web_conversion_id: Option<String>,
+    /// … and the session whose sealed landing fbclid goes as `fbc` (read when sent).
+    pub web_session_id: Option<String>,
+    /// The event id Meta gets when it is not the row's own `event_id`.
+    pub sent_event_id: Option<String>,
 }
 
 /// Never prints the hashes.
@@ -434,6 +440,30 @@ pub fn lead_facts(conn: &mut AnyConnection, lead_ids: &[String]) -> QueryResult<
         .filter(leads::id.eq_any(lead_ids))
         .select((leads::id, leads::label, leads::ad_id, leads::ad_name))
         .load(conn)
+}
+
+/// A lead's origin and stored click id, for the click-id sends (WA-31).
+#[derive(Clone, Queryable)]
+pub struct LeadClick {
+    pub id: String,
+    pub origin: String,
+    pub click_id: Option<String>,
+}
+
+/// Never prints the click id.
+impl std::fmt::Debug for LeadClick {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeadClick").field("id", &self.id).field("origin", &self.origin).finish_non_exhaustive()
+    }
+}
+
+/// The origin and click id of each of `lead_ids` that exists.
+pub fn lead_clicks(conn: &mut AnyConnection, lead_ids: &[String]) -> QueryResult<Vec<LeadClick>> {
+    use crate::db::schema::leads;
+    if lead_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    leads::table.filter(leads::id.eq_any(lead_ids)).select((leads::id, leads::origin, leads::click_id)).load(conn)
 }
 
 /// The Meta event the site's board column sends, if the event map points it at one.

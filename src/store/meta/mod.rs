@@ -354,3 +354,40 @@ pub fn active_links(conn: &mut AnyConnection) -> QueryResult<Vec<LinkRow>> {
         .select(LinkRow::as_select())
         .load(conn)
 }
+
+/// A site's click-id settings (rule WA-30): whether the conversions of
+/// click-to-WhatsApp leads go by their click id, and the WhatsApp Business
+/// Account they go with.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Queryable)]
+pub struct ClickIdSettings {
+    pub site_id: String,
+    pub send_click_ids: bool,
+    pub whatsapp_business_account_id: Option<String>,
+}
+
+/// The settings of each of `site_ids` that exists, in no particular order.
+pub fn click_id_settings(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResult<Vec<ClickIdSettings>> {
+    use crate::db::schema::sites;
+    sites::table
+        .filter(sites::id.eq_any(site_ids))
+        .select((sites::id, sites::send_click_ids, sites::whatsapp_business_account_id))
+        .load(conn)
+}
+
+pub fn set_click_id_settings(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    send_click_ids: bool,
+    whatsapp_business_account_id: Option<&str>,
+    now: i64,
+) -> QueryResult<()> {
+    use crate::db::schema::sites;
+    diesel::update(sites::table.find(site_id))
+        .set((
+            sites::send_click_ids.eq(send_click_ids),
+            sites::whatsapp_business_account_id.eq(whatsapp_business_account_id),
+            sites::updated_at.eq(now),
+        ))
+        .execute(conn)
+        .map(|_| ())
+}

@@ -12,12 +12,15 @@
 //! `RASTRO_SCREENSHOTS=docs/screenshots` (SQLite run) saves the README's
 //! screenshots of the main screens.
 
+mod bridge;
+mod click_ids;
 mod daily;
 mod goals;
 mod lead_ads;
 mod site_map;
 pub mod tracker;
 pub mod webdriver;
+mod whatsapp;
 
 use serde_json::{Value, json};
 

@@ -34,6 +34,12 @@ impl Browser {
     /// `start` with more chromium switches (the tracker's tests hide the
     /// automation markers and give a desktop user agent).
     pub async fn start_with(extra: &[&str]) -> Option<Browser> {
+        Browser::start_with_prefs(extra, json!({})).await
+    }
+
+    /// `start_with` and Chrome's preferences (`prefs`), such as JavaScript
+    /// blocked on every page.
+    pub async fn start_with_prefs(extra: &[&str], prefs: Value) -> Option<Browser> {
         crate::common::slow_tier("starts a browser");
         let chromium = which(&["/usr/bin/chromium", "/usr/bin/chromium-browser"]);
         let driver = which(&["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]);
@@ -75,7 +81,7 @@ impl Browser {
         args.extend_from_slice(extra);
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "goog:chromeOptions": {"binary": chromium, "args": args, "excludeSwitches": ["enable-automation"]}
+            "goog:chromeOptions": {"binary": chromium, "args": args, "excludeSwitches": ["enable-automation"], "prefs": prefs}
         }}});
         let res: Value = http.post(format!("{base}/session")).json(&caps).send().await.unwrap().json().await.unwrap();
         let session = res["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {res}")).to_string();
@@ -128,6 +134,25 @@ impl Browser {
         let params = json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]});
         self.cmd("POST", "/goog/cdp/execute", Some(json!({"cmd": "Emulation.setEmulatedMedia", "params": params})))
             .await;
+    }
+
+    /// A command of Chrome's DevTools protocol, on the current page.
+    pub async fn cdp(&self, cmd: &str, params: Value) -> Value {
+        self.cmd("POST", "/goog/cdp/execute", Some(json!({"cmd": cmd, "params": params}))).await
+    }
+
+    /// A finger's tap on `css`: a touch pointer down and up on the
+    /// element's centre, which the page gets as touch events and a click.
+    pub async fn tap(&self, css: &str) {
+        let e = self.find(css).await;
+        let finger = json!({"type": "pointer", "id": "finger", "parameters": {"pointerType": "touch"}, "actions": [
+            {"type": "pointerMove", "duration": 0, "origin": {ELEMENT: e.0}, "x": 0, "y": 0},
+            {"type": "pointerDown", "button": 0},
+            {"type": "pause", "duration": 40},
+            {"type": "pointerUp", "button": 0},
+        ]});
+        self.cmd("POST", "/actions", Some(json!({"actions": [finger]}))).await;
+        self.cmd("DELETE", "/actions", None).await;
     }
 
     pub async fn find(&self, css: &str) -> Element {

@@ -616,11 +616,13 @@ async fn graph_send_events_posts_json_with_the_token_in_the_header() {
         event_time: 1_764_460_800,
         event_id: id.into(),
         action_source: "chat".into(),
+        messaging_channel: None,
         user_data: UserData {
             ph: vec!["a".repeat(64)],
             external_id: vec![],
             country: vec!["b".repeat(64)],
             lead_id: None,
+            ..UserData::default()
         },
         custom_data: Some(CustomData { value: Some(459.9), currency: Some("BRL".into()), ..CustomData::default() }),
     };

@@ -508,7 +508,7 @@ backend_test!(expired_leads_and_refused_page_tokens_end_in_their_codes, leads_bu
 
 /// Every log line of this thread (where the actors and the Graph client run), at trace, as text and JSON.
 #[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Captured(pub(crate) Arc<Mutex<Vec<u8>>>);
 
 impl std::io::Write for Captured {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
@@ -528,7 +528,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
 }
 
 /// Every row of every table, as text.
-async fn every_row(app: &TestApp) -> String {
+pub(crate) async fn every_row(app: &TestApp) -> String {
     #[derive(diesel::QueryableByName)]
     struct Text {
         #[diesel(sql_type = diesel::sql_types::Text)]
@@ -561,8 +561,7 @@ backend_test!(a_form_leads_answers_never_reach_storage_logs_metrics_or_answers, 
     use tracing_subscriber::layer::SubscriberExt;
     // One capture at a time: a thread's subscriber going away re-decides which
     // log lines every thread's subscribers see (tracing's callsite interest).
-    static ONE_CAPTURE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    let _one = ONE_CAPTURE.lock().await;
+    let _one = crate::common::LOG_CAPTURE.lock().await;
     let app = &fed.app;
     let logs = Captured::default();
     let subscriber = tracing_subscriber::fmt()

@@ -12,21 +12,25 @@
 
 mod decide;
 mod plan;
+mod whatsapp;
 
 use std::collections::{HashMap, HashSet};
 
+use crate::crypto::Identity;
 use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::ids;
 use crate::service::analytics::definitions::{self, Matcher};
 use crate::service::analytics::ingest::batch::Incoming;
+use crate::store::analytics::click_ids::{self, ClickIdRow};
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::funnels as funnel_store;
 use crate::store::analytics::funnels::StepRow;
 use crate::store::analytics::goals as goal_store;
+use crate::store::analytics::whatsapp_refs::{self, NewRef};
 use crate::store::analytics::{self as store, EventRow, OutboxRow, VisitorUpdate};
 pub use decide::event_time;
-pub use plan::{GoalHit, Loaded, Outcome, Plan, SessionWrite, Visit, VisitorState, VisitorWrite};
+pub use plan::{GoalHit, LandingClickId, Loaded, Outcome, Plan, SessionWrite, Visit, VisitorState, VisitorWrite};
 
 /// The site definitions acceptance reads (active goals, funnels, the
 /// affiliates landings name), each read once per write and site: a write of
@@ -161,6 +165,8 @@ struct Rows {
     events: Vec<EventRow>,
     steps: Vec<(String, StepRow)>,
     outbox: Vec<OutboxRow>,
+    click_ids: Vec<ClickIdRow>,
+    whatsapp_refs: Vec<NewRef>,
 }
 
 impl Rows {
@@ -173,6 +179,8 @@ impl Rows {
             funnel_store::insert_steps(conn, &site[0].0, &rows)?;
         }
         store::insert_outbox(conn, &std::mem::take(&mut self.outbox))?;
+        click_ids::insert_many(conn, &std::mem::take(&mut self.click_ids))?;
+        whatsapp_refs::insert_refs(conn, &std::mem::take(&mut self.whatsapp_refs))?;
         Ok(())
     }
 }
@@ -217,6 +225,14 @@ fn write_into(conn: &mut AnyConnection, v: &Visit, plan: &Plan, rows: &mut Rows)
         }
     }
     rows.outbox.extend(plan.outbox.iter().cloned());
+    rows.whatsapp_refs.extend(plan.whatsapp_refs.iter().cloned());
+    if let Some(key) = &v.click_key {
+        for c in &plan.click_ids {
+            let sealed = key.seal(&c.fbclid, Identity::WebClickId(&v.site_id, &c.session_id))?;
+            let (site_id, session_id) = (v.site_id.clone(), c.session_id.clone());
+            rows.click_ids.push(ClickIdRow { site_id, session_id, sealed_fbclid: sealed, landed_at: c.landed_at });
+        }
+    }
     Ok(())
 }
 
@@ -229,6 +245,27 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
     let plan = decide::decide(v, loaded, events, &mut ids::time_ordered)?;
     write(conn, v, &plan)?;
     Ok(plan.outcome)
+}
+
+/// A custom event the server adds to a visitor's session (the WhatsApp
+/// bridge's `lead`, rule WA-15), decided and written as the tracker's would
+/// be (goals, funnel steps, the outbox), at `v.received_at`; only while
+/// `session_id` is the visitor's current session and still open then (rule
+/// SES-07), so it never opens a session of its own. Answers whether it went in.
+pub fn add_to_open_session(conn: &mut AnyConnection, v: &Visit, session_id: &str, event: Incoming) -> Result<bool> {
+    let events = vec![Some(event)];
+    let loaded = load(conn, v, &events)?;
+    let t = v.received_at;
+    let open = loaded.current.as_ref().is_some_and(|s| {
+        let last = loaded.visitor.last_at.max(s.last_at);
+        s.id == session_id && t >= last && t - last < v.idle_ms && t - s.started_at < v.max_ms
+    });
+    if !open {
+        return Ok(false);
+    }
+    let plan = decide::decide(v, loaded, events, &mut ids::time_ordered)?;
+    write(conn, v, &plan)?;
+    Ok(plan.outcome.accepted > 0)
 }
 
 /// Several batches in one write (issue 25), each decided as [`accept`]

@@ -243,6 +243,8 @@ pub async fn import(cx: &Context, site_id: &str, import_id: &str, body: &[u8], n
         idle_ms: cx.config.session_idle.as_millis() as i64,
         max_ms: cx.config.session_max.as_millis() as i64,
         trusted: true,
+        // An import keeps no click id (rule WA-33 is the tracker's).
+        click_key: None,
     };
     // Up to 10,000 lines: a write of its own (see `db::writer`).
     cx.write_alone(move |c| {

@@ -197,6 +197,8 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         idle_ms: cx.config.session_idle.as_millis() as i64,
         max_ms: cx.config.session_max.as_millis() as i64,
         trusted: false,
+        // A landing's fbclid is kept sealed, so only with a secrets key (WA-33).
+        click_key: cx.secrets.clone(),
     };
     // Accepted with the other batches queued meanwhile, in one write (issue 25).
     let outcome = combine::accept(cx, visit, events, cx.config.write_queue_max).await?;

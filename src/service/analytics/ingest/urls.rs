@@ -2,7 +2,9 @@
 //! the domain check, the stored path (no query, redacted, hash routes only in
 //! hash mode), the attribution parameters of a landing, and the referrer's
 //! host and source. The query string, the full referrer and click ids are
-//! never kept.
+//! never kept as they came: a landing's `fbclid` ([`fbclid`]) is kept only
+//! sealed, apart from the session, to send its ledger purchases to the
+//! pixel (rule WA-33).
 
 use url::Url;
 
@@ -139,6 +141,18 @@ pub fn params(url: &Url) -> Params {
     p
 }
 
+/// The longest `fbclid` kept (Meta's are far shorter).
+const MAX_FBCLID_CHARS: usize = 500;
+
+/// A landing's `fbclid` as Meta's `fbc` carries it (rule WA-33): the first
+/// one, as given; None when absent, empty, longer than 500 characters or
+/// holding anything but visible ASCII.
+pub fn fbclid(url: &Url) -> Option<String> {
+    let (_, v) = url.query_pairs().find(|(k, _)| k == "fbclid")?;
+    let ok = !v.is_empty() && v.len() <= MAX_FBCLID_CHARS && v.bytes().all(|b| b.is_ascii_graphic());
+    ok.then(|| v.into_owned())
+}
+
 /// A referrer's host: lowercased, `www.` stripped; None when unparsable.
 pub fn referrer_host(raw: &str) -> Option<String> {
     if raw.is_empty() || raw.len() > MAX_URL_BYTES {
@@ -269,6 +283,19 @@ mod tests {
         assert_eq!(p.utm_term, None);
         assert_eq!(p.referral.as_deref(), Some("Gio"));
         assert!(p.gclid && !p.fbclid);
+    }
+
+    // rule: WA-33
+    #[test]
+    fn a_landings_fbclid_is_read_as_given() {
+        let f = |q: &str| fbclid(&url(&format!("https://a.com/p?{q}")));
+        assert_eq!(f("a=1&fbclid=IwAR2x_Yz-09&fbclid=second").as_deref(), Some("IwAR2x_Yz-09"));
+        assert_eq!(f("fbclid=a%2Eb").as_deref(), Some("a.b"), "decoded");
+        for bad in ["a=1", "fbclid=", "fbclid=a+b", "fbclid=%C3%A9"] {
+            assert_eq!(f(bad), None, "{bad}");
+        }
+        assert_eq!(f(&format!("fbclid={}", "x".repeat(501))), None);
+        assert_eq!(f(&format!("fbclid={}", "x".repeat(500))).map(|s| s.len()), Some(500));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::service::analytics::people::{self, ProfileRef, ProfileRefs, Profiled}
 use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::funnels::LiveFunnel;
 use crate::service::analytics::reports::live_cache::SiteLive;
-use crate::service::analytics::reports::session_extras::{AffiliateRef, Extras};
+use crate::service::analytics::reports::session_extras::{AffiliateRef, Extras, LiveLead};
 use crate::service::context::Context;
 use crate::service::reporting::filters::Filter;
 use crate::service::sites;
@@ -90,6 +90,10 @@ pub struct FullLiveVisitor {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<ProfileRef>)]
     pub profile: Option<Option<ProfileRef>>,
+    /// The lead the visitor became by tapping the site's WhatsApp link
+    /// (rule WA-14); absent when none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lead: Option<LiveLead>,
 }
 
 /// A row of `liveVisitors`: redacted for a public link.
@@ -229,6 +233,7 @@ fn live_answer(now: i64, count: i64, entries: &[(LiveRow, SessionRow)], extras: 
                     country: s.country.clone(),
                     device: s.device.clone(),
                     profile: None,
+                    lead: extras.lead(s),
                 }))
             }
         })

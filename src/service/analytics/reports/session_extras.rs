@@ -27,6 +27,17 @@ pub struct Extras {
     affiliates: HashMap<String, Option<AffiliateRef>>,
     /// Per (site, visitor): the live row's funnel (rule OVR-13); live rows only.
     funnels: HashMap<(String, String), LiveFunnel>,
+    /// Per (site, visitor): the latest lead the visitor became through the
+    /// WhatsApp bridge (rule WA-14); live rows only.
+    leads: HashMap<(String, String), LiveLead>,
+}
+
+/// The lead a live visitor became by tapping the site's WhatsApp link.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct LiveLead {
+    pub lead_id: String,
+    pub at: i64,
 }
 
 impl Extras {
@@ -44,7 +55,7 @@ impl Extras {
                 affiliates.insert(a.clone(), row.map(|r| AffiliateRef { affiliate_id: r.id, slug: r.slug }));
             }
         }
-        Ok(Extras { goals, affiliates, funnels: HashMap::new() })
+        Ok(Extras { goals, affiliates, funnels: HashMap::new(), leads: HashMap::new() })
     }
 
     /// `load`, plus each visitor's furthest funnel (live rows).
@@ -63,6 +74,12 @@ impl Extras {
                 for (visitor, f) in crate::service::analytics::reports::funnels::live_funnels(conn, site, chunk)? {
                     extras.funnels.insert((site.to_string(), visitor), f);
                 }
+                // Oldest first, so the latest lead of a visitor is the one kept.
+                for v in crate::store::leads::visits::of_visitors(conn, site, chunk)? {
+                    extras
+                        .leads
+                        .insert((site.to_string(), v.visitor_id), LiveLead { lead_id: v.lead_id, at: v.lead_at });
+                }
             }
         }
         Ok(extras)
@@ -72,10 +89,15 @@ impl Extras {
         self.funnels.get(&(s.site_id.clone(), s.visitor_id.clone())).cloned()
     }
 
+    pub fn lead(&self, s: &SessionRow) -> Option<LiveLead> {
+        self.leads.get(&(s.site_id.clone(), s.visitor_id.clone())).cloned()
+    }
+
     pub fn extend(&mut self, other: &Extras) {
         self.goals.extend(other.goals.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.affiliates.extend(other.affiliates.iter().map(|(k, v)| (k.clone(), v.clone())));
         self.funnels.extend(other.funnels.iter().map(|(k, v)| (k.clone(), v.clone())));
+        self.leads.extend(other.leads.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
 
     /// The keys of the goals the session completed, by key.

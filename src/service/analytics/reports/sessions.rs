@@ -274,6 +274,20 @@ pub struct VisitorJourney {
     pub events: Vec<JourneyEvent>,
     /// More events than `limit` fell in the range.
     pub truncated: bool,
+    /// The leads the visitor became in the range by tapping a site's
+    /// WhatsApp link, oldest first (rule WA-14); absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub leads: Vec<JourneyLead>,
+}
+
+/// A lead in a visitor's journey.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JourneyLead {
+    pub site_id: String,
+    pub lead_id: String,
+    pub session_id: String,
+    pub at: i64,
 }
 
 /// `visitorJourney`: one pseudonymous visitor's newest `limit` events on the
@@ -305,5 +319,19 @@ pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Resul
     let truncated = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     rows.reverse();
-    Ok(VisitorJourney { visitor_id: visitor, events: rows.iter().map(journey_event).collect(), truncated })
+    let mut leads = Vec::new();
+    for site in &a.site_ids {
+        for v in crate::store::leads::visits::of_visitors(conn, site, &ids)? {
+            if (a.from..a.to).contains(&v.lead_at) {
+                leads.push(JourneyLead {
+                    site_id: v.site_id,
+                    lead_id: v.lead_id,
+                    session_id: v.session_id,
+                    at: v.lead_at,
+                });
+            }
+        }
+    }
+    leads.sort_by_key(|l| l.at);
+    Ok(VisitorJourney { visitor_id: visitor, events: rows.iter().map(journey_event).collect(), truncated, leads })
 }

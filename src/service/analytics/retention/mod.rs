@@ -29,8 +29,13 @@ pub const MAX_DAYS: i64 = 3650;
 fn tables(class: RetentionClass) -> &'static [(&'static str, &'static str)] {
     match class {
         RetentionClass::Events => &[("web_events", "occurred_at"), ("web_goal_hits", "at"), ("web_funnel_steps", "at")],
-        RetentionClass::Sessions => &[("web_sessions", "started_at"), ("web_session_goals", "started_at")],
-        RetentionClass::Conversions => &[("web_conversions", "occurred_at")],
+        RetentionClass::Sessions => &[
+            ("web_sessions", "started_at"),
+            ("web_session_goals", "started_at"),
+            // A session's sealed landing fbclid goes with it (rule WA-33).
+            ("web_click_ids", "landed_at"),
+        ],
+        RetentionClass::Conversions => &[("web_conversions", "occurred_at"), ("web_ad_conversions", "occurred_at")],
         RetentionClass::Profiles => &[("web_profiles", "last_seen_at")],
         RetentionClass::Aggregates => &[
             ("web_counters", "bucket"),

@@ -40,3 +40,23 @@ pub const ACTION_SOURCE: &str = "chat";
 pub const CONVERSION_LEADS_ACTION_SOURCE: &str = "system_generated";
 pub const CONVERSION_LEADS_EVENT_SOURCE: &str = "crm";
 pub const CONVERSION_LEADS_CRM: &str = "rastrod";
+
+/// Conversions of click-to-WhatsApp leads sent by their click id (WA-31):
+/// Meta's Conversions API for Business Messaging, on WhatsApp.
+pub const BUSINESS_MESSAGING_ACTION_SOURCE: &str = "business_messaging";
+pub const WHATSAPP_CHANNEL: &str = "whatsapp";
+/// `Lead` as Meta takes it on `business_messaging` (it refuses `Lead` there).
+pub const LEAD_SUBMITTED: &str = "LeadSubmitted";
+/// A site sale of a visit that landed with an fbclid (WA-33).
+pub const WEBSITE_ACTION_SOURCE: &str = "website";
+
+/// The name a board event goes by on `business_messaging`, or None when Meta
+/// refuses it there (`Schedule`, any other): that one keeps the chat path.
+pub fn business_messaging_name(event_name: &str) -> Option<&'static str> {
+    match event_name {
+        LEAD => Some(LEAD_SUBMITTED),
+        PURCHASE => Some(PURCHASE),
+        QUALIFIED_LEAD => Some(QUALIFIED_LEAD),
+        _ => None,
+    }
+}

@@ -1,6 +1,7 @@
 //! Queueing, inside the lead write's own transaction: a `Purchase` for a
 //! recorded sale, a `Lead` for a new lead with `sendLeadEvent`, and the event a
-//! board column maps to. Each event goes once per lead (its `eventId` is
+//! board column maps to; and, inside `recordConversion`'s, a `website`
+//! Purchase for a site sale of a visit that landed with an fbclid (WA-33). Each event goes once per lead (its `eventId` is
 //! [`event_id`]); a failed one is opened again, with fresh hashes and no
 //! attempt made, when `meta` comes for it again.
 
@@ -70,6 +71,24 @@ pub fn pixel_accepts(conn: &mut AnyConnection, site_id: &str) -> Result<bool> {
 
 /// Queues `e` with the contact's hashes, in the caller's transaction. Answers
 /// whether anything was queued (or a failed event opened again).
+/// Whether the event can go by the lead's click id when it is sent: a name
+/// Meta takes on business_messaging, a `ctwa_ad` lead with a click id, and
+/// the site's `sendClickIds` on with its account (WA-31).
+fn goes_by_click_id(conn: &mut AnyConnection, e: &Enqueue<'_>) -> Result<bool> {
+    if business_messaging_name(e.event_name).is_none() {
+        return Ok(false);
+    }
+    let on = meta_store::click_id_settings(conn, &[e.site_id.to_string()])?
+        .into_iter()
+        .any(|s| s.send_click_ids && s.whatsapp_business_account_id.is_some());
+    if !on {
+        return Ok(false);
+    }
+    Ok(store::lead_clicks(conn, &[e.lead_id.to_string()])?.into_iter().any(|l| {
+        l.origin == crate::service::leads::reports::PAID_ORIGIN && l.click_id.is_some_and(|c| !c.trim().is_empty())
+    }))
+}
+
 pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &ContactHashes) -> Result<bool> {
     if !pixel_accepts(conn, e.site_id)? {
         return Ok(false);
@@ -79,6 +98,11 @@ pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &Con
     let value_cents = if purchase { e.value_cents } else { None };
     let ph = (!hashes.ph.is_empty()).then(|| hashes.ph.join(","));
     let form = form_lead(conn, e.site_id, e.lead_id)?;
+    // Without a contact hash a lead matches at Meta only by its form's lead
+    // id (LA-19) or, on business_messaging, by its click id (WA-31).
+    if ph.is_none() && hashes.external_id.is_none() && form.is_none() && !goes_by_click_id(conn, e)? {
+        return Ok(false);
+    }
     // A form lead's move is never sent as happening before the lead (Conversion Leads).
     let event_time = e.at.min(now).max(form.as_ref().map_or(i64::MIN, |(_, first)| *first));
     match store::find(conn, &id)? {
@@ -113,11 +137,92 @@ pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &Con
                     updated_at: now,
                     crm_event_name: form.as_ref().and(e.crm_name).map(str::to_string),
                     meta_lead_id: form.map(|(id, _)| id),
+                    web_conversion_id: None,
+                    web_session_id: None,
+                    sent_event_id: None,
                 },
             )?;
             Ok(true)
         }
     }
+}
+
+/// A site sale (a ledger conversion) of a session that landed with an
+/// `fbclid` (rule WA-33).
+#[derive(Debug, Clone, Copy)]
+pub struct WebPurchase<'a> {
+    pub site_id: &'a str,
+    pub conversion_id: &'a str,
+    pub session_id: &'a str,
+    /// The conversion's `occurredAt` (a future time is sent as now).
+    pub at: i64,
+    pub value_cents: i64,
+    pub currency: &'a str,
+    /// The conversion's `eventId` property, when a string.
+    pub event_id: Option<&'a str>,
+}
+
+/// The queue row's own id of a site sale: lowercase hex SHA-256 of
+/// `conv:<conversionId>`. Not what Meta gets ([`web_sent_event_id`]): a host
+/// may give a sale the event id of a lead's own Purchase, which is that
+/// lead's row here.
+pub fn web_event_id(conversion_id: &str) -> String {
+    let digest = Sha256::digest(format!("conv:{conversion_id}").as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The event id Meta gets for a site sale: its `eventId` property when given
+/// (so Meta deduplicates it against the lead's own Purchase of that id),
+/// else `conv:<conversionId>`.
+pub fn web_sent_event_id(p: &WebPurchase<'_>) -> String {
+    p.event_id.map_or_else(|| format!("conv:{}", p.conversion_id), str::to_string)
+}
+
+/// Queues a site sale as a `website` Purchase to the site's pixel (rule
+/// WA-33), in the caller's transaction: only when the pixel takes
+/// conversions and the session's landing fbclid is kept; once per
+/// conversion. The fbclid is not copied: the sender reads it sealed.
+/// Answers whether anything was queued.
+pub fn enqueue_web_purchase(conn: &mut AnyConnection, now: i64, p: &WebPurchase<'_>) -> Result<bool> {
+    if !pixel_accepts(conn, p.site_id)? {
+        return Ok(false);
+    }
+    if crate::store::analytics::click_ids::find(conn, p.site_id, p.session_id)?.is_none() {
+        return Ok(false);
+    }
+    let id = web_event_id(p.conversion_id);
+    if store::find(conn, &id)?.is_some() {
+        return Ok(false);
+    }
+    store::insert(
+        conn,
+        &store::ConversionRow {
+            event_id: id,
+            site_id: p.site_id.to_string(),
+            lead_id: None,
+            event_name: PURCHASE.to_string(),
+            event_time: p.at.min(now),
+            value_cents: Some(p.value_cents),
+            currency: Some(p.currency.to_string()),
+            status: ConversionStatus::Pending.to_string(),
+            attempts: 0,
+            due_at: Some(now),
+            lease_owner: None,
+            lease_until: None,
+            ph: None,
+            external_id: None,
+            last_error: None,
+            created_at: now,
+            sent_at: None,
+            updated_at: now,
+            meta_lead_id: None,
+            crm_event_name: None,
+            web_conversion_id: Some(p.conversion_id.to_string()),
+            web_session_id: Some(p.session_id.to_string()),
+            sent_event_id: Some(web_sent_event_id(p)),
+        },
+    )?;
+    Ok(true)
 }
 
 /// `enqueueColumnEvent`: the lead entered `column`; queues the event the

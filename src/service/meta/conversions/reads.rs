@@ -36,6 +36,10 @@ pub struct ConversionRow {
     pub sent_at: Option<i64>,
     /// Beyond the seed: why the last attempt failed (a code first), null when sent.
     pub last_error: Option<String>,
+    /// A site sale (rule WA-33): the ledger conversion sent as a `website`
+    /// Purchase (no lead); absent for a lead's event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversion_id: Option<String>,
 }
 
 /// `meta.conversions`: the site's conversions newest first; `limit` 1–50
@@ -95,6 +99,7 @@ pub fn list(
                 created_at: r.created_at,
                 sent_at: r.sent_at,
                 last_error: r.last_error,
+                conversion_id: r.web_conversion_id,
             }
         })
         .collect())

@@ -89,6 +89,25 @@ struct Batch {
     test_event_code: Option<String>,
     token: TokenSource,
     rows: Vec<store::ConversionRow>,
+    /// By event id, the rows that go another way than their columns say.
+    vias: HashMap<String, Via>,
+}
+
+/// How a row goes beyond its own columns, read with the batch.
+enum Via {
+    /// A click-to-WhatsApp lead's event by its click id (WA-31).
+    ClickId { ctwa_clid: Secret, account: String },
+    /// A site sale with its session's landing fbclid, still sealed (WA-33).
+    Landing { sealed_fbclid: String, landed_at: i64 },
+}
+
+/// What [`server_event`] sends beyond the row's own columns.
+#[derive(Debug)]
+pub(super) enum Shape {
+    /// `business_messaging` on WhatsApp, by the click id (WA-31).
+    ClickId { ctwa_clid: Secret, account: String },
+    /// `website`, with `fbc` (WA-33).
+    Website { fbc: Secret },
 }
 
 enum Claim {
@@ -143,7 +162,13 @@ fn unusable(conn: &mut AnyConnection, site_id: &str) -> Result<std::result::Resu
             Some(c) => TokenSource::Connection(Box::new(c)),
         }
     };
-    Ok(Ok(Batch { pixel_id: p.pixel_id, test_event_code: p.test_event_code, token, rows: Vec::new() }))
+    Ok(Ok(Batch {
+        pixel_id: p.pixel_id,
+        test_event_code: p.test_event_code,
+        token,
+        rows: Vec::new(),
+        vias: HashMap::new(),
+    }))
 }
 
 /// Takes the next batch of due events under a lease, first ending those that
@@ -173,19 +198,109 @@ fn claim(conn: &mut AnyConnection, site_id: &str, now: i64, s: &SendSettings, ow
     let mut ended = fail(conn, &too_old, None, &Fault::EventTooOld.with("older than the send window"), now)?;
     ended += fail(conn, &lost, None, &Fault::Unexpected.with("the last attempt was lost on the way"), now)?;
     batch.rows = store::take_lease(conn, &go, owner, now + s.lease_ms, now)?;
+    let (vias, gone) = vias(conn, site_id, &batch.rows)?;
+    batch.vias = vias;
+    if !gone.is_empty() {
+        let why = Fault::Unexpected.with("the visit's fbclid is no longer kept (its session's retention)");
+        ended += fail(conn, &gone, Some(owner), &why, now)?;
+        batch.rows.retain(|r| !gone.contains(&r.event_id));
+    }
     if batch.rows.is_empty() {
         return Ok(if ended > 0 { Claim::Ended(ended) } else { Claim::Empty });
     }
     Ok(Claim::Batch(Box::new(batch), ended))
 }
 
-fn server_event(r: &store::ConversionRow) -> ServerEvent {
+/// The rows of a batch that go another way (rules WA-31, WA-33), and the
+/// site sales whose session's fbclid is gone (they cannot go at all).
+/// Decided when sent, so the site's settings as they are now apply.
+fn vias(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    rows: &[store::ConversionRow],
+) -> Result<(HashMap<String, Via>, Vec<String>)> {
+    let (mut vias, mut gone) = (HashMap::new(), Vec::new());
+    for r in rows {
+        let Some(session) = &r.web_session_id else { continue };
+        match crate::store::analytics::click_ids::find(conn, site_id, session)? {
+            Some(c) => {
+                let via = Via::Landing { sealed_fbclid: c.sealed_fbclid, landed_at: c.landed_at };
+                vias.insert(r.event_id.clone(), via);
+            }
+            None => gone.push(r.event_id.clone()),
+        }
+    }
+    // A lead's own event (not a form lead's, not a site sale) that Meta takes on business_messaging.
+    let candidates: Vec<&store::ConversionRow> = rows
+        .iter()
+        .filter(|r| r.meta_lead_id.is_none() && r.web_session_id.is_none())
+        .filter(|r| business_messaging_name(&r.event_name).is_some())
+        .collect();
+    let lead_ids: Vec<String> = candidates.iter().filter_map(|r| r.lead_id.clone()).collect();
+    if lead_ids.is_empty() {
+        return Ok((vias, gone));
+    }
+    let settings = meta_store::click_id_settings(conn, &[site_id.to_string()])?.into_iter().next();
+    let Some(account) = settings.filter(|s| s.send_click_ids).and_then(|s| s.whatsapp_business_account_id) else {
+        return Ok((vias, gone));
+    };
+    let clicks: HashMap<String, String> = store::lead_clicks(conn, &lead_ids)?
+        .into_iter()
+        .filter(|l| l.origin == crate::service::leads::reports::PAID_ORIGIN)
+        .filter_map(|l| Some((l.id, l.click_id.filter(|c| !c.trim().is_empty())?)))
+        .collect();
+    for r in candidates {
+        if let Some(clid) = r.lead_id.as_ref().and_then(|l| clicks.get(l)) {
+            let via = Via::ClickId { ctwa_clid: Secret::new(clid.clone()), account: account.clone() };
+            vias.insert(r.event_id.clone(), via);
+        }
+    }
+    Ok((vias, gone))
+}
+
+fn server_event(r: &store::ConversionRow, shape: Option<&Shape>) -> ServerEvent {
     let ph = r.ph.as_deref().map(|p| p.split(',').map(str::to_string).collect()).unwrap_or_default();
     let mut custom_data = (r.event_name == PURCHASE).then(|| CustomData {
         value: r.value_cents.map(|c| c as f64 / 100.0),
         currency: r.currency.clone(),
         ..CustomData::default()
     });
+    match shape {
+        // Meta's Conversions API for Business Messaging documents, for the
+        // WhatsApp channel, exactly these two keys of user_data, both
+        // required and sent as they are: the click id names the conversation
+        // Meta attributes to the ad. The hashed phone, external id and
+        // country are not among them, so they stay out: the click id is the
+        // whole match, and the event shares no more of the person than it.
+        Some(Shape::ClickId { ctwa_clid, account }) => {
+            return ServerEvent {
+                event_name: business_messaging_name(&r.event_name).unwrap_or(PURCHASE).to_string(),
+                event_time: r.event_time.div_euclid(1000),
+                event_id: r.event_id.clone(),
+                action_source: BUSINESS_MESSAGING_ACTION_SOURCE.into(),
+                messaging_channel: Some(WHATSAPP_CHANNEL.into()),
+                user_data: UserData {
+                    ctwa_clid: Some(ctwa_clid.expose().to_string()),
+                    whatsapp_business_account_id: Some(account.clone()),
+                    ..UserData::default()
+                },
+                custom_data,
+            };
+        }
+        // A site sale: the visit's Facebook click as fbc, its value (WA-33).
+        Some(Shape::Website { fbc }) => {
+            return ServerEvent {
+                event_name: PURCHASE.into(),
+                event_time: r.event_time.div_euclid(1000),
+                event_id: r.sent_event_id.clone().unwrap_or_else(|| r.event_id.clone()),
+                action_source: WEBSITE_ACTION_SOURCE.into(),
+                messaging_channel: None,
+                user_data: UserData { fbc: Some(fbc.expose().to_string()), ..UserData::default() },
+                custom_data,
+            };
+        }
+        None => {}
+    }
     // A form lead's event is a Conversion Leads one (LEADADS §7): Meta matches it by its lead id.
     let action_source = match &r.meta_lead_id {
         Some(_) => {
@@ -201,14 +316,47 @@ fn server_event(r: &store::ConversionRow) -> ServerEvent {
         event_time: r.event_time.div_euclid(1000),
         event_id: r.event_id.clone(),
         action_source: action_source.into(),
+        messaging_channel: None,
         user_data: UserData {
             ph,
             external_id: r.external_id.iter().cloned().collect(),
             country: vec![COUNTRY_BR_SHA256.into()],
             lead_id: r.meta_lead_id.clone(),
+            ..UserData::default()
         },
         custom_data,
     }
+}
+
+/// `fb.1.<landing ms>.<fbclid>`: Meta's fbc of a click (WA-33).
+pub fn fbc_of(landed_at: i64, fbclid: &str) -> String {
+    format!("fb.1.{landed_at}.{fbclid}")
+}
+
+/// The batch's ways as [`server_event`] sends them: a sealed fbclid opens
+/// here, with the secrets key; the ids of those that do not open.
+fn shapes(st: &Context, site_id: &str, batch: &mut Batch) -> (HashMap<String, Shape>, Vec<String>) {
+    let (mut out, mut unopened) = (HashMap::new(), Vec::new());
+    let sessions: HashMap<&str, &str> =
+        batch.rows.iter().filter_map(|r| Some((r.event_id.as_str(), r.web_session_id.as_deref()?))).collect();
+    for (id, via) in std::mem::take(&mut batch.vias) {
+        let shape = match via {
+            Via::ClickId { ctwa_clid, account } => Some(Shape::ClickId { ctwa_clid, account }),
+            Via::Landing { sealed_fbclid, landed_at } => {
+                let session = sessions.get(id.as_str()).copied().unwrap_or_default();
+                let who = Identity::WebClickId(site_id, session);
+                let opened = st.secrets.as_ref().and_then(|k| k.open(&sealed_fbclid, who).ok());
+                opened.map(|f| Shape::Website { fbc: Secret::new(fbc_of(landed_at, f.expose())) })
+            }
+        };
+        match shape {
+            Some(shape) => {
+                out.insert(id, shape);
+            }
+            None => unopened.push(id),
+        }
+    }
+    (out, unopened)
 }
 
 /// `lastError` for a failed attempt that may be retried.
@@ -310,8 +458,20 @@ fn record_refused(
 
 /// Sends a held batch; a batch Meta rejects is split in halves until the bad
 /// event stands alone and fails by itself. Each outcome is one transaction.
-async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &SendSettings) -> Result<Round> {
+async fn send_batch(st: &Context, site_id: &str, mut batch: Batch, owner: &str, s: &SendSettings) -> Result<Round> {
     let mut round = Round::default();
+    let (shapes, unopened) = shapes(st, site_id, &mut batch);
+    if !unopened.is_empty() {
+        // A sealed fbclid that does not open fails its sale alone (another secrets key).
+        let error = Fault::SecretsKeyMissing.with("the visit's fbclid was sealed under another key");
+        let (owner_s, now) = (owner.to_string(), st.now());
+        let ids = unopened.clone();
+        round.failed += st.write_plain(move |c| fail(c, &ids, Some(&owner_s), &error, now)).await?;
+        batch.rows.retain(|r| !unopened.contains(&r.event_id));
+        if batch.rows.is_empty() {
+            return Ok(round);
+        }
+    }
     let rows: Vec<(String, i64)> = batch.rows.iter().map(|r| (r.event_id.clone(), r.attempts)).collect();
     let token = match open_token(st, site_id, &batch.token) {
         Ok(t) => t,
@@ -322,7 +482,8 @@ async fn send_batch(st: &Context, site_id: &str, batch: Batch, owner: &str, s: &
             return st.write_plain(move |c| record_retry(c, &rows, &owner, &error, &s2, now)).await;
         }
     };
-    let events: Vec<ServerEvent> = batch.rows.iter().map(server_event).collect();
+    let events: Vec<ServerEvent> = batch.rows.iter().map(|r| server_event(r, shapes.get(&r.event_id))).collect();
+    drop(shapes);
     drop(batch.rows);
     // Ranges still to send, the next one last.
     let mut todo: Vec<std::ops::Range<usize>> = Vec::with_capacity(16);

@@ -7,8 +7,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::plan::{GoalHit, Loaded, Outcome, Plan, SessionWrite, Visit, VisitorState, VisitorWrite};
+use super::plan::{GoalHit, LandingClickId, Loaded, Outcome, Plan, SessionWrite, Visit, VisitorState, VisitorWrite};
+use super::whatsapp::{self, WHATSAPP_CLICK};
 use crate::error::{Error, Result};
+use crate::secret::Secret;
 use crate::service::analytics::definitions::Matcher;
 use crate::service::analytics::ingest::batch::{Incoming, LineOrigin, Vitals};
 use crate::service::analytics::ingest::session_figures::{bounce, duration};
@@ -18,6 +20,7 @@ use crate::service::analytics::rollup::site_map;
 use crate::service::analytics::rollup::vitals as vitals_rollup;
 use crate::service::analytics::vocabulary::{Change, EventKind};
 use crate::service::sites::routes;
+use crate::store::analytics::whatsapp_refs::NewRef;
 use crate::store::analytics::{EventRow, OutboxRow, SessionRow};
 
 /// Makes a time-ordered id with a prefix (`ids::time_ordered` in production).
@@ -269,6 +272,8 @@ struct Sessions {
     seen: i64,
     /// Sessions this batch opened.
     opened: usize,
+    /// The `fbclid` of each opened session's landing, when it had one (WA-33).
+    click_ids: Vec<LandingClickId>,
 }
 
 impl Sessions {
@@ -290,6 +295,16 @@ impl Sessions {
         self.opened += 1;
         self.touched.insert(id.clone(), Touched { row, is_new: true, dirty: true });
         self.current = Some(id.clone());
+        // Only when it can be sealed, and only a landing that carries one (WA-33).
+        if v.click_key.is_some()
+            && let Some(fbclid) = urls::fbclid(at.url)
+        {
+            self.click_ids.push(LandingClickId {
+                session_id: id.clone(),
+                fbclid: Secret::new(fbclid),
+                landed_at: at.t,
+            });
+        }
         Ok(id)
     }
 }
@@ -310,7 +325,8 @@ pub fn decide(v: &Visit, loaded: Loaded, events: Vec<Option<Incoming>>, ids: &mu
     let mut out = Outcome::default();
     let mut hits: Vec<Hit> = Vec::new();
     let mut last_at = state.last_at;
-    let mut sessions = Sessions { touched: HashMap::new(), current: None, seen: state.sessions, opened: 0 };
+    let mut sessions =
+        Sessions { touched: HashMap::new(), current: None, seen: state.sessions, opened: 0, click_ids: Vec::new() };
     if let Some(row) = current {
         sessions.current = Some(row.id.clone());
         sessions.touched.insert(row.id.clone(), Touched { row, is_new: false, dirty: false });
@@ -324,6 +340,7 @@ pub fn decide(v: &Visit, loaded: Loaded, events: Vec<Option<Incoming>>, ids: &mu
 
     let mut new_rows: Vec<EventRow> = Vec::new();
     let mut outbox_rows: Vec<OutboxRow> = Vec::new();
+    let mut whatsapp_refs: Vec<NewRef> = Vec::new();
     let mut current_path = String::new();
     let mut current_route = String::new();
     let mut moved = false;
@@ -386,7 +403,7 @@ pub fn decide(v: &Visit, loaded: Loaded, events: Vec<Option<Incoming>>, ids: &mu
                 out.accepted += 1;
                 out.session_id = Some(session);
             }
-            Incoming::Custom { ts, url, name, properties, origin } => {
+            Incoming::Custom { ts, url, name, mut properties, origin } => {
                 let (host, port) = urls::host_of(&url);
                 if !v.trusted && !urls::on_domains(&host, port, &v.domains) {
                     out.rejected += 1;
@@ -414,6 +431,20 @@ pub fn decide(v: &Visit, loaded: Loaded, events: Vec<Option<Incoming>>, ids: &mu
                 let event_id = ids("e_", t)?;
                 let goal_ids = completed(&goals, EventKind::Event, &path, Some(&name));
                 note_hits(goal_ids, s, t, &event_id, &mut outbox_rows, &mut hits);
+                // A WhatsApp tap binds its reference to this click (rule WA-02).
+                if name == WHATSAPP_CLICK
+                    && let Some(tap) = whatsapp::tap(&mut properties)
+                {
+                    whatsapp_refs.push(NewRef {
+                        site_id: v.site_id.clone(),
+                        reference: tap.reference,
+                        visitor_id: v.visitor_id.clone(),
+                        session_id: session.clone(),
+                        number: tap.number,
+                        path: path.clone(),
+                        clicked_at: t,
+                    });
+                }
                 let mut row = event_row(v, &session, event_id, EventKind::Event, &at);
                 row.name = Some(name);
                 row.properties = properties.map(|p| Value::Object(p).to_string());
@@ -530,5 +561,7 @@ pub fn decide(v: &Visit, loaded: Loaded, events: Vec<Option<Incoming>>, ids: &mu
         visitor,
         hits,
         outbox: outbox_rows,
+        click_ids: sessions.click_ids,
+        whatsapp_refs,
     })
 }

@@ -4,9 +4,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::crypto::SecretsKey;
+use crate::secret::Secret;
 use crate::service::analytics::definitions::{Matcher, Step};
 use crate::service::analytics::ingest::agent::Agent;
 use crate::store::analytics::funnels::StepRow;
+use crate::store::analytics::whatsapp_refs::NewRef;
 use crate::store::analytics::{EventRow, OutboxRow, SessionRow, VisitorRow};
 
 /// What a batch's events share: the site, the visitor, the clock and the client.
@@ -29,6 +32,9 @@ pub struct Visit {
     /// The import (§4.4): event times are exact (no skew correction), an
     /// event older than the visitor's latest is refused, no domain check.
     pub trusted: bool,
+    /// Seals the `fbclid` of a session's landing (rule WA-33); None (no
+    /// secrets key, the import): no fbclid is kept.
+    pub click_key: Option<SecretsKey>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -114,4 +120,18 @@ pub struct Plan {
     pub hits: Vec<GoalHit>,
     /// One row per change the rollups apply.
     pub outbox: Vec<OutboxRow>,
+    /// The `fbclid` of each session opened by a landing that carried one,
+    /// sealed by the write (rule WA-33).
+    pub click_ids: Vec<LandingClickId>,
+    /// The references of the batch's WhatsApp taps, in their order (rule WA-02).
+    pub whatsapp_refs: Vec<NewRef>,
+}
+
+/// A new session's landing `fbclid` (rule WA-33), in memory only until the
+/// write seals it.
+#[derive(Debug, Clone)]
+pub struct LandingClickId {
+    pub session_id: String,
+    pub fbclid: Secret,
+    pub landed_at: i64,
 }

@@ -42,6 +42,7 @@ fn visit() -> Visit {
         idle_ms: 30 * MIN,
         max_ms: 24 * 60 * MIN,
         trusted: false,
+        click_key: None,
     }
 }
 
@@ -328,4 +329,83 @@ fn an_imported_line_older_than_the_visitors_latest_is_refused() {
     });
     let err = decide(&v, loaded, vec![line], &mut numbered()).unwrap_err();
     assert!(err.message.contains("line 7"), "{err:?}");
+}
+
+// rule: WA-33
+#[test]
+fn only_a_new_session_landing_with_fbclid_keeps_it_and_only_with_a_key() {
+    let key = crate::crypto::SecretsKey::from_base64(&crate::secret::Secret::new(crate::ids::secrets_key().unwrap()))
+        .unwrap();
+    let v = Visit { click_key: Some(key), ..visit() };
+    // A landing with fbclid opens a session: its fbclid is kept, with the session's start.
+    let plan = decide(
+        &v,
+        Loaded::default(),
+        vec![
+            pageview("p1", "https://loja.example.com/p/1?utm_source=fb&fbclid=IwAR2x_Yz"),
+            pageview("p2", "https://loja.example.com/p/2?fbclid=later"),
+        ],
+        &mut numbered(),
+    )
+    .unwrap();
+    let kept: Vec<(&str, &str, i64)> =
+        plan.click_ids.iter().map(|c| (c.session_id.as_str(), c.fbclid.expose(), c.landed_at)).collect();
+    let started = inserted(&plan)[0].started_at;
+    assert_eq!(kept, [(inserted(&plan)[0].id.as_str(), "IwAR2x_Yz", started)], "the joining pageview's is not");
+    assert!(!format!("{plan:?}").contains("IwAR2x_Yz"), "never printed");
+    // Joining an open session, landing without one, or without a key: nothing.
+    let joined =
+        decide(&v, returning(MIN), vec![pageview("p3", "https://loja.example.com/?fbclid=x")], &mut numbered());
+    assert!(joined.unwrap().click_ids.is_empty());
+    let plain = decide(&v, Loaded::default(), vec![pageview("p4", "https://loja.example.com/")], &mut numbered());
+    assert!(plain.unwrap().click_ids.is_empty());
+    assert!(run(Loaded::default(), vec![pageview("p5", "https://loja.example.com/?fbclid=x")]).click_ids.is_empty());
+}
+
+// rule: WA-02
+#[test]
+fn a_whatsapp_tap_binds_its_reference_to_the_click_and_a_bad_one_is_dropped() {
+    let tap = |name: &str, page: &str, props: serde_json::Value| {
+        let properties = props.as_object().cloned();
+        Some(Incoming::Custom { ts: None, url: url(page), name: name.into(), properties, origin: None })
+    };
+    let plan = run(
+        returning(MIN),
+        vec![
+            tap(
+                "whatsapp_click",
+                "https://loja.example.com/p/7?x=1",
+                serde_json::json!({"number": "5511999990000", "ref": "r7k2qx"}),
+            ),
+            tap(
+                "whatsapp_click",
+                "https://loja.example.com/",
+                serde_json::json!({"number": "5511999990000", "ref": "R7K2Q0"}),
+            ),
+            // Another event's `ref` is its own business.
+            tap("share", "https://loja.example.com/", serde_json::json!({"ref": "R7K2QX"})),
+        ],
+    );
+    assert_eq!(plan.outcome.accepted, 3, "every event is kept");
+    let bound = plan.whatsapp_refs.iter().map(|r| {
+        (
+            r.site_id.as_str(),
+            r.reference.as_str(),
+            r.visitor_id.as_str(),
+            r.session_id.as_str(),
+            r.number.as_str(),
+            r.path.as_str(),
+            r.clicked_at,
+        )
+    });
+    assert_eq!(bound.collect::<Vec<_>>(), [("loja", "R7K2QX", "v1", "s0", "5511999990000", "/p/7", NOW)]);
+    let props: Vec<Option<&str>> = plan.events.iter().map(|e| e.properties.as_deref()).collect();
+    assert_eq!(
+        props,
+        [
+            Some(r#"{"number":"5511999990000","ref":"R7K2QX"}"#),
+            Some(r#"{"number":"5511999990000"}"#),
+            Some(r#"{"ref":"R7K2QX"}"#)
+        ]
+    );
 }

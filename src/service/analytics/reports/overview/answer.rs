@@ -61,6 +61,10 @@ pub struct SourceRow {
     pub source: Option<String>,
     pub sessions: i64,
     pub visitors: i64,
+    /// Leads whose WhatsApp tap came from a visit of this source (rule
+    /// WA-16); absent where none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leads: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -84,6 +88,10 @@ pub struct OverviewCampaign {
     pub sessions: i64,
     pub conversions: i64,
     pub revenue_cents: Option<i64>,
+    /// Leads whose WhatsApp tap came from a visit of this campaign (rule
+    /// WA-16); absent where none did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leads: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -316,12 +316,17 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
     let sources = rows(Dimension::Source);
     let (page_visitors, source_visitors) = (&panels.page_visitors, &panels.source_visitors);
     let hidden_if_public = |rows: Rows| if public { Vec::new() } else { rows };
-    // Conversions and revenue by their session's campaign, from the ledger's breakdowns.
-    let by_campaign = |d: Dimension| -> HashMap<String, i64> {
+    // Figures kept per key beside the panels: the ledger's by campaign, the leads by source and campaign.
+    let keyed = |d: Dimension| -> HashMap<String, i64> {
         bd.get(d.as_str()).into_iter().flatten().filter_map(|(k, n)| k.clone().map(|k| (k, *n))).collect()
     };
     let (campaign_conversions, campaign_revenue) =
-        (by_campaign(Dimension::CampaignConversions), by_campaign(Dimension::CampaignRevenue));
+        (keyed(Dimension::CampaignConversions), keyed(Dimension::CampaignRevenue));
+    // Leads matched to a visit, by its source and campaign (rule WA-16); none on public links.
+    let (source_leads, campaign_leads) = (keyed(Dimension::SourceLeads), keyed(Dimension::CampaignLeads));
+    let leads_of = |m: &HashMap<String, i64>, k: &Option<String>| {
+        k.as_ref().and_then(|k| m.get(k)).copied().filter(|n| *n != 0 && !public)
+    };
     let campaigns = hidden_if_public(rows(Dimension::Campaign))
         .into_iter()
         .map(|(k, n)| {
@@ -330,6 +335,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
                 sessions: n,
                 conversions: conversions(of(&campaign_conversions)),
                 revenue_cents: money(of(&campaign_revenue)),
+                leads: leads_of(&campaign_leads, &k),
                 campaign: k,
             }
         })
@@ -378,7 +384,12 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
             .collect(),
         sources: sources
             .into_iter()
-            .map(|(k, n)| SourceRow { visitors: visitors_of(source_visitors, &k), source: k, sessions: n })
+            .map(|(k, n)| SourceRow {
+                visitors: visitors_of(source_visitors, &k),
+                leads: leads_of(&source_leads, &k),
+                source: k,
+                sessions: n,
+            })
             .collect(),
         referrers: rows(Dimension::Referrer)
             .into_iter()

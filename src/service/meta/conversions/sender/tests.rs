@@ -37,8 +37,11 @@ fn purchase_values_are_major_units() {
         updated_at: 0,
         meta_lead_id: None,
         crm_event_name: None,
+        web_conversion_id: None,
+        web_session_id: None,
+        sent_event_id: None,
     };
-    let ev = serde_json::to_value(server_event(&row)).unwrap();
+    let ev = serde_json::to_value(server_event(&row, None)).unwrap();
     assert_eq!(ev["custom_data"]["value"], serde_json::json!(459.9));
     assert_eq!(ev["custom_data"]["currency"], "BRL");
     assert_eq!(ev["event_time"], 1_796_040_000);
@@ -72,13 +75,124 @@ fn a_form_leads_event_is_a_conversion_leads_event() {
         updated_at: 0,
         meta_lead_id: Some("700100200300".into()),
         crm_event_name: Some("Orçamento pedido".into()),
+        web_conversion_id: None,
+        web_session_id: None,
+        sent_event_id: None,
     };
-    let ev = serde_json::to_value(server_event(&row)).unwrap();
+    let ev = serde_json::to_value(server_event(&row, None)).unwrap();
     assert_eq!(ev["action_source"], "system_generated");
     assert_eq!(ev["event_name"], "Orçamento pedido");
     assert_eq!(ev["user_data"]["lead_id"], "700100200300", "Meta's lead id, not hashed");
     assert!(ev["user_data"].get("ph").is_none());
     assert_eq!(ev["custom_data"], serde_json::json!({"event_source": "crm", "lead_event_source": "rastrod"}));
+}
+
+fn lead_row(event_name: &str, value_cents: Option<i64>) -> store::ConversionRow {
+    store::ConversionRow {
+        event_id: event_id("ld_1", event_name),
+        site_id: "s".into(),
+        lead_id: Some("ld_1".into()),
+        event_name: event_name.into(),
+        event_time: 1_796_040_000_123,
+        value_cents,
+        currency: value_cents.map(|_| "BRL".into()),
+        status: ConversionStatus::Pending.to_string(),
+        attempts: 1,
+        due_at: Some(0),
+        lease_owner: None,
+        lease_until: None,
+        ph: Some("a".repeat(64)),
+        external_id: Some("b".repeat(64)),
+        last_error: None,
+        created_at: 0,
+        sent_at: None,
+        updated_at: 0,
+        meta_lead_id: None,
+        crm_event_name: None,
+        web_conversion_id: None,
+        web_session_id: None,
+        sent_event_id: None,
+    }
+}
+
+// rule: WA-31
+#[test]
+fn a_click_to_whatsapp_leads_event_goes_by_its_click_id() {
+    let by_click =
+        || Shape::ClickId { ctwa_clid: Secret::new("ARAkLkA8rmlYlWclid"), account: "104996632576012".into() };
+    for (board, sent) in [(LEAD, "LeadSubmitted"), (QUALIFIED_LEAD, "QualifiedLead"), (PURCHASE, "Purchase")] {
+        let value = (board == PURCHASE).then_some(45_990);
+        let row = lead_row(board, value);
+        let ev = serde_json::to_value(server_event(&row, Some(&by_click()))).unwrap();
+        assert_eq!(ev["event_name"], sent, "{board}");
+        assert_eq!(ev["action_source"], "business_messaging");
+        assert_eq!(ev["messaging_channel"], "whatsapp");
+        assert_eq!(ev["event_id"], row.event_id.as_str(), "the same id as the chat path: Meta deduplicates");
+        assert_eq!(ev["event_time"], 1_796_040_000);
+        // Unhashed, and nothing else about the person (not documented on this channel).
+        assert_eq!(
+            ev["user_data"],
+            serde_json::json!({"ctwa_clid": "ARAkLkA8rmlYlWclid", "whatsapp_business_account_id": "104996632576012"})
+        );
+        match value {
+            Some(_) => assert_eq!(ev["custom_data"], serde_json::json!({"value": 459.9, "currency": "BRL"})),
+            None => assert!(ev.get("custom_data").is_none()),
+        }
+        assert!(!format!("{:?}", server_event(&row, Some(&by_click()))).contains("ARAkLkA8rmlYlWclid"));
+    }
+    // Meta refuses Schedule on business_messaging: it keeps the chat path.
+    assert_eq!(business_messaging_name(SCHEDULE), None);
+    assert_eq!(business_messaging_name("Contact"), None);
+}
+
+// rule: WA-32
+#[test]
+fn without_a_click_id_the_chat_path_is_unchanged() {
+    let ev = serde_json::to_value(server_event(&lead_row(LEAD, None), None)).unwrap();
+    assert_eq!(ev["action_source"], "chat");
+    assert_eq!(ev["event_name"], "Lead");
+    assert!(ev.get("messaging_channel").is_none());
+    assert_eq!(
+        ev["user_data"],
+        serde_json::json!({"ph": ["a".repeat(64)], "external_id": ["b".repeat(64)], "country": [COUNTRY_BR_SHA256]})
+    );
+}
+
+// rule: WA-33
+#[test]
+fn a_site_sale_goes_as_a_website_purchase_with_fbc() {
+    let p = WebPurchase {
+        site_id: "s",
+        conversion_id: "cv_1",
+        session_id: "s_1",
+        at: 1_796_040_000_123,
+        value_cents: 12_345,
+        currency: "BRL",
+        event_id: None,
+    };
+    assert_eq!(web_sent_event_id(&p), "conv:cv_1");
+    assert_eq!(web_sent_event_id(&WebPurchase { event_id: Some("order-77"), ..p }), "order-77");
+    let own = web_event_id("cv_1");
+    assert!(own.len() == 64 && own != event_id("cv_1", PURCHASE), "the row's own id, apart from any lead's");
+    assert_eq!(fbc_of(1_796_040_000_000, "IwAR2x"), "fb.1.1796040000000.IwAR2x");
+    let row = store::ConversionRow {
+        event_id: own,
+        lead_id: None,
+        ph: None,
+        external_id: None,
+        web_conversion_id: Some("cv_1".into()),
+        web_session_id: Some("s_1".into()),
+        sent_event_id: Some("order-77".into()),
+        ..lead_row(PURCHASE, Some(12_345))
+    };
+    let shape = Shape::Website { fbc: Secret::new(fbc_of(1_796_040_000_000, "IwAR2x")) };
+    let ev = serde_json::to_value(server_event(&row, Some(&shape))).unwrap();
+    assert_eq!(
+        ev,
+        serde_json::json!({"event_name": "Purchase", "event_time": 1_796_040_000, "event_id": "order-77",
+            "action_source": "website", "user_data": {"fbc": "fb.1.1796040000000.IwAR2x"},
+            "custom_data": {"value": 123.45, "currency": "BRL"}})
+    );
 }
 
 #[test]
@@ -168,6 +282,9 @@ fn seed(conn: &mut AnyConnection) -> Result<ConnectionRow> {
             sent_at: None,
             meta_lead_id: None,
             crm_event_name: None,
+            web_conversion_id: None,
+            web_session_id: None,
+            sent_event_id: None,
         },
     )?;
     store::take_lease(conn, &["e1".to_string()], "run", 1000, 0)?;

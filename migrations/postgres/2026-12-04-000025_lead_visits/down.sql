@@ -1,0 +1,2 @@
+DROP TABLE web_ad_conversions;
+DROP TABLE lead_visits;
