@@ -289,6 +289,7 @@ diesel::table! {
         session_id -> Text,
         sealed_fbclid -> Text,
         landed_at -> BigInt,
+        sealed_user_agent -> Nullable<Text>,
     }
 }
 

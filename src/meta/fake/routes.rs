@@ -470,6 +470,15 @@ fn event_problem(e: &Value) -> Option<Problem> {
     {
         return Some(p);
     }
+    // Meta's parameter reference: a website event names its page and the browser's user agent.
+    if source == "website" {
+        if !obj.get("event_source_url").and_then(Value::as_str).is_some_and(|u| u.starts_with("http")) {
+            return Some("a website event needs event_source_url".to_string().into());
+        }
+        if !user.get("client_user_agent").and_then(Value::as_str).is_some_and(|u| !u.is_empty()) {
+            return Some("a website event needs user_data.client_user_agent".to_string().into());
+        }
+    }
     if let Some(fbc) = user.get("fbc")
         && !fbc.as_str().is_some_and(is_fbc)
     {
@@ -610,9 +619,17 @@ mod tests {
     fn an_fbc_must_be_metas_shape() {
         let website = |fbc: Value| {
             json!({"event_name": "Purchase", "event_time": 1_764_460_800, "event_id": "conv:cv_1",
-                "action_source": "website", "user_data": {"fbc": fbc}, "custom_data": {"value": 10.0, "currency": "BRL"}})
+                "action_source": "website", "event_source_url": "https://loja.example.com/p/1",
+                "user_data": {"fbc": fbc, "client_user_agent": "Mozilla/5.0"}, "custom_data": {"value": 10.0, "currency": "BRL"}})
         };
         assert!(event_problem(&website(json!("fb.1.1764460800123.IwAR2x_Yz"))).is_none());
+        // A website event without its page or the browser's user agent is refused.
+        let mut no_url = website(json!("fb.1.1764460800123.IwAR2x_Yz"));
+        no_url.as_object_mut().unwrap().remove("event_source_url");
+        assert!(event_problem(&no_url).unwrap().why.contains("event_source_url"));
+        let mut no_agent = website(json!("fb.1.1764460800123.IwAR2x_Yz"));
+        no_agent["user_data"].as_object_mut().unwrap().remove("client_user_agent");
+        assert!(event_problem(&no_agent).unwrap().why.contains("client_user_agent"));
         for bad in [
             json!("IwAR2x_Yz"),
             json!("fb.1.1764460800123."),

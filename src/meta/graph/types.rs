@@ -160,6 +160,9 @@ pub struct ServerEvent {
     /// `business_messaging` only: the channel (`whatsapp`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub messaging_channel: Option<String>,
+    /// `website` only: the page the event belongs to (the visit's landing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event_source_url: Option<String>,
     pub user_data: UserData,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub custom_data: Option<CustomData>,
@@ -173,6 +176,7 @@ impl std::fmt::Debug for ServerEvent {
             .field("event_id", &self.event_id)
             .field("action_source", &self.action_source)
             .field("messaging_channel", &self.messaging_channel)
+            .field("event_source_url", &self.event_source_url)
             .field("user_data", &"<hashed>")
             .field("custom_data", &self.custom_data)
             .finish()
@@ -201,6 +205,9 @@ pub struct UserData {
     /// `website`: the Facebook click id as `fb.1.<ms>.<fbclid>`, as is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fbc: Option<String>,
+    /// `website`: the browser's user agent, as is (Meta requires it there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_user_agent: Option<String>,
 }
 
 impl std::fmt::Debug for UserData {
@@ -414,6 +421,7 @@ mod tests {
             event_id: "e".into(),
             action_source: "chat".into(),
             messaging_channel: None,
+            event_source_url: None,
             user_data: UserData { ph: vec!["deadbeefhash".into()], ..Default::default() },
             custom_data: None,
         };
@@ -428,13 +436,17 @@ mod tests {
             user_data: UserData {
                 ctwa_clid: Some("ctwacanary".into()),
                 fbc: Some("fb.1.1.fbccanary".into()),
+                client_user_agent: Some("Mozilla/5.0 uacanary".into()),
                 ..Default::default()
             },
             ..ev
         };
         assert!(!format!("{clicked:?}").contains("canary"));
         let json = serde_json::to_value(&clicked).unwrap();
-        assert_eq!(json["user_data"], json!({"ctwa_clid": "ctwacanary", "fbc": "fb.1.1.fbccanary"}));
+        assert_eq!(
+            json["user_data"],
+            json!({"ctwa_clid": "ctwacanary", "fbc": "fb.1.1.fbccanary", "client_user_agent": "Mozilla/5.0 uacanary"})
+        );
         assert_eq!(json["messaging_channel"], "whatsapp");
     }
 }

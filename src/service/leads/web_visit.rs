@@ -199,6 +199,7 @@ pub fn mark_in_session(conn: &mut AnyConnection, rules: SessionRules, lead_id: &
         // The server's own event: its time is exact, and no domain check.
         trusted: true,
         click_key: None,
+        user_agent: None,
     };
     let event = Incoming::Custom { ts: None, url, name: LEAD_EVENT.to_string(), properties: None, origin: None };
     accept::add_to_open_session(conn, &v, &visit.session_id, event)

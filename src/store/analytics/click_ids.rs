@@ -22,6 +22,10 @@ pub struct ClickIdRow {
     /// The session's start: when it landed.
     #[diesel(sql_type = BigInt)]
     pub landed_at: i64,
+    /// The same seal of the landing's raw user agent (Meta's
+    /// `client_user_agent`); None for rows kept before it was.
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    pub sealed_user_agent: Option<String>,
 }
 
 /// Never prints the sealed value.
@@ -40,11 +44,13 @@ impl std::fmt::Debug for ClickIdRow {
 pub fn insert_many(conn: &mut AnyConnection, rows: &[ClickIdRow]) -> diesel::QueryResult<usize> {
     let mut n = 0;
     for chunk in rows.chunks(64) {
-        let mut q =
-            RawQuery::prepared("INSERT INTO web_click_ids (site_id, session_id, sealed_fbclid, landed_at) VALUES ");
+        let mut q = RawQuery::prepared(
+            "INSERT INTO web_click_ids (site_id, session_id, sealed_fbclid, landed_at, sealed_user_agent) VALUES ",
+        );
         for (i, r) in chunk.iter().enumerate() {
-            q.push(if i == 0 { "(?, ?, ?, ?)" } else { ", (?, ?, ?, ?)" });
+            q.push(if i == 0 { "(?, ?, ?, ?, ?)" } else { ", (?, ?, ?, ?, ?)" });
             q.text(&r.site_id).text(&r.session_id).text(&r.sealed_fbclid).int(r.landed_at);
+            q.opt_text(r.sealed_user_agent.clone());
         }
         q.push(" ON CONFLICT (site_id, session_id) DO NOTHING");
         n += q.execute(conn)?;
@@ -55,7 +61,8 @@ pub fn insert_many(conn: &mut AnyConnection, rows: &[ClickIdRow]) -> diesel::Que
 /// The session's row, if it landed with an fbclid still kept.
 pub fn find(conn: &mut AnyConnection, site_id: &str, session_id: &str) -> diesel::QueryResult<Option<ClickIdRow>> {
     let mut q = RawQuery::new(
-        "SELECT site_id, session_id, sealed_fbclid, landed_at FROM web_click_ids WHERE site_id = ? AND session_id = ?",
+        "SELECT site_id, session_id, sealed_fbclid, landed_at, sealed_user_agent FROM web_click_ids \
+         WHERE site_id = ? AND session_id = ?",
     );
     q.text(site_id).text(session_id);
     Ok(q.load::<ClickIdRow>(conn)?.into_iter().next())

@@ -100,6 +100,11 @@ async fn record_conversion(app: &TestApp, body: Value) -> String {
     a.body["conversionId"].as_str().unwrap().to_string()
 }
 
+fn key_open(app: &TestApp, sealed: &str, session: &str) -> String {
+    let key = app.state.cx.secrets.clone().unwrap();
+    key.open(sealed, Identity::WebClickId(SITE, session)).unwrap().expose().to_string()
+}
+
 async fn click_row(app: &TestApp, session: &str) -> Option<click_ids::ClickIdRow> {
     let s = session.to_string();
     app.state.cx.read(move |c| Ok(click_ids::find(c, SITE, &s)?)).await.unwrap()
@@ -274,6 +279,9 @@ backend_test!(a_site_sale_of_a_visit_from_a_facebook_click_reaches_the_pixel_wit
     let row = click_row(&app, &session).await.expect("the landing's fbclid is kept");
     assert_eq!(row.landed_at, T0, "the session's start");
     assert!(!row.sealed_fbclid.contains(FBCLID), "sealed");
+    let agent = row.sealed_user_agent.clone().expect("the landing's user agent is kept beside it");
+    assert!(!agent.contains("Mozilla"), "sealed too");
+    assert_eq!(key_open(&app, &agent, &session), UA);
     let key = app.state.cx.secrets.clone().unwrap();
     let who = Identity::WebClickId(SITE, &session);
     assert_eq!(key.open(&row.sealed_fbclid, who).unwrap().expose(), FBCLID);
@@ -321,8 +329,10 @@ backend_test!(a_site_sale_of_a_visit_from_a_facebook_click_reaches_the_pixel_wit
     assert_eq!(
         *first,
         // occurredAt a minute ahead of the clock: sent as now.
+        // Its page (the landing's path on the site) and the landing browser's user agent, as Meta requires.
         json!({"event_name": "Purchase", "event_time": T0 / 1000, "event_id": lead_purchase,
-            "action_source": "website", "user_data": {"fbc": fbc}, "custom_data": {"value": 459.9, "currency": "BRL"}})
+            "action_source": "website", "event_source_url": format!("https://{HOST}/"),
+            "user_data": {"fbc": fbc, "client_user_agent": UA}, "custom_data": {"value": 459.9, "currency": "BRL"}})
     );
     let second = site_sales.iter().find(|e| e["event_id"] == format!("conv:{plain}")).expect("conv:<id>");
     assert_eq!((&second["user_data"]["fbc"], &second["custom_data"]["value"]), (&json!(fbc), &json!(10.0)));
@@ -440,10 +450,18 @@ backend_test!(the_fake_graph_refuses_lead_on_business_messaging_with_2804066, fa
     assert_eq!((status, &body["error"]["code"], body["error"].get("error_subcode")), (400, &json!(100), None));
     let website = |fbc: &str| {
         json!({"event_name": "Purchase", "event_time": T0 / 1000, "event_id": "w", "action_source": "website",
-            "user_data": {"fbc": fbc}, "custom_data": {"value": 1.0, "currency": "BRL"}})
+            "event_source_url": format!("https://{HOST}/"), "user_data": {"fbc": fbc, "client_user_agent": UA},
+            "custom_data": {"value": 1.0, "currency": "BRL"}})
     };
     assert_eq!(post(website(FBCLID)).await.0, 400);
     assert_eq!(post(website(&format!("fb.1.{T0}.{FBCLID}"))).await.0, 200);
+    // A website event names its page and the browser's user agent.
+    let mut no_agent = website(&format!("fb.1.{T0}.{FBCLID}"));
+    no_agent["user_data"].as_object_mut().unwrap().remove("client_user_agent");
+    assert_eq!(post(no_agent).await.0, 400);
+    let mut no_page = website(&format!("fb.1.{T0}.{FBCLID}"));
+    no_page.as_object_mut().unwrap().remove("event_source_url");
+    assert_eq!(post(no_page).await.0, 400);
 });
 
 /// Every log line of this thread at trace, as text and JSON.
@@ -462,7 +480,7 @@ fn capture() -> (crate::meta::lead_ads::Captured, tracing::subscriber::DefaultGu
     (logs, guard, second)
 }
 
-// rule: WA-31, WA-33
+// rule: WA-31, WA-33, WA-40
 backend_test!(neither_click_id_reaches_an_answer_a_log_line_or_a_metric, fake_meta_builder, |app| {
     let _one = LOG_CAPTURE.lock().await;
     let (logs, _guard, _second) = capture();

@@ -617,6 +617,7 @@ async fn graph_send_events_posts_json_with_the_token_in_the_header() {
         event_id: id.into(),
         action_source: "chat".into(),
         messaging_channel: None,
+        event_source_url: None,
         user_data: UserData {
             ph: vec!["a".repeat(64)],
             external_id: vec![],

@@ -230,7 +230,15 @@ fn write_into(conn: &mut AnyConnection, v: &Visit, plan: &Plan, rows: &mut Rows)
         for c in &plan.click_ids {
             let sealed = key.seal(&c.fbclid, Identity::WebClickId(&v.site_id, &c.session_id))?;
             let (site_id, session_id) = (v.site_id.clone(), c.session_id.clone());
-            rows.click_ids.push(ClickIdRow { site_id, session_id, sealed_fbclid: sealed, landed_at: c.landed_at });
+            let who = Identity::WebClickId(&v.site_id, &c.session_id);
+            let agent = c.user_agent.as_ref().map(|ua| key.seal(ua, who)).transpose()?;
+            rows.click_ids.push(ClickIdRow {
+                site_id,
+                session_id,
+                sealed_fbclid: sealed,
+                landed_at: c.landed_at,
+                sealed_user_agent: agent,
+            });
         }
     }
     Ok(())

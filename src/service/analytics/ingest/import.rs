@@ -245,6 +245,7 @@ pub async fn import(cx: &Context, site_id: &str, import_id: &str, body: &[u8], n
         trusted: true,
         // An import keeps no click id (rule WA-33 is the tracker's).
         click_key: None,
+        user_agent: None,
     };
     // Up to 10,000 lines: a write of its own (see `db::writer`).
     cx.write_alone(move |c| {

@@ -199,6 +199,7 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         trusted: false,
         // A landing's fbclid is kept sealed, so only with a secrets key (WA-33).
         click_key: cx.secrets.clone(),
+        user_agent: cx.secrets.as_ref().map(|_| crate::secret::Secret::new(req.user_agent.to_string())),
     };
     // Accepted with the other batches queued meanwhile, in one write (issue 25).
     let outcome = combine::accept(cx, visit, events, cx.config.write_queue_max).await?;

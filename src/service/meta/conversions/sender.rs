@@ -97,8 +97,9 @@ struct Batch {
 enum Via {
     /// A click-to-WhatsApp lead's event by its click id (WA-31).
     ClickId { ctwa_clid: Secret, account: String },
-    /// A site sale with its session's landing fbclid, still sealed (WA-33).
-    Landing { sealed_fbclid: String, landed_at: i64 },
+    /// A site sale with its session's landing fbclid and user agent, still
+    /// sealed, and the landing's page (WA-33).
+    Landing { sealed_fbclid: String, landed_at: i64, sealed_user_agent: Option<String>, source_url: Option<String> },
 }
 
 /// What [`server_event`] sends beyond the row's own columns.
@@ -106,8 +107,9 @@ enum Via {
 pub(super) enum Shape {
     /// `business_messaging` on WhatsApp, by the click id (WA-31).
     ClickId { ctwa_clid: Secret, account: String },
-    /// `website`, with `fbc` (WA-33).
-    Website { fbc: Secret },
+    /// `website`, with `fbc`, the browser's user agent and the landing page
+    /// Meta requires there (WA-33).
+    Website { fbc: Secret, user_agent: Option<Secret>, source_url: Option<String> },
 }
 
 enum Claim {
@@ -220,11 +222,23 @@ fn vias(
     rows: &[store::ConversionRow],
 ) -> Result<(HashMap<String, Via>, Vec<String>)> {
     let (mut vias, mut gone) = (HashMap::new(), Vec::new());
+    let mut domain: Option<Option<String>> = None;
     for r in rows {
         let Some(session) = &r.web_session_id else { continue };
         match crate::store::analytics::click_ids::find(conn, site_id, session)? {
             Some(c) => {
-                let via = Via::Landing { sealed_fbclid: c.sealed_fbclid, landed_at: c.landed_at };
+                // The landing page (the stored path on the site's first domain): `event_source_url`.
+                if domain.is_none() {
+                    domain = Some(crate::service::sites::get(conn, site_id)?.domains.into_iter().next());
+                }
+                let landing = crate::store::analytics::session(conn, session)?.map(|s| s.entry_path);
+                let source_url = domain.clone().flatten().zip(landing).map(|(d, path)| format!("https://{d}{path}"));
+                let via = Via::Landing {
+                    sealed_fbclid: c.sealed_fbclid,
+                    landed_at: c.landed_at,
+                    sealed_user_agent: c.sealed_user_agent,
+                    source_url,
+                };
                 vias.insert(r.event_id.clone(), via);
             }
             None => gone.push(r.event_id.clone()),
@@ -279,6 +293,7 @@ fn server_event(r: &store::ConversionRow, shape: Option<&Shape>) -> ServerEvent 
                 event_id: r.event_id.clone(),
                 action_source: BUSINESS_MESSAGING_ACTION_SOURCE.into(),
                 messaging_channel: Some(WHATSAPP_CHANNEL.into()),
+                event_source_url: None,
                 user_data: UserData {
                     ctwa_clid: Some(ctwa_clid.expose().to_string()),
                     whatsapp_business_account_id: Some(account.clone()),
@@ -288,14 +303,19 @@ fn server_event(r: &store::ConversionRow, shape: Option<&Shape>) -> ServerEvent 
             };
         }
         // A site sale: the visit's Facebook click as fbc, its value (WA-33).
-        Some(Shape::Website { fbc }) => {
+        Some(Shape::Website { fbc, user_agent, source_url }) => {
             return ServerEvent {
                 event_name: PURCHASE.into(),
                 event_time: r.event_time.div_euclid(1000),
                 event_id: r.sent_event_id.clone().unwrap_or_else(|| r.event_id.clone()),
                 action_source: WEBSITE_ACTION_SOURCE.into(),
                 messaging_channel: None,
-                user_data: UserData { fbc: Some(fbc.expose().to_string()), ..UserData::default() },
+                event_source_url: source_url.clone(),
+                user_data: UserData {
+                    fbc: Some(fbc.expose().to_string()),
+                    client_user_agent: user_agent.as_ref().map(|ua| ua.expose().to_string()),
+                    ..UserData::default()
+                },
                 custom_data,
             };
         }
@@ -317,6 +337,7 @@ fn server_event(r: &store::ConversionRow, shape: Option<&Shape>) -> ServerEvent 
         event_id: r.event_id.clone(),
         action_source: action_source.into(),
         messaging_channel: None,
+        event_source_url: None,
         user_data: UserData {
             ph,
             external_id: r.external_id.iter().cloned().collect(),
@@ -342,11 +363,17 @@ fn shapes(st: &Context, site_id: &str, batch: &mut Batch) -> (HashMap<String, Sh
     for (id, via) in std::mem::take(&mut batch.vias) {
         let shape = match via {
             Via::ClickId { ctwa_clid, account } => Some(Shape::ClickId { ctwa_clid, account }),
-            Via::Landing { sealed_fbclid, landed_at } => {
+            Via::Landing { sealed_fbclid, landed_at, sealed_user_agent, source_url } => {
                 let session = sessions.get(id.as_str()).copied().unwrap_or_default();
-                let who = Identity::WebClickId(site_id, session);
-                let opened = st.secrets.as_ref().and_then(|k| k.open(&sealed_fbclid, who).ok());
-                opened.map(|f| Shape::Website { fbc: Secret::new(fbc_of(landed_at, f.expose())) })
+                let open = |sealed: &str| {
+                    st.secrets.as_ref().and_then(|k| k.open(sealed, Identity::WebClickId(site_id, session)).ok())
+                };
+                let user_agent = sealed_user_agent.as_deref().and_then(open);
+                open(&sealed_fbclid).map(|f| Shape::Website {
+                    fbc: Secret::new(fbc_of(landed_at, f.expose())),
+                    user_agent,
+                    source_url,
+                })
             }
         };
         match shape {

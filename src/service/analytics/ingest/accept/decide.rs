@@ -303,6 +303,7 @@ impl Sessions {
                 session_id: id.clone(),
                 fbclid: Secret::new(fbclid),
                 landed_at: at.t,
+                user_agent: v.user_agent.clone(),
             });
         }
         Ok(id)

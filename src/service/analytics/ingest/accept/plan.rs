@@ -35,6 +35,10 @@ pub struct Visit {
     /// Seals the `fbclid` of a session's landing (rule WA-33); None (no
     /// secrets key, the import): no fbclid is kept.
     pub click_key: Option<SecretsKey>,
+    /// The request's raw user agent, only while a landing's fbclid can be
+    /// kept (`click_key`): sealed beside it for Meta's `client_user_agent`
+    /// (WA-33), never stored otherwise (TRK-25).
+    pub user_agent: Option<Secret>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -134,4 +138,6 @@ pub struct LandingClickId {
     pub session_id: String,
     pub fbclid: Secret,
     pub landed_at: i64,
+    /// The landing request's user agent (WA-33).
+    pub user_agent: Option<Secret>,
 }

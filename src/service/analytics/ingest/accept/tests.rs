@@ -43,6 +43,7 @@ fn visit() -> Visit {
         max_ms: 24 * 60 * MIN,
         trusted: false,
         click_key: None,
+        user_agent: None,
     }
 }
 

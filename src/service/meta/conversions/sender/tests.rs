@@ -185,12 +185,17 @@ fn a_site_sale_goes_as_a_website_purchase_with_fbc() {
         sent_event_id: Some("order-77".into()),
         ..lead_row(PURCHASE, Some(12_345))
     };
-    let shape = Shape::Website { fbc: Secret::new(fbc_of(1_796_040_000_000, "IwAR2x")) };
+    let shape = Shape::Website {
+        fbc: Secret::new(fbc_of(1_796_040_000_000, "IwAR2x")),
+        user_agent: Some(Secret::new("Mozilla/5.0 (Android 14) Chrome/131")),
+        source_url: Some("https://loja.example.com/p/1".into()),
+    };
     let ev = serde_json::to_value(server_event(&row, Some(&shape))).unwrap();
     assert_eq!(
         ev,
         serde_json::json!({"event_name": "Purchase", "event_time": 1_796_040_000, "event_id": "order-77",
-            "action_source": "website", "user_data": {"fbc": "fb.1.1796040000000.IwAR2x"},
+            "action_source": "website", "event_source_url": "https://loja.example.com/p/1",
+            "user_data": {"fbc": "fb.1.1796040000000.IwAR2x", "client_user_agent": "Mozilla/5.0 (Android 14) Chrome/131"},
             "custom_data": {"value": 123.45, "currency": "BRL"}})
     );
 }
