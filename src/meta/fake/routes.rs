@@ -475,7 +475,7 @@ fn event_problem(e: &Value) -> Option<Problem> {
         if !obj.get("event_source_url").and_then(Value::as_str).is_some_and(|u| u.starts_with("http")) {
             return Some("a website event needs event_source_url".to_string().into());
         }
-        if !user.get("client_user_agent").and_then(Value::as_str).is_some_and(|u| !u.is_empty()) {
+        if user.get("client_user_agent").and_then(Value::as_str).is_none_or(str::is_empty) {
             return Some("a website event needs user_data.client_user_agent".to_string().into());
         }
     }
