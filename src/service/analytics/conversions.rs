@@ -28,7 +28,6 @@ use crate::service::validate;
 use crate::store::analytics::conversions::{self as store, AffiliateDay, ConversionRow, Money};
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::people as people_store;
-use crate::store::analytics::rollups;
 use crate::store::analytics::{self as analytics_store};
 
 pub const MAX_LIST_CONVERSIONS: i64 = 100;
@@ -156,26 +155,14 @@ pub fn record(conn: &mut AnyConnection, now: i64, site_id: &str, a: RecordConver
         crate::service::leads::web_visit::count_sale(conn, s, &row.id, row.occurred_at, row.value_cents)?;
     }
     let money = Money { conversions: 1, revenue_cents: row.value_cents, commission_cents: row.commission_cents };
-    let campaign = session.as_ref().and_then(|s| s.campaign.as_deref());
-    // Month rows before the site's complete_from are the month build's (see rollups::month_tiers).
-    let month_from = match campaign {
-        Some(_) => rollups::month_tiers(conn, &[site_id.to_string()], true).map_err(db)?.get(site_id).copied(),
-        None => None,
-    };
-    for &tier in Tier::ALL {
-        let b = bucket(tier, row.occurred_at);
-        if tier.counted() {
-            store::add_counter(conn, site_id, tier.as_str(), b, &money).map_err(db)?;
-        } else if b < month_from.unwrap_or(0) {
-            continue;
-        }
-        // Campaign rows count conversions by their session's campaign (§5.3).
-        if let Some(campaign) = campaign {
-            let tier = tier.as_str();
-            let (conversions, revenue) = (Dimension::CampaignConversions.as_str(), Dimension::CampaignRevenue.as_str());
-            rollups::add_breakdown(conn, site_id, tier, b, conversions, campaign, 1).map_err(db)?;
-            rollups::add_breakdown(conn, site_id, tier, b, revenue, campaign, row.value_cents).map_err(db)?;
-        }
+    for &tier in Tier::ALL.iter().filter(|t| t.counted()) {
+        store::add_counter(conn, site_id, tier.as_str(), bucket(tier, row.occurred_at), &money).map_err(db)?;
+    }
+    // Campaign rows count conversions by their session's campaign (§5.3).
+    if let Some(campaign) = session.as_ref().and_then(|s| s.campaign.as_deref()) {
+        let keyed =
+            [(Dimension::CampaignConversions, campaign, 1), (Dimension::CampaignRevenue, campaign, row.value_cents)];
+        crate::service::analytics::rollup::add_to_breakdowns(conn, site_id, row.occurred_at, &keyed)?;
     }
     if let Some(s) = &session {
         store::add_to_session(conn, &s.id, row.value_cents).map_err(db)?;

@@ -15,33 +15,34 @@ type Sales = BTreeMap<(String, AdIds), SiteSales>;
 /// Rows for the sales whose ad (or ad set, or campaign) has no lead and no
 /// spend in the range, so the tree has a row to put them on.
 pub(super) fn add_rows(rows: &mut Vec<GroupRow>, sales: &Sales) {
-    let have: BTreeSet<(String, String, String, String)> =
-        rows.iter().map(|r| (r.site_id.clone(), r.campaign_id.clone(), r.adset_id.clone(), r.ad_id.clone())).collect();
-    let have_ad = |site: &str, ad: &str| rows.iter().any(|r| r.site_id == site && r.ad_id == ad);
-    let mut missing = Vec::new();
-    for (site_id, ad) in sales.keys() {
-        let known = if ad.ad_id.is_empty() {
-            have.iter().any(|(s, c, a, _)| {
-                s == site_id && *c == ad.campaign_id && (ad.adset_id.is_empty() || *a == ad.adset_id)
-            })
-        } else {
-            have_ad(site_id, &ad.ad_id)
-        };
-        if !known {
-            missing.push(GroupRow {
-                site_id: site_id.clone(),
-                origin: String::new(),
-                campaign_id: ad.campaign_id.clone(),
-                adset_id: ad.adset_id.clone(),
-                ad_id: ad.ad_id.clone(),
-                day: 0,
-                leads: 0,
-                qualified: 0,
-                won: 0,
-                revenue_cents: 0,
-            });
-        }
-    }
+    // The ads the tree has, and its (campaign, ad set) pairs for sales that name no ad.
+    let ads: BTreeSet<(&str, &str)> = rows.iter().map(|r| (r.site_id.as_str(), r.ad_id.as_str())).collect();
+    let sets: BTreeSet<(&str, &str, &str)> =
+        rows.iter().map(|r| (r.site_id.as_str(), r.campaign_id.as_str(), r.adset_id.as_str())).collect();
+    let missing: Vec<GroupRow> = sales
+        .keys()
+        .filter(|(site, ad)| {
+            if ad.ad_id.is_empty() {
+                !sets
+                    .iter()
+                    .any(|(s, c, a)| s == site && *c == ad.campaign_id && (ad.adset_id.is_empty() || *a == ad.adset_id))
+            } else {
+                !ads.contains(&(site.as_str(), ad.ad_id.as_str()))
+            }
+        })
+        .map(|(site_id, ad)| GroupRow {
+            site_id: site_id.clone(),
+            origin: String::new(),
+            campaign_id: ad.campaign_id.clone(),
+            adset_id: ad.adset_id.clone(),
+            ad_id: ad.ad_id.clone(),
+            day: 0,
+            leads: 0,
+            qualified: 0,
+            won: 0,
+            revenue_cents: 0,
+        })
+        .collect();
     rows.extend(missing);
 }
 

@@ -9,9 +9,8 @@ use utoipa::ToSchema;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::rollup::buckets::bucket;
-use crate::service::analytics::vocabulary::{Dimension, Tier};
-use crate::store::analytics::rollups as web_rollups;
+use crate::service::analytics::ingest::accept::whatsapp;
+use crate::service::analytics::vocabulary::Dimension;
 use crate::store::analytics::whatsapp_refs;
 use crate::store::analytics::{self as web_sessions, SessionRow};
 use crate::store::leads::LeadRow;
@@ -21,8 +20,6 @@ use crate::store::leads::visits::{self as store, AdConversionRow, AdIds, LeadVis
 pub const SITE_WHATSAPP: &str = "site_whatsapp";
 /// The origin whose ad wins over the visit (WA-11).
 const CTWA_AD: &str = "ctwa_ad";
-/// The reference's alphabet: no 0/O, 1/I/L, so it survives being retyped.
-const REF_ALPHABET: &str = "23456789ABCDEFGHJKMNPQRSTUVWXYZ";
 
 /// What became of a `webRef` (present in the answer only when one was sent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
@@ -37,13 +34,10 @@ pub enum WebRefOutcome {
 /// A reference as the host read it, upper-cased: 6 characters of the
 /// alphabet, any case (rule WA-10).
 pub fn check_ref(reference: &str) -> Result<String> {
-    let upper = reference.to_ascii_uppercase();
-    if upper.len() != 6 || !upper.chars().all(|c| REF_ALPHABET.contains(c)) {
-        return Err(Error::invalid(
-            "webRef must be the 6 characters of a WhatsApp reference (2-9, A-Z without I, L, O)",
-        ));
-    }
-    Ok(upper)
+    // The shape the tracker mints and acceptance binds (WA-02).
+    whatsapp::reference(reference).ok_or_else(|| {
+        Error::invalid("webRef must be the 6 characters of a WhatsApp reference (2-9, A-Z without I, L, O)")
+    })
 }
 
 /// A Meta object id as Ads Manager writes it in a URL parameter: 5–20 digits.
@@ -101,25 +95,12 @@ pub fn ad_of(conn: &mut AnyConnection, site_id: &str, session: &SessionRow) -> R
 /// source and campaign in the overview's breakdowns (rule WA-16).
 pub fn keep(conn: &mut AnyConnection, visit: &LeadVisitRow) -> Result<()> {
     store::insert(conn, visit)?;
-    let month_from = web_rollups::month_tiers(conn, std::slice::from_ref(&visit.site_id), true)?
-        .get(&visit.site_id)
-        .copied()
-        .unwrap_or(0);
-    let keys =
-        [(Dimension::SourceLeads, Some(visit.source.as_str())), (Dimension::CampaignLeads, visit.campaign.as_deref())];
-    for &tier in Tier::ALL {
-        let b = bucket(tier, visit.lead_at);
-        // Month rows before the site's complete_from are the month build's.
-        if !tier.counted() && b < month_from {
-            continue;
-        }
-        for (dim, key) in keys {
-            if let Some(key) = key {
-                web_rollups::add_breakdown(conn, &visit.site_id, tier.as_str(), b, dim.as_str(), key, 1)?;
-            }
-        }
-    }
-    Ok(())
+    let keyed: Vec<(Dimension, &str, i64)> =
+        [(Dimension::SourceLeads, Some(visit.source.as_str())), (Dimension::CampaignLeads, visit.campaign.as_deref())]
+            .into_iter()
+            .filter_map(|(dim, key)| Some((dim, key?, 1)))
+            .collect();
+    crate::service::analytics::rollup::add_to_breakdowns(conn, &visit.site_id, visit.lead_at, &keyed)
 }
 
 /// A ledger sale of a visit from a Meta ad counts on that ad's row of the

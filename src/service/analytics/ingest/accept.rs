@@ -12,7 +12,7 @@
 
 mod decide;
 mod plan;
-mod whatsapp;
+pub mod whatsapp;
 
 use std::collections::{HashMap, HashSet};
 

@@ -199,7 +199,9 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         trusted: false,
         // A landing's fbclid is kept sealed, so only with a secrets key (WA-33).
         click_key: cx.secrets.clone(),
-        user_agent: cx.secrets.as_ref().map(|_| crate::secret::Secret::new(req.user_agent.to_string())),
+        // Kept only for a landing from a Facebook click, so most requests copy nothing.
+        user_agent: (cx.secrets.is_some() && events.iter().flatten().any(from_facebook))
+            .then(|| crate::secret::Secret::new(req.user_agent.to_string())),
     };
     // Accepted with the other batches queued meanwhile, in one write (issue 25).
     let outcome = combine::accept(cx, visit, events, cx.config.write_queue_max).await?;
@@ -211,6 +213,15 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         visitor_id: (!anonymous).then_some(visitor_id),
         session_id: if anonymous { None } else { outcome.session_id },
     })
+}
+
+/// Whether an event's URL carries Meta's click id: its session may keep the
+/// landing's user agent beside it (WA-33).
+fn from_facebook(e: &Incoming) -> bool {
+    match e {
+        Incoming::Pageview { url, .. } | Incoming::Custom { url, .. } => urls::fbclid(url).is_some(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,32 @@ use crate::store::analytics::rollups::{self as r, Counters};
 use crate::store::analytics::{self as store, OutboxRow, SessionRow};
 use buckets::bucket;
 
+/// Adds keyed counts written outside the outbox (the ledger's campaign
+/// rows, a matched lead's source and campaign) to the breakdowns of every
+/// tier's bucket of `at`. Month rows before the site's `complete_from` are
+/// the month build's (see `rollups::month_tiers`), so they are left to it.
+pub fn add_to_breakdowns(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    at: i64,
+    keyed: &[(Dimension, &str, i64)],
+) -> Result<()> {
+    if keyed.is_empty() {
+        return Ok(());
+    }
+    let month_from = r::month_tiers(conn, &[site_id.to_string()], true)?.get(site_id).copied().unwrap_or(0);
+    for &tier in Tier::ALL {
+        let b = bucket(tier, at);
+        if !tier.counted() && b < month_from {
+            continue;
+        }
+        for (dim, key, count) in keyed {
+            r::add_breakdown(conn, site_id, tier.as_str(), b, dim.as_str(), key, *count)?;
+        }
+    }
+    Ok(())
+}
+
 type SetKey = (String, Tier, i64, Dimension, String);
 
 #[derive(Default)]

@@ -78,15 +78,7 @@ fn goes_by_click_id(conn: &mut AnyConnection, e: &Enqueue<'_>) -> Result<bool> {
     if business_messaging_name(e.event_name).is_none() {
         return Ok(false);
     }
-    let on = meta_store::click_id_settings(conn, &[e.site_id.to_string()])?
-        .into_iter()
-        .any(|s| s.send_click_ids && s.whatsapp_business_account_id.is_some());
-    if !on {
-        return Ok(false);
-    }
-    Ok(store::lead_clicks(conn, &[e.lead_id.to_string()])?.into_iter().any(|l| {
-        l.origin == crate::service::leads::reports::PAID_ORIGIN && l.click_id.is_some_and(|c| !c.trim().is_empty())
-    }))
+    Ok(!click_routes(conn, e.site_id, &[e.lead_id.to_string()])?.1.is_empty())
 }
 
 pub fn enqueue(conn: &mut AnyConnection, now: i64, e: &Enqueue<'_>, hashes: &ContactHashes) -> Result<bool> {
@@ -253,4 +245,26 @@ pub fn remove_lead(conn: &mut AnyConnection, lead_id: &str) -> Result<()> {
         store::bump_day(conn, &s.site_id, utc_day_start(s.sent_at), &s.event_name, -1)?;
     }
     Ok(())
+}
+
+/// The leads among `lead_ids` whose events may go by their click id (WA-31),
+/// with that click id, and the account they go with: the site's
+/// `sendClickIds` on with its account, and a `ctwa_ad` lead with a non-blank
+/// click id. Empty when the site's setting is off. Read when an event is
+/// queued and again when it is sent, so the setting as it is then applies.
+pub fn click_routes(
+    conn: &mut crate::db::AnyConnection,
+    site_id: &str,
+    lead_ids: &[String],
+) -> crate::error::Result<(String, std::collections::HashMap<String, String>)> {
+    let settings = crate::store::meta::click_id_settings(conn, &[site_id.to_string()])?.into_iter().next();
+    let Some(account) = settings.filter(|s| s.send_click_ids).and_then(|s| s.whatsapp_business_account_id) else {
+        return Ok((String::new(), Default::default()));
+    };
+    let clicks = crate::store::meta::conversions::lead_clicks(conn, lead_ids)?
+        .into_iter()
+        .filter(|l| l.origin == crate::service::leads::reports::PAID_ORIGIN)
+        .filter_map(|l| Some((l.id, l.click_id.filter(|c| !c.trim().is_empty())?)))
+        .collect();
+    Ok((account, clicks))
 }

@@ -254,15 +254,7 @@ fn vias(
     if lead_ids.is_empty() {
         return Ok((vias, gone));
     }
-    let settings = meta_store::click_id_settings(conn, &[site_id.to_string()])?.into_iter().next();
-    let Some(account) = settings.filter(|s| s.send_click_ids).and_then(|s| s.whatsapp_business_account_id) else {
-        return Ok((vias, gone));
-    };
-    let clicks: HashMap<String, String> = store::lead_clicks(conn, &lead_ids)?
-        .into_iter()
-        .filter(|l| l.origin == crate::service::leads::reports::PAID_ORIGIN)
-        .filter_map(|l| Some((l.id, l.click_id.filter(|c| !c.trim().is_empty())?)))
-        .collect();
+    let (account, clicks) = click_routes(conn, site_id, &lead_ids)?;
     for r in candidates {
         if let Some(clid) = r.lead_id.as_ref().and_then(|l| clicks.get(l)) {
             let via = Via::ClickId { ctwa_clid: Secret::new(clid.clone()), account: account.clone() };
