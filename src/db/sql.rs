@@ -48,6 +48,9 @@ mod tests {
     fn placeholder_lists() {
         assert_eq!(placeholders(1), "(?)");
         assert_eq!(placeholders(3), "(?, ?, ?)");
+        let mut q = super::RawQuery::new("VALUES ");
+        q.rows(2, 3);
+        assert_eq!(q.sql, "VALUES (?, ?, ?), (?, ?, ?)");
     }
 }
 
@@ -85,6 +88,18 @@ impl RawQuery {
     }
     pub fn push(&mut self, sql: &str) -> &mut Self {
         self.sql.push_str(sql);
+        self
+    }
+    /// `(?, …), (?, …)`: the placeholders of `rows` rows of `cols` columns,
+    /// for a multi-row `VALUES` list (binds added by the caller, row by row).
+    pub fn rows(&mut self, rows: usize, cols: usize) -> &mut Self {
+        let one = placeholders(cols);
+        for i in 0..rows {
+            if i > 0 {
+                self.sql.push_str(", ");
+            }
+            self.sql.push_str(&one);
+        }
         self
     }
     pub fn text(&mut self, v: impl Into<String>) -> &mut Self {

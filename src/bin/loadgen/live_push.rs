@@ -74,20 +74,7 @@ pub(crate) fn live_push(a: LivePushArgs) -> AnyResult<()> {
     let db = FreshDb::new(a.daemon.database_url.as_deref())?;
     let binary = a.daemon.binary()?;
     // The operator the dashboards sign in as, made before the daemon starts.
-    let mut add = std::process::Command::new(&binary)
-        .args(["operator", "add", "bench"])
-        .env("RASTRO_DATABASE_URL", &db.url)
-        .env("RASTRO_HOST_API_KEY", "loadgen-operator-setup")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()?;
-    {
-        use std::io::Write;
-        add.stdin.take().ok_or("no stdin")?.write_all(format!("{PASSWORD}\n").as_bytes())?;
-    }
-    if !add.wait()?.success() {
-        return Err("rastrod operator add failed".into());
-    }
+    super::add_operator(&binary, &db.url, "bench", PASSWORD)?;
     let env = [
         ("RASTRO_TRACKER_IP_RATE", "100000000".to_string()),
         ("RASTRO_TRACKER_NEW_VISITOR_RATE", "100000000".to_string()),

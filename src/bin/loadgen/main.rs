@@ -14,6 +14,7 @@
 //! target/release/loadgen leads-csv              # leads.csv of a site with 1,000,000 leads: rows/s, memory
 //! target/release/loadgen lead-ads               # signed leadgen webhooks/s vs ping; webhook → handler p99
 //! target/release/loadgen live-push              # 20 then 200 dashboards following live visitors over SSE
+//! target/release/loadgen flood                  # leads at 200/s and an operator's first screen, then under a tracker flood
 //! ```
 //!
 //! `ingest` starts `rastrod serve` (the binary next to this one) as a child
@@ -63,6 +64,7 @@ mod expired_fill;
 
 mod events;
 mod federation;
+mod flood;
 mod ingest;
 mod lead_ads;
 mod leads_csv;
@@ -134,6 +136,9 @@ pub(crate) enum Cmd {
     /// Start rastrod; dashboards follow 10 sites' live visitors over Server-Sent Events while the
     /// tracker posts; the database statements against the number of dashboards.
     LivePush(live_push::LivePushArgs),
+    /// Start rastrod; leads at a steady rate and an operator's sign-in and first screen, then the same
+    /// with the tracker at full speed: does the flood starve the rest?
+    Flood(flood::FloodArgs),
 }
 
 #[derive(Args)]
@@ -324,6 +329,7 @@ fn main() -> ExitCode {
         Cmd::LeadsCsv(a) => leads_csv(a),
         Cmd::LeadAds(a) => lead_ads(a),
         Cmd::LivePush(a) => live_push::live_push(a),
+        Cmd::Flood(a) => flood::flood(a),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

@@ -141,3 +141,24 @@ pub(crate) fn machine_line() -> String {
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     format!("machine: {cores} cores, load average {}", loadavg())
 }
+
+/// `rastrod operator add <name>` on the database, the password on its
+/// standard input: the operator a scenario signs in as, made before the
+/// daemon starts.
+pub(crate) fn add_operator(binary: &std::path::Path, db_url: &str, name: &str, password: &str) -> AnyResult<()> {
+    let mut add = std::process::Command::new(binary)
+        .args(["operator", "add", name])
+        .env("RASTRO_DATABASE_URL", db_url)
+        .env("RASTRO_HOST_API_KEY", "loadgen-operator-setup")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()?;
+    {
+        use std::io::Write;
+        add.stdin.take().ok_or("no stdin")?.write_all(format!("{password}\n").as_bytes())?;
+    }
+    if !add.wait()?.success() {
+        return Err("rastrod operator add failed".into());
+    }
+    Ok(())
+}

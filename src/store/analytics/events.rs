@@ -72,29 +72,32 @@ pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult
 }
 
 fn insert_event_chunk(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<usize> {
-    let one = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     let mut q = RawQuery::prepared(format!("INSERT INTO web_events ({EVENT_COLUMNS}) VALUES "));
-    for (i, e) in rows.iter().enumerate() {
-        q.push(if i == 0 { one } else { ", (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" });
-        q.text(&e.id)
-            .text(&e.site_id)
-            .text(&e.session_id)
-            .text(&e.visitor_id)
-            .text(&e.kind)
-            .opt_text(e.name.clone())
-            .text(&e.path)
-            .text(&e.route)
-            .int(e.occurred_at)
-            .opt_text(e.pageview_id.clone())
-            .opt_text(e.properties.clone())
-            .opt_int(e.engaged_ms)
-            .opt_int(e.lcp)
-            .opt_int(e.inp)
-            .opt_int(e.cls)
-            .opt_int(e.fcp)
-            .opt_int(e.ttfb);
+    q.rows(rows.len(), 17);
+    for e in rows {
+        bind_event(&mut q, e);
     }
     q.execute(conn)
+}
+
+fn bind_event(q: &mut RawQuery, e: &EventRow) {
+    q.text(&e.id)
+        .text(&e.site_id)
+        .text(&e.session_id)
+        .text(&e.visitor_id)
+        .text(&e.kind)
+        .opt_text(e.name.clone())
+        .text(&e.path)
+        .text(&e.route)
+        .int(e.occurred_at)
+        .opt_text(e.pageview_id.clone())
+        .opt_text(e.properties.clone())
+        .opt_int(e.engaged_ms)
+        .opt_int(e.lcp)
+        .opt_int(e.inp)
+        .opt_int(e.cls)
+        .opt_int(e.fcp)
+        .opt_int(e.ttfb);
 }
 
 /// A stored pageview's engagement and vitals after later events.
@@ -104,4 +107,24 @@ pub fn update_pageview_measures(conn: &mut AnyConnection, e: &EventRow) -> Query
     );
     q.opt_int(e.engaged_ms).opt_int(e.lcp).opt_int(e.inp).opt_int(e.cls).opt_int(e.fcp).opt_int(e.ttfb).text(&e.id);
     q.execute(conn)
+}
+
+/// [`update_pageview_measures`] for many stored pageviews, a statement per
+/// chunk (issue 25): an upsert on the id of rows that all exist, so each is
+/// an update of the measures alone.
+pub fn update_measures(conn: &mut AnyConnection, rows: &[&EventRow]) -> QueryResult<usize> {
+    let mut n = 0;
+    for chunk in rows.chunks(64) {
+        let mut q = RawQuery::prepared(format!("INSERT INTO web_events ({EVENT_COLUMNS}) VALUES "));
+        q.rows(chunk.len(), 17);
+        for e in chunk {
+            bind_event(&mut q, e);
+        }
+        q.push(
+            " ON CONFLICT (id) DO UPDATE SET engaged_ms = excluded.engaged_ms, lcp = excluded.lcp, inp = excluded.inp, \
+             cls = excluded.cls, fcp = excluded.fcp, ttfb = excluded.ttfb",
+        );
+        n += q.execute(conn)?;
+    }
+    Ok(n)
 }

@@ -50,6 +50,74 @@ pub fn insert_session_goal(
     Ok(q.execute(conn)? == 1)
 }
 
+/// A goal completion as [`insert_hits`] writes it.
+pub struct HitRow<'a> {
+    pub site_id: &'a str,
+    pub goal_id: &'a str,
+    pub at: i64,
+    pub event_id: &'a str,
+}
+
+/// [`insert_hit`] for many completions, a statement per chunk (issue 25).
+pub fn insert_hits(conn: &mut AnyConnection, rows: &[HitRow<'_>]) -> QueryResult<usize> {
+    let mut n = 0;
+    for chunk in rows.chunks(64) {
+        let mut q = RawQuery::prepared("INSERT INTO web_goal_hits (site_id, goal_id, at, event_id) VALUES ");
+        q.rows(chunk.len(), 4);
+        for h in chunk {
+            q.text(h.site_id).text(h.goal_id).int(h.at).text(h.event_id);
+        }
+        q.push(" ON CONFLICT DO NOTHING");
+        n += q.execute(conn)?;
+    }
+    Ok(n)
+}
+
+/// A session's first completion of a goal as [`insert_session_goals`] writes it.
+pub struct SessionGoalRow<'a> {
+    pub session_id: &'a str,
+    pub goal_id: &'a str,
+    pub site_id: &'a str,
+    pub started_at: i64,
+}
+
+/// [`insert_session_goal`] for many pairs, a statement per chunk (issue 25).
+pub fn insert_session_goals(conn: &mut AnyConnection, rows: &[SessionGoalRow<'_>]) -> QueryResult<usize> {
+    let mut n = 0;
+    for chunk in rows.chunks(64) {
+        let mut q =
+            RawQuery::prepared("INSERT INTO web_session_goals (session_id, goal_id, site_id, started_at) VALUES ");
+        q.rows(chunk.len(), 4);
+        for r in chunk {
+            q.text(r.session_id).text(r.goal_id).text(r.site_id).int(r.started_at);
+        }
+        q.push(" ON CONFLICT (session_id, goal_id) DO NOTHING");
+        n += q.execute(conn)?;
+    }
+    Ok(n)
+}
+
+/// The (session, goal) pairs these sessions have completed, in one read per chunk.
+pub fn goals_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> QueryResult<Vec<(String, String)>> {
+    #[derive(QueryableByName)]
+    struct Pair {
+        #[diesel(sql_type = Text)]
+        session_id: String,
+        #[diesel(sql_type = Text)]
+        goal_id: String,
+    }
+    let mut out = Vec::new();
+    for chunk in session_ids.chunks(64) {
+        let mut q = RawQuery::prepared(format!(
+            "SELECT session_id, goal_id FROM web_session_goals WHERE session_id IN {}",
+            placeholders(chunk.len())
+        ));
+        q.texts(chunk);
+        out.extend(q.load::<Pair>(conn)?.into_iter().map(|p| (p.session_id, p.goal_id)));
+    }
+    Ok(out)
+}
+
 pub fn add_counter(
     conn: &mut AnyConnection,
     site_id: &str,

@@ -84,10 +84,13 @@ pub fn sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<Ses
 }
 
 pub fn insert_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(format!(
-        "INSERT INTO web_sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
-         ?, ?, ?, ?, ?, ?, ?, ?)"
-    ));
+    let mut q = RawQuery::prepared(format!("INSERT INTO web_sessions ({SESSION_COLUMNS}) VALUES "));
+    q.rows(1, 27);
+    bind_session(&mut q, s);
+    q.execute(conn)
+}
+
+fn bind_session(q: &mut RawQuery, s: &SessionRow) {
     q.text(&s.id)
         .text(&s.site_id)
         .text(&s.visitor_id)
@@ -115,7 +118,28 @@ pub fn insert_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<u
         .boolean(s.is_returning)
         .int(s.conversions)
         .int(s.revenue_cents);
-    q.execute(conn)
+}
+
+/// New sessions and moved ones of a combined acceptance, in a statement per
+/// chunk (issue 25): a new row is inserted whole; a stored one (`id`
+/// conflicts) takes only what [`update_session`] moves, so the columns other
+/// writes keep (conversions, revenue) are left as they are. An id appears
+/// once (a statement may not change a row twice on PostgreSQL).
+pub fn write_sessions(conn: &mut AnyConnection, rows: &[&SessionRow]) -> QueryResult<usize> {
+    let mut n = 0;
+    for chunk in rows.chunks(32) {
+        let mut q = RawQuery::prepared(format!("INSERT INTO web_sessions ({SESSION_COLUMNS}) VALUES "));
+        q.rows(chunk.len(), 27);
+        for s in chunk {
+            bind_session(&mut q, s);
+        }
+        q.push(
+            " ON CONFLICT (id) DO UPDATE SET last_at = excluded.last_at, end_at = excluded.end_at, \
+             exit_path = excluded.exit_path, pageviews = excluded.pageviews, events = excluded.events",
+        );
+        n += q.execute(conn)?;
+    }
+    Ok(n)
 }
 
 /// The fields a later event moves.

@@ -80,3 +80,92 @@ pub fn drop_empty_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &
     q.text(site_id).text(visitor_id);
     q.execute(conn)
 }
+
+/// A visitor's state with its id, as [`lock_visitors`] answers it.
+#[derive(Debug, Clone, QueryableByName)]
+pub struct KeyedVisitor {
+    #[diesel(sql_type = Text)]
+    pub visitor_id: String,
+    #[diesel(embed)]
+    pub row: VisitorRow,
+}
+
+/// At most this many rows per multi-row statement of the acceptance's
+/// per-visitor tables: few statement shapes to keep prepared, far under
+/// either backend's limit on binds.
+const CHUNK: usize = 64;
+
+/// [`lock_visitor`] for many visitors of one site in a statement per chunk
+/// (issue 25: one combined write reads every visitor's state at once). The
+/// ids are taken in order, so two processes locking overlapping sets on
+/// PostgreSQL take the rows in the same order and never deadlock.
+pub fn lock_visitors(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    visitor_ids: &[String],
+) -> QueryResult<Vec<KeyedVisitor>> {
+    let mut ids: Vec<&String> = visitor_ids.iter().collect();
+    ids.sort();
+    ids.dedup();
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(CHUNK) {
+        let mut q = RawQuery::prepared(
+            "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
+             current_route, sessions) VALUES ",
+        );
+        for (i, id) in chunk.iter().enumerate() {
+            q.push(if i == 0 { "(?, ?, '', 0, 0, '', '', 0)" } else { ", (?, ?, '', 0, 0, '', '', 0)" });
+            q.text(site_id).text(id.as_str());
+        }
+        q.push(" ON CONFLICT (site_id, visitor_id)");
+        if !conn.is_sqlite() {
+            q.push(
+                " DO UPDATE SET sessions = web_visitors.sessions \
+                 RETURNING visitor_id, session_id, session_started_at, last_at, sessions",
+            );
+            out.extend(q.load::<KeyedVisitor>(conn)?);
+            continue;
+        }
+        q.push(" DO NOTHING");
+        q.execute(conn)?;
+        let mut read = RawQuery::prepared(format!(
+            "SELECT visitor_id, session_id, session_started_at, last_at, sessions FROM web_visitors \
+             WHERE site_id = ? AND visitor_id IN {}",
+            placeholders(chunk.len())
+        ));
+        read.text(site_id).texts(chunk);
+        out.extend(read.load::<KeyedVisitor>(conn)?);
+    }
+    Ok(out)
+}
+
+/// [`update_visitor`] for many visitors in a statement per chunk: an upsert
+/// whose rows all exist (locked by [`lock_visitors`]), so each is an update.
+pub fn update_visitors(conn: &mut AnyConnection, rows: &[VisitorUpdate<'_>]) -> QueryResult<usize> {
+    let mut n = 0;
+    for chunk in rows.chunks(CHUNK) {
+        let mut q = RawQuery::prepared(
+            "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
+             current_route, sessions) VALUES ",
+        );
+        q.rows(chunk.len(), 8);
+        for v in chunk {
+            q.text(v.site_id)
+                .text(v.visitor_id)
+                .text(v.session_id)
+                .int(v.session_started_at)
+                .int(v.last_at)
+                .text(v.current_path)
+                .text(v.current_route)
+                .int(v.sessions);
+        }
+        q.push(
+            " ON CONFLICT (site_id, visitor_id) DO UPDATE SET session_id = excluded.session_id, \
+             session_started_at = excluded.session_started_at, last_at = excluded.last_at, \
+             current_path = excluded.current_path, current_route = excluded.current_route, \
+             sessions = excluded.sessions",
+        );
+        n += q.execute(conn)?;
+    }
+    Ok(n)
+}

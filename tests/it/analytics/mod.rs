@@ -13,7 +13,7 @@
 
 mod combined;
 mod crash;
-mod definitions;
+pub mod definitions;
 mod demo_traffic;
 mod funnels;
 mod ledger;

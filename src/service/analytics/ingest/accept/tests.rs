@@ -4,7 +4,7 @@
 
 use super::decide::decide;
 use super::*;
-use crate::service::analytics::definitions::Step;
+use crate::service::analytics::definitions::{Matcher, Step};
 use crate::service::analytics::ingest::agent::Agent;
 use crate::service::analytics::ingest::batch::{LineOrigin, Vitals};
 use crate::store::analytics::{EventRow, SessionRow, VisitorRow};
