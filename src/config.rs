@@ -209,7 +209,7 @@ settings! {
         "period of each retention class's run";
     retention_batch: usize = "analytics.retention_batch", "RASTRO_RETENTION_BATCH", "5000", parse_usize_nonzero,
         "rows one retention delete removes (one short transaction each)";
-    rollup_batch_max: usize = "analytics.rollup_batch_max", "RASTRO_ROLLUP_BATCH_MAX", "5000", parse_usize_nonzero,
+    rollup_batch_max: usize = "analytics.rollup_batch_max", "RASTRO_ROLLUP_BATCH_MAX", "1000", parse_usize_nonzero,
         "events applied in one rollup transaction";
     route_regroup_batch: usize = "analytics.route_regroup_batch", "RASTRO_ROUTE_REGROUP_BATCH", "5000", parse_usize_nonzero,
         "rows moved in one step of a route regroup (after a routePatterns change)";

@@ -163,8 +163,9 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
         if let Some(kib) = peak_rss_kib(&pid) {
             println!("daemon peak RSS {:.1} MiB (target ≤ 150 MB)", kib as f64 / 1024.0);
         }
+        let stored = (a.requests + a.batches * 50) as f64;
+        stored_bytes(&store, stored).await?;
         if let Some(file) = &sqlite_file {
-            let stored = (a.requests + a.batches * 50) as f64;
             let bytes: u64 = ["", "-wal"]
                 .iter()
                 .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", file.display())).ok())
@@ -177,6 +178,44 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
     });
     daemon.stop();
     outcome
+}
+
+/// What each table and index holds per stored pageview (pages in use: on
+/// SQLite what a checkpoint leaves in the file, WAL folded in; on
+/// PostgreSQL the relations of the schema), the largest first: where the
+/// bytes per pageview go.
+async fn stored_bytes(store: &rastrod::db::Db, stored: f64) -> AnyResult<()> {
+    #[derive(diesel::QueryableByName)]
+    struct Size {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        name: String,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        bytes: i64,
+    }
+    let sizes = store
+        .run(|c| {
+            let sql = if c.is_sqlite() {
+                "SELECT name, CAST(SUM(pgsize) AS BIGINT) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC"
+            } else {
+                "SELECT c.relname::text AS name, pg_relation_size(c.oid)::bigint AS bytes FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() \
+                 AND c.relkind IN ('r', 'i') ORDER BY bytes DESC"
+            };
+            Ok(rastrod::db::sql::RawQuery::new(sql).load::<Size>(c)?)
+        })
+        .await?;
+    let total: i64 = sizes.iter().map(|s| s.bytes).sum();
+    let parts: Vec<String> = sizes
+        .iter()
+        .filter(|s| s.bytes as f64 >= total as f64 / 50.0)
+        .map(|s| format!("{} {:.0}", s.name, s.bytes as f64 / stored))
+        .collect();
+    println!(
+        "stored: {:.0} bytes per pageview in tables and indexes (target ≤ 150 on SQLite, ≤ 200 on PostgreSQL); the largest: {}",
+        total as f64 / stored,
+        parts.join(", ")
+    );
+    Ok(())
 }
 
 /// Events per second when `writes` writes of `per_write` event rows go

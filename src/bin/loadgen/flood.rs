@@ -43,6 +43,7 @@ const LEAD_CONNECTIONS: u64 = 8;
 struct Timings {
     us: Vec<u32>,
     failures: usize,
+    first_failure: Option<String>,
 }
 
 impl Timings {
@@ -56,13 +57,21 @@ impl Timings {
     fn merge(&mut self, other: Timings) {
         self.us.extend(other.us);
         self.failures += other.failures;
+        self.first_failure = self.first_failure.take().or(other.first_failure);
+    }
+
+    /// A failure's answer, kept when it is the first.
+    fn failed(&mut self, what: String) {
+        self.first_failure.get_or_insert(what);
     }
 
     fn line(&mut self, name: &str, target: &str) -> String {
         self.us.sort_unstable();
         let ms = |p: f64| pct(&self.us, p) as f64 / 1000.0;
+        let first =
+            self.first_failure.as_deref().map(|f| format!("\n{:<13} first failure: {f}", "")).unwrap_or_default();
         format!(
-            "{name:<13} {:>6} calls  p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  failures {}   {target}",
+            "{name:<13} {:>6} calls  p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  failures {}   {target}{first}",
             self.us.len(),
             ms(50.0),
             ms(99.0),
@@ -96,6 +105,9 @@ async fn leads(
                 let t = Instant::now();
                 let res = conn.roundtrip(&req).await?;
                 timings.add(t, res.status == 201);
+                if res.status != 201 {
+                    timings.failed(format!("{} {}", res.status, String::from_utf8_lossy(&res.body)));
+                }
             }
             Ok::<_, std::io::Error>(timings)
         }));
@@ -133,19 +145,27 @@ async fn operator(addr: String, stop: Arc<AtomicBool>) -> AnyResult<(Timings, Ti
             .and_then(|v| v.split(';').next())
             .unwrap_or_default()
             .to_string();
+        let me: serde_json::Value = res.json().await.unwrap_or_default();
+        let csrf = me["csrfToken"].as_str().unwrap_or_default().to_string();
         signin.add(t, ok);
         let get = |path: &str| http.get(format!("http://{addr}{path}")).header("cookie", &cookie).send();
-        let post = |path: &str| http.post(format!("http://{addr}{path}")).header("cookie", &cookie).json(&range).send();
+        let post = |path: &str| {
+            let req = http.post(format!("http://{addr}{path}")).header("cookie", &cookie);
+            req.header("x-csrf-token", &csrf).json(&range).send()
+        };
         let t = Instant::now();
-        let mut ok = get("/dashboard/api/session").await?.status() == 200;
-        ok &= get("/dashboard/api/sites").await?.status() == 200;
+        let answers = [get("/dashboard/api/session").await?, get("/dashboard/api/sites").await?];
         let (a, b, c) = tokio::join!(
             post("/dashboard/api/reports/leads"),
             post("/dashboard/api/reports/leads-daily"),
             get(&leads_q)
         );
-        ok &= a?.status() == 200 && b?.status() == 200 && c?.status() == 200;
+        let statuses: Vec<u16> = answers.into_iter().chain([a?, b?, c?]).map(|r| r.status().as_u16()).collect();
+        let ok = statuses.iter().all(|s| *s == 200);
         screen.add(t, ok);
+        if !ok {
+            screen.failed(format!("statuses (session, clients, leads, daily, list) {statuses:?}"));
+        }
         tokio::time::sleep(Duration::from_secs(1).saturating_sub(started.elapsed())).await;
     }
     Ok((signin, screen))
