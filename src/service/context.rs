@@ -48,6 +48,8 @@ pub struct Context {
     /// Web analytics in this process: the tracker's limits and salts, the
     /// live-visitors cache, the tracked links' click window, the cursor key.
     pub analytics: Arc<Runtime>,
+    /// Writes of one kind waiting to be written together (`combine`), by kind.
+    pub combiners: Arc<crate::service::combine::queue::Combiners>,
     /// The opt-in capabilities this host serves.
     capabilities: Capabilities,
     dispatch: Arc<dyn Dispatch>,
@@ -79,6 +81,7 @@ impl Context {
             meta_app,
             reads: Arc::default(),
             analytics,
+            combiners: Arc::default(),
             capabilities,
             dispatch: Arc::new(NoDispatch),
         })

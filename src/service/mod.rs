@@ -17,6 +17,7 @@
 
 pub mod analytics;
 pub mod api;
+pub mod combine;
 pub mod context;
 pub mod effects;
 pub mod federation;

@@ -9,18 +9,21 @@ pub mod formatted;
 pub mod metrics;
 pub mod names;
 pub mod reads;
+mod record;
+mod record_many;
 pub mod reports;
 mod site_sales;
 mod tree;
 pub mod web_visit;
 
+pub use record::record;
+pub use record_many::{queued_calls, record_lead};
+
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::clock::utc_day_start;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
 use crate::service::meta::conversions::{self, contact_hashes};
 use crate::service::sites;
@@ -49,7 +52,7 @@ impl Stage {
     }
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RecordLead {
     /// The host's own id for the lead; one lead per (site, leadKey).
@@ -297,86 +300,6 @@ fn apply_column(conn: &mut AnyConnection, row: &mut LeadRow, column: Option<&str
     Ok(Some(col.to_string()))
 }
 
-fn fill(slot: &mut Option<String>, value: &Option<String>) {
-    if slot.is_none() && value.is_some() {
-        slot.clone_from(value);
-    }
-}
-
-/// `recordLead` for a key the site already has: nothing the first call set
-/// changes; blanks may be filled and a column move applies like any other.
-fn record_repeat(
-    conn: &mut AnyConnection,
-    now: i64,
-    site_id: &str,
-    input: &RecordLead,
-    hashes: Option<&contact_hashes::ContactHashes>,
-) -> Result<Written<RecordLeadAnswer>> {
-    // Locks the row (PostgreSQL) before reading it: no change from a stale read.
-    let Some(mut row) = store::lock_by_key(conn, site_id, &input.lead_key)? else {
-        return Err(Error::unavailable("the lead was removed while it was recorded; retry"));
-    };
-    let mut queued = false;
-    // A repeat: nothing the first call set changes; blanks may be filled and
-    // a column move applies like any other.
-    if !store::event_seen(conn, &row.id, &input.event_id)? {
-        fill(&mut row.label, &input.label);
-        fill(&mut row.campaign_name, &input.campaign_name);
-        fill(&mut row.adset_name, &input.adset_name);
-        fill(&mut row.ad_name, &input.ad_name);
-        fill(&mut row.click_id, &input.click_id);
-        if let Some(col) = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)? {
-            store::insert_event(
-                conn,
-                NewLeadEvent {
-                    lead_id: &row.id,
-                    site_id,
-                    event_id: &input.event_id,
-                    stage: None,
-                    column_key: Some(&col),
-                    revenue_cents: None,
-                    occurred_at: input.occurred_at,
-                    recorded_at: now,
-                },
-            )?;
-            if let Some(h) = &hashes {
-                queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, &col, input.occurred_at, h)?;
-            }
-        }
-        row.updated_at = now;
-        store::save(conn, &row)?;
-        remember_names(conn, &row, now)?;
-    }
-    Ok(Written::new(
-        RecordLeadAnswer { lead_id: row.id, created: false, web_ref: None },
-        Effects::lead_write(site_id, queued),
-    ))
-}
-
-/// `recordLead` as the host calls it (issue 25): a repeat of an event the
-/// lead already holds changes nothing, so it is answered from one read
-/// without a write; anything else is [`record`] in the writer. The read sees
-/// only committed rows, so its answer is the one the write would give.
-pub async fn record_lead(cx: &Context, now: i64, site_id: String, input: RecordLead) -> Result<RecordLeadAnswer> {
-    check_record(&input)?;
-    let (site, key, event) = (site_id.clone(), input.lead_key.clone(), input.event_id.clone());
-    if let Some(lead_id) = cx.read(move |c| Ok(store::repeat_of(c, &site, &key, &event)?)).await? {
-        return Ok(RecordLeadAnswer { lead_id, created: false, web_ref: None });
-    }
-    let rules = web_visit::SessionRules::of(&cx.config);
-    cx.write(move |c| {
-        let written = record(c, now, &site_id, input)?;
-        // A lead that found its visit is an event of that visit's session (WA-15).
-        if written.value.web_ref == Some(web_visit::WebRefOutcome::Matched) {
-            web_visit::mark_in_session(c, rules, &written.value.lead_id)?;
-        }
-        Ok(written)
-    })
-    .await
-}
-
-/// `recordLead`; its effects say whether it queued a conversion (then the
-/// pixel's sender wakes and meta.status's cached answers go).
 /// A form lead matches at Meta by its lead id (Conversion Leads, LA-19): its
 /// events go even without a contact hash, which a conversation's need.
 /// A click-to-WhatsApp lead with a click id may match by it instead
@@ -386,115 +309,6 @@ fn form_match(row: &LeadRow) -> Option<contact_hashes::ContactHashes> {
     let by_click = row.origin == reports::PAID_ORIGIN && row.click_id.as_deref().is_some_and(|c| !c.trim().is_empty());
     (Channel::of_origin(&row.origin) == Channel::Form || by_click)
         .then(|| contact_hashes::ContactHashes { ph: Vec::new(), external_id: None })
-}
-
-pub fn record(
-    conn: &mut AnyConnection,
-    now: i64,
-    site_id: &str,
-    input: RecordLead,
-) -> Result<Written<RecordLeadAnswer>> {
-    check_record(&input)?;
-    let site = sites::require(conn, site_id)?;
-    let hashes = contact_hashes::accept(input.meta.as_ref(), site_id);
-
-    let mut queued = false;
-    let mut row = LeadRow {
-        id: crate::ids::lead_id(now)?,
-        site_id: site_id.to_string(),
-        lead_key: input.lead_key.clone(),
-        label: input.label.clone(),
-        origin: input.origin.clone(),
-        campaign_id: input.campaign_id.clone().unwrap_or_default(),
-        adset_id: input.adset_id.clone().unwrap_or_default(),
-        ad_id: input.ad_id.clone().unwrap_or_default(),
-        campaign_name: input.campaign_name.clone(),
-        adset_name: input.adset_name.clone(),
-        ad_name: input.ad_name.clone(),
-        click_id: input.click_id.clone(),
-        first_at: input.occurred_at,
-        cohort_day: utc_day_start(input.occurred_at),
-        stage: Stage::New.as_str().into(),
-        stage_at: input.occurred_at,
-        ever_qualified: false,
-        ever_won: false,
-        revenue_cents: 0,
-        won_at: None,
-        column_key: None,
-        column_at: None,
-        created_at: now,
-        updated_at: now,
-    };
-    let column = apply_column(conn, &mut row, input.column.as_deref(), input.occurred_at)?;
-    // The visit a WhatsApp reference names sets the origin and ad before the
-    // row and its rollup key are written (rules WA-11, WA-13).
-    let web_ref = input.web_ref.as_deref().map(web_visit::check_ref).transpose()?;
-    let visit = match &web_ref {
-        Some(reference) => web_visit::bind(conn, &mut row, reference)?,
-        None => None,
-    };
-    // A new key goes in with one statement; a key the site already has is a
-    // repeat, which binds no visit (rule WA-12).
-    if !store::insert_if_new(conn, &row)? {
-        return record_repeat(conn, now, site_id, &input, hashes.as_ref());
-    }
-    if let Some(v) = &visit {
-        web_visit::keep(conn, v)?;
-    }
-    store::insert_event(
-        conn,
-        NewLeadEvent {
-            lead_id: &row.id,
-            site_id,
-            event_id: &input.event_id,
-            stage: Some(Stage::New.as_str()),
-            column_key: column.as_deref(),
-            revenue_cents: None,
-            occurred_at: input.occurred_at,
-            recorded_at: now,
-        },
-    )?;
-    rollups::bump(conn, &key_of(&row), Delta { leads: 1, ..Delta::default() })?;
-    remember_names(conn, &row, now)?;
-    let hashes = hashes.or_else(|| form_match(&row));
-    if let Some(h) = &hashes {
-        if site.send_lead_event {
-            let lead = conversions::Enqueue {
-                site_id,
-                lead_id: &row.id,
-                event_name: conversions::LEAD,
-                at: input.occurred_at,
-                value_cents: None,
-                crm_name: None,
-            };
-            queued |= conversions::enqueue(conn, now, &lead, h)?;
-        }
-        if let Some(col) = &column {
-            queued |= conversions::enqueue_column_event(conn, now, site_id, &row.id, col, input.occurred_at, h)?;
-        }
-    }
-    let outcome = web_ref.map(|_| match visit {
-        Some(_) => web_visit::WebRefOutcome::Matched,
-        None => web_visit::WebRefOutcome::Unknown,
-    });
-    // A matched lead shows on its visitor's live row (rule WA-14).
-    let effects = Effects::lead_write(site_id, queued)
-        .merge(Effects::live(site_id, outcome == Some(web_visit::WebRefOutcome::Matched)));
-    Ok(Written::new(RecordLeadAnswer { lead_id: row.id, created: true, web_ref: outcome }, effects))
-}
-
-fn remember_names(conn: &mut AnyConnection, row: &LeadRow, now: i64) -> Result<()> {
-    let levels = [
-        ("campaign", &row.campaign_id, &row.campaign_name),
-        ("adset", &row.adset_id, &row.adset_name),
-        ("ad", &row.ad_id, &row.ad_name),
-    ];
-    let named: Vec<(&str, &str, &str)> = levels
-        .iter()
-        .filter_map(|(level, id, name)| name.as_deref().filter(|_| !id.is_empty()).map(|n| (*level, id.as_str(), n)))
-        .collect();
-    rollups::label(conn, &row.site_id, &named, now)?;
-    Ok(())
 }
 
 pub fn set_stage(

@@ -2,6 +2,7 @@
 
 pub mod board;
 pub mod conditions;
+pub mod many;
 pub mod rollups;
 pub mod sites;
 pub mod visits;

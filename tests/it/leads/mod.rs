@@ -6,6 +6,7 @@
 
 mod board;
 mod reports;
+mod together;
 mod whatsapp;
 
 use serde_json::{Value, json};

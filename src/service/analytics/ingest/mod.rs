@@ -13,7 +13,6 @@ pub mod limits;
 pub mod session_figures;
 pub mod tracker;
 pub mod urls;
-mod waiting;
 
 use std::net::IpAddr;
 

@@ -12,7 +12,7 @@ pub struct Tracker {
     /// The salts of the days in use, by day (read or made through `ingest::salt`).
     pub(crate) salts: Mutex<HashMap<i64, Vec<u8>>>,
     /// The batches waiting for the next combined write (`combine`).
-    pub(crate) waiting: super::waiting::Waiting,
+    pub(crate) waiting: crate::service::combine::queue::Combiner<super::accept::Batch, super::accept::Outcome>,
 }
 
 impl Tracker {
