@@ -180,7 +180,9 @@ backend_test!(a_flood_from_one_address_leaves_health_answering, flood_limits, |a
         let started = Instant::now();
         let health = app.get("/health").await;
         assert_eq!(health.status, 200, "{}", health.text);
-        assert!(started.elapsed() < Duration::from_secs(1), "/health took {:?}", started.elapsed());
+        // Under the stalled connections' 2 s read timeout: held behind them it
+        // would take that long; 1 s failed once with the two cores busy.
+        assert!(started.elapsed() < Duration::from_millis(1_500), "/health took {:?}", started.elapsed());
     }
     // Past the cap of 20, each connection got the 503 and was closed.
     let mut answers = std::collections::BTreeMap::<u16, usize>::new();
