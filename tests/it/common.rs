@@ -632,3 +632,32 @@ pub async fn fake_graph_process(http: &reqwest::Client) -> (Proc, String) {
     wait_for(http, &format!("{base}/__fake/deliveries")).await;
     (proc, base)
 }
+
+/// The writer held by a write that waits until the answered sender sends
+/// (or is dropped), so the writes submitted meanwhile queue behind it; the
+/// handle answers the held write's outcome.
+pub fn hold_writer(
+    cx: &rastrod::service::context::Context,
+) -> (std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<rastrod::error::Result<()>>) {
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let cx = cx.clone();
+    let blocker = tokio::spawn(async move {
+        cx.write_plain(move |_| {
+            let _ = held.recv();
+            Ok(())
+        })
+        .await
+    });
+    (release, blocker)
+}
+
+/// Waits (5 s at most) until `queued()` counts `n`, then checks it does.
+pub async fn wait_queued(n: usize, queued: impl Fn() -> usize) {
+    for _ in 0..500 {
+        if queued() == n {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(queued(), n, "items queued for the combined write");
+}

@@ -100,17 +100,8 @@ fn bind_event(q: &mut RawQuery, e: &EventRow) {
         .opt_int(e.ttfb);
 }
 
-/// A stored pageview's engagement and vitals after later events.
-pub fn update_pageview_measures(conn: &mut AnyConnection, e: &EventRow) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "UPDATE web_events SET engaged_ms = ?, lcp = ?, inp = ?, cls = ?, fcp = ?, ttfb = ? WHERE id = ?",
-    );
-    q.opt_int(e.engaged_ms).opt_int(e.lcp).opt_int(e.inp).opt_int(e.cls).opt_int(e.fcp).opt_int(e.ttfb).text(&e.id);
-    q.execute(conn)
-}
-
-/// [`update_pageview_measures`] for many stored pageviews, a statement per
-/// chunk (issue 25): an upsert on the id of rows that all exist, so each is
+/// Stored pageviews' engagement and vitals after later events, a statement
+/// per chunk (issue 25): an upsert on the id of rows that all exist, so each is
 /// an update of the measures alone.
 pub fn update_measures(conn: &mut AnyConnection, rows: &[&EventRow]) -> QueryResult<usize> {
     let mut n = 0;

@@ -8,48 +8,6 @@ use diesel::{QueryResult, QueryableByName};
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
 
-pub fn insert_hit(
-    conn: &mut AnyConnection,
-    site_id: &str,
-    goal_id: &str,
-    at: i64,
-    event_id: &str,
-) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_goal_hits (site_id, goal_id, at, event_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-    );
-    q.text(site_id).text(goal_id).int(at).text(event_id);
-    q.execute(conn)
-}
-
-/// The goals a session has completed (its `web_session_goals` rows).
-pub fn goals_of_session(conn: &mut AnyConnection, session_id: &str) -> QueryResult<Vec<String>> {
-    #[derive(QueryableByName)]
-    struct Goal {
-        #[diesel(sql_type = Text)]
-        goal_id: String,
-    }
-    let mut q = RawQuery::prepared("SELECT goal_id FROM web_session_goals WHERE session_id = ?");
-    q.text(session_id);
-    Ok(q.load::<Goal>(conn)?.into_iter().map(|g| g.goal_id).collect())
-}
-
-/// Whether this is the session's first completion of the goal.
-pub fn insert_session_goal(
-    conn: &mut AnyConnection,
-    session_id: &str,
-    goal_id: &str,
-    site_id: &str,
-    started_at: i64,
-) -> QueryResult<bool> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_session_goals (session_id, goal_id, site_id, started_at) VALUES (?, ?, ?, ?) \
-         ON CONFLICT (session_id, goal_id) DO NOTHING",
-    );
-    q.text(session_id).text(goal_id).text(site_id).int(started_at);
-    Ok(q.execute(conn)? == 1)
-}
-
 /// A goal completion as [`insert_hits`] writes it.
 pub struct HitRow<'a> {
     pub site_id: &'a str,
@@ -58,7 +16,7 @@ pub struct HitRow<'a> {
     pub event_id: &'a str,
 }
 
-/// [`insert_hit`] for many completions, a statement per chunk (issue 25).
+/// Goal completions, a statement per chunk (issue 25).
 pub fn insert_hits(conn: &mut AnyConnection, rows: &[HitRow<'_>]) -> QueryResult<usize> {
     let mut n = 0;
     for chunk in rows.chunks(64) {
@@ -81,7 +39,7 @@ pub struct SessionGoalRow<'a> {
     pub started_at: i64,
 }
 
-/// [`insert_session_goal`] for many pairs, a statement per chunk (issue 25).
+/// Sessions' first completions of goals, a statement per chunk (issue 25).
 pub fn insert_session_goals(conn: &mut AnyConnection, rows: &[SessionGoalRow<'_>]) -> QueryResult<usize> {
     let mut n = 0;
     for chunk in rows.chunks(64) {

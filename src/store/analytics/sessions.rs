@@ -83,13 +83,6 @@ pub fn sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<Ses
     q.load(conn)
 }
 
-pub fn insert_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(format!("INSERT INTO web_sessions ({SESSION_COLUMNS}) VALUES "));
-    q.rows(1, 27);
-    bind_session(&mut q, s);
-    q.execute(conn)
-}
-
 fn bind_session(q: &mut RawQuery, s: &SessionRow) {
     q.text(&s.id)
         .text(&s.site_id)
@@ -122,7 +115,8 @@ fn bind_session(q: &mut RawQuery, s: &SessionRow) {
 
 /// New sessions and moved ones of a combined acceptance, in a statement per
 /// chunk (issue 25): a new row is inserted whole; a stored one (`id`
-/// conflicts) takes only what [`update_session`] moves, so the columns other
+/// conflicts) takes only what a later event moves (its end, exit and
+/// counts), so the columns other
 /// writes keep (conversions, revenue) are left as they are. An id appears
 /// once (a statement may not change a row twice on PostgreSQL).
 pub fn write_sessions(conn: &mut AnyConnection, rows: &[&SessionRow]) -> QueryResult<usize> {
@@ -140,13 +134,4 @@ pub fn write_sessions(conn: &mut AnyConnection, rows: &[&SessionRow]) -> QueryRe
         n += q.execute(conn)?;
     }
     Ok(n)
-}
-
-/// The fields a later event moves.
-pub fn update_session(conn: &mut AnyConnection, s: &SessionRow) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "UPDATE web_sessions SET last_at = ?, end_at = ?, exit_path = ?, pageviews = ?, events = ? WHERE id = ?",
-    );
-    q.int(s.last_at).int(s.end_at).text(&s.exit_path).int(s.pageviews).int(s.events).text(&s.id);
-    q.execute(conn)
 }

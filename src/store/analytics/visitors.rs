@@ -15,29 +15,6 @@ pub struct VisitorRow {
     pub sessions: i64,
 }
 
-/// The (site, visitor) state, made as a placeholder row when new and locked
-/// for this transaction on PostgreSQL, so two processes accepting one
-/// visitor's batches take turns instead of both opening a session (rule
-/// STORE-07). PostgreSQL does it in one `INSERT … ON CONFLICT DO UPDATE …
-/// RETURNING` (the update takes the row's lock); SQLite has one writer, and
-/// there a no-op insert and a read cost less than rewriting the row.
-pub fn lock_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<VisitorRow> {
-    let insert = "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
-         current_route, sessions) VALUES (?, ?, '', 0, 0, '', '', 0) ON CONFLICT (site_id, visitor_id)";
-    if !conn.is_sqlite() {
-        let mut q = RawQuery::prepared(format!(
-            "{insert} DO UPDATE SET sessions = web_visitors.sessions \
-             RETURNING session_id, session_started_at, last_at, sessions"
-        ));
-        q.text(site_id).text(visitor_id);
-        return q.load::<VisitorRow>(conn)?.into_iter().next().ok_or(diesel::result::Error::NotFound);
-    }
-    let mut q = RawQuery::prepared(format!("{insert} DO NOTHING"));
-    q.text(site_id).text(visitor_id);
-    q.execute(conn)?;
-    visitor(conn, site_id, visitor_id)?.ok_or(diesel::result::Error::NotFound)
-}
-
 /// Whether a visitor has a state row (the cookieless midnight rule looks).
 pub fn visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<Option<VisitorRow>> {
     let mut q = RawQuery::prepared(
@@ -56,22 +33,6 @@ pub struct VisitorUpdate<'a> {
     pub current_path: &'a str,
     pub current_route: &'a str,
     pub sessions: i64,
-}
-
-pub fn update_visitor(conn: &mut AnyConnection, v: &VisitorUpdate<'_>) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "UPDATE web_visitors SET session_id = ?, session_started_at = ?, last_at = ?, current_path = ?, \
-         current_route = ?, sessions = ? WHERE site_id = ? AND visitor_id = ?",
-    );
-    q.text(v.session_id)
-        .int(v.session_started_at)
-        .int(v.last_at)
-        .text(v.current_path)
-        .text(v.current_route)
-        .int(v.sessions)
-        .text(v.site_id)
-        .text(v.visitor_id);
-    q.execute(conn)
 }
 
 /// A placeholder left by a batch that stored nothing goes again.
@@ -95,10 +56,16 @@ pub struct KeyedVisitor {
 /// either backend's limit on binds.
 const CHUNK: usize = 64;
 
-/// [`lock_visitor`] for many visitors of one site in a statement per chunk
-/// (issue 25: one combined write reads every visitor's state at once). The
-/// ids are taken in order, so two processes locking overlapping sets on
-/// PostgreSQL take the rows in the same order and never deadlock.
+/// The (site, visitor) state of many visitors of one site, each made as a
+/// placeholder row when new and locked for this transaction on PostgreSQL,
+/// so two processes accepting one visitor's batches take turns instead of
+/// both opening a session (rule STORE-07): there one multi-row `INSERT … ON
+/// CONFLICT DO UPDATE … RETURNING` per chunk (the update takes the rows'
+/// locks); SQLite has one writer, and there a no-op insert and an `IN` read
+/// cost less than rewriting the rows. One combined write reads every
+/// visitor's state at once (issue 25). The ids are taken in order, so two
+/// processes locking overlapping sets take the rows in the same order and
+/// never deadlock.
 pub fn lock_visitors(
     conn: &mut AnyConnection,
     site_id: &str,
@@ -139,8 +106,8 @@ pub fn lock_visitors(
     Ok(out)
 }
 
-/// [`update_visitor`] for many visitors in a statement per chunk: an upsert
-/// whose rows all exist (locked by [`lock_visitors`]), so each is an update.
+/// The visitors' state after their batches, in a statement per chunk: an
+/// upsert whose rows all exist (locked by [`lock_visitors`]), so each is an update.
 pub fn update_visitors(conn: &mut AnyConnection, rows: &[VisitorUpdate<'_>]) -> QueryResult<usize> {
     let mut n = 0;
     for chunk in rows.chunks(CHUNK) {

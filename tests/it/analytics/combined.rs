@@ -38,29 +38,8 @@ backend_test!(batches_waiting_together_are_accepted_in_one_write, analytics_buil
     let writes = |cx: &rastrod::service::context::Context| cx.storage_stats().writer.writes;
     let before = writes(&cx);
     // The writer, held until the batches are queued.
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    let blocker = tokio::spawn({
-        let cx = cx.clone();
-        async move {
-            cx.write_plain(move |_| {
-                let _ = held.recv();
-                Ok(())
-            })
-            .await
-        }
-    });
-    let queued = |n: usize| {
-        let cx = cx.clone();
-        async move {
-            for _ in 0..500 {
-                if cx.analytics.tracker.queued_batches() == n {
-                    return;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-            }
-            panic!("{} batches queued, not {n}", cx.analytics.tracker.queued_batches());
-        }
-    };
+    let (release, blocker) = crate::common::hold_writer(&cx);
+    let queued = |n: usize| crate::common::wait_queued(n, || cx.analytics.tracker.queued_batches());
     // A's pageview first, then its engagement: the second needs the first stored.
     let a1 = post(app, "v_visitor000a", vec![pageview("1", "/")]);
     queued(1).await;
@@ -178,28 +157,12 @@ backend_test!(a_combined_write_counts_what_batches_one_by_one_count, analytics_b
     app.clock.advance(25 * 60_000);
     // loja: every batch queued behind a held writer, then one write.
     let cx = app.state.cx.clone();
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    let blocker = tokio::spawn({
-        let cx = cx.clone();
-        async move {
-            cx.write_plain(move |_| {
-                let _ = held.recv();
-                Ok(())
-            })
-            .await
-        }
-    });
+    let (release, blocker) = crate::common::hold_writer(&cx);
     let batches = round_batches();
     let mut answers = Vec::new();
     for (i, (visitor, events)) in batches.iter().enumerate() {
         answers.push(post(app, visitor, events.clone()));
-        for _ in 0..500 {
-            if cx.analytics.tracker.queued_batches() == i + 1 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert_eq!(cx.analytics.tracker.queued_batches(), i + 1, "batch {i} queued in order");
+        crate::common::wait_queued(i + 1, || cx.analytics.tracker.queued_batches()).await;
     }
     release.send(()).unwrap();
     blocker.await.unwrap().unwrap();

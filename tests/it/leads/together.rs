@@ -60,17 +60,7 @@ backend_test!(record_lead_calls_waiting_together_are_written_in_one_write, |app|
     let cx = app.state.cx.clone();
     let writes = |cx: &rastrod::service::context::Context| cx.storage_stats().writer.writes;
     let before = writes(&cx);
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    let blocker = tokio::spawn({
-        let cx = cx.clone();
-        async move {
-            cx.write_plain(move |_| {
-                let _ = held.recv();
-                Ok(())
-            })
-            .await
-        }
-    });
+    let (release, blocker) = hold_writer(&cx);
     let mut pending = Vec::new();
     for (i, (key, extra, site)) in calls().into_iter().enumerate() {
         let req = app.host_request(reqwest::Method::POST, &format!("/v1/sites/{}/leads", site.unwrap_or("together")));
@@ -79,13 +69,7 @@ backend_test!(record_lead_calls_waiting_together_are_written_in_one_write, |app|
             let r = req.send().await.unwrap();
             (r.status().as_u16(), r.json::<Value>().await.unwrap())
         }));
-        for _ in 0..500 {
-            if rastrod::service::leads::queued_calls(&cx) == i + 1 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-        assert_eq!(rastrod::service::leads::queued_calls(&cx), i + 1, "call {i} queued in order");
+        wait_queued(i + 1, || rastrod::service::leads::queued_calls(&cx)).await;
     }
     assert_eq!(writes(&cx), before, "nothing written while the writer is held");
     release.send(()).unwrap();
