@@ -8,6 +8,7 @@
 
 mod hardening;
 mod scale_out;
+mod schema;
 mod shutdown;
 
 use std::collections::{BTreeMap, BTreeSet};

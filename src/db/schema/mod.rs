@@ -1,5 +1,17 @@
 //! Written by hand: `print-schema` differs per backend, and SQLite would truncate
 //! a BIGINT read as Integer. Every id and time is BigInt here.
+//!
+//! One file per context's tables beyond the leads' and Meta's below; each is
+//! checked against the migrated database of both backends
+//! (`tests/it/ops/schema.rs`).
+
+mod analytics;
+mod dashboard;
+mod lead_ads;
+
+pub use analytics::*;
+pub use dashboard::*;
+pub use lead_ads::*;
 
 diesel::table! {
     sites (id) {
