@@ -1,6 +1,7 @@
 //! Storage: one `AnyConnection` over SQLite and PostgreSQL, picked by the URL
 //! scheme; a read pool; one group-commit writer; migrations embedded per backend.
 
+pub mod row;
 pub mod schema;
 pub mod sql;
 mod writer;

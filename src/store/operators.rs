@@ -1,47 +1,10 @@
 //! Queries on the dashboard's operators, their sessions and failed sign-ins.
-//! The tables are declared here, next to their only queries.
+//! The tables are declared in `db::schema` (dashboard.rs).
 
 use diesel::prelude::*;
 
 use crate::db::AnyConnection;
-
-diesel::table! {
-    operators (id) {
-        id -> Text,
-        name -> Text,
-        password_hash -> Text,
-        can_configure -> Bool,
-        owner_key -> Text,
-        created_at -> BigInt,
-        updated_at -> BigInt,
-    }
-}
-
-diesel::table! {
-    operator_sessions (id_hash) {
-        id_hash -> Text,
-        operator_id -> Text,
-        csrf_token -> Text,
-        created_at -> BigInt,
-        expires_at -> BigInt,
-    }
-}
-
-diesel::table! {
-    dashboard_signin_failures (id) {
-        id -> BigInt,
-        key_hash -> Text,
-        at -> BigInt,
-    }
-}
-
-diesel::table! {
-    operator_known_clients (operator_id, client_hash) {
-        operator_id -> Text,
-        client_hash -> Text,
-        last_at -> BigInt,
-    }
-}
+use crate::db::schema::{dashboard_signin_failures, operator_known_clients, operator_sessions, operators};
 
 #[derive(Debug, Clone, Queryable, Selectable, Insertable)]
 #[diesel(table_name = operators)]

@@ -6,17 +6,17 @@ use diesel::QueryResult;
 use diesel::QueryableByName;
 use diesel::sql_types::{BigInt, Nullable, Text};
 
-use super::events::EVENT_COLUMNS;
-use super::sessions::SESSION_COLUMNS;
 use super::{EventRow, SessionRow};
 use crate::db::AnyConnection;
+use crate::db::row::Row;
 use crate::db::sql::{RawQuery, placeholders};
 
 /// The retained pageviews and custom events of the sites in `[from, to]`.
 pub fn events_between(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Vec<EventRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id IN {} AND occurred_at >= ? AND occurred_at <= ?",
-        placeholders(site_ids.len())
+        "SELECT {cols} FROM web_events WHERE site_id IN {} AND occurred_at >= ? AND occurred_at <= ?",
+        placeholders(site_ids.len()),
+        cols = EventRow::COLUMNS
     ));
     q.texts(site_ids).int(from).int(to);
     q.load(conn)
@@ -30,7 +30,8 @@ pub fn sessions_started_between(
     to: i64,
 ) -> QueryResult<Vec<SessionRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT {SESSION_COLUMNS} FROM web_sessions WHERE site_id IN {} AND started_at >= ? AND started_at <= ?",
+        "SELECT {} FROM web_sessions WHERE site_id IN {} AND started_at >= ? AND started_at <= ?",
+        SessionRow::COLUMNS,
         placeholders(site_ids.len())
     ));
     q.texts(site_ids).int(from).int(to);
@@ -67,8 +68,9 @@ pub fn events_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> Q
         return Ok(Vec::new());
     }
     let mut q = RawQuery::new(format!(
-        "SELECT {EVENT_COLUMNS} FROM web_events WHERE session_id IN {}",
-        placeholders(session_ids.len())
+        "SELECT {cols} FROM web_events WHERE session_id IN {}",
+        placeholders(session_ids.len()),
+        cols = EventRow::COLUMNS
     ));
     q.texts(session_ids);
     q.load(conn)

@@ -5,8 +5,9 @@
 use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryResult, QueryableByName};
 
-use super::{EVENT_COLUMNS, EventRow};
+use super::EventRow;
 use crate::db::AnyConnection;
+use crate::db::row::Row;
 use crate::db::sql::{RawQuery, placeholders};
 
 #[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
@@ -155,8 +156,9 @@ pub fn events_after(
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND (occurred_at > ? OR (occurred_at = ? AND id > ?)) \
-         ORDER BY occurred_at, id LIMIT ?"
+        "SELECT {cols} FROM web_events WHERE site_id = ? AND (occurred_at > ? OR (occurred_at = ? AND id > ?)) \
+         ORDER BY occurred_at, id LIMIT ?",
+        cols = EventRow::COLUMNS
     ));
     q.text(site_id).int(after_at).int(after_at).text(after_id).int(limit as i64);
     q.load(conn)
@@ -172,8 +174,9 @@ pub fn events_between(
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ? \
-         ORDER BY occurred_at, id LIMIT ?"
+        "SELECT {cols} FROM web_events WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ? \
+         ORDER BY occurred_at, id LIMIT ?",
+        cols = EventRow::COLUMNS
     ));
     q.text(site_id).int(from).int(to).int(limit as i64);
     q.load(conn)

@@ -6,70 +6,50 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
+use crate::db::row;
 use crate::db::sql::{RawQuery, placeholders};
 
-/// A goal completion as [`insert_hits`] writes it.
-pub struct HitRow<'a> {
-    pub site_id: &'a str,
-    pub goal_id: &'a str,
-    pub at: i64,
-    pub event_id: &'a str,
+crate::row! {
+    /// A goal completion as [`insert_hits`] writes it.
+    pub struct HitRow<'a> in web_goal_hits {
+        pub site_id: &'a str,
+        pub goal_id: &'a str,
+        pub at: i64,
+        pub event_id: &'a str,
+    }
 }
 
 /// Goal completions, a statement per chunk (issue 25).
 pub fn insert_hits(conn: &mut AnyConnection, rows: &[HitRow<'_>]) -> QueryResult<usize> {
-    let mut n = 0;
-    for chunk in rows.chunks(64) {
-        let mut q = RawQuery::prepared("INSERT INTO web_goal_hits (site_id, goal_id, at, event_id) VALUES ");
-        q.rows(chunk.len(), 4);
-        for h in chunk {
-            q.text(h.site_id).text(h.goal_id).int(h.at).text(h.event_id);
-        }
-        q.push(" ON CONFLICT DO NOTHING");
-        n += q.execute(conn)?;
-    }
-    Ok(n)
+    row::insert::<HitRow<'_>, _>(conn, rows, " ON CONFLICT DO NOTHING")
 }
 
-/// A session's first completion of a goal as [`insert_session_goals`] writes it.
-pub struct SessionGoalRow<'a> {
-    pub session_id: &'a str,
-    pub goal_id: &'a str,
-    pub site_id: &'a str,
-    pub started_at: i64,
+crate::row! {
+    /// A session's first completion of a goal as [`insert_session_goals`] writes it.
+    pub struct SessionGoalRow<'a> in web_session_goals {
+        pub session_id: &'a str,
+        pub goal_id: &'a str,
+        pub site_id: &'a str,
+        pub started_at: i64,
+    }
 }
 
 /// Sessions' first completions of goals, a statement per chunk (issue 25).
 pub fn insert_session_goals(conn: &mut AnyConnection, rows: &[SessionGoalRow<'_>]) -> QueryResult<usize> {
-    let mut n = 0;
-    for chunk in rows.chunks(64) {
-        let mut q =
-            RawQuery::prepared("INSERT INTO web_session_goals (session_id, goal_id, site_id, started_at) VALUES ");
-        q.rows(chunk.len(), 4);
-        for r in chunk {
-            q.text(r.session_id).text(r.goal_id).text(r.site_id).int(r.started_at);
-        }
-        q.push(" ON CONFLICT (session_id, goal_id) DO NOTHING");
-        n += q.execute(conn)?;
-    }
-    Ok(n)
+    row::insert::<SessionGoalRow<'_>, _>(conn, rows, " ON CONFLICT (session_id, goal_id) DO NOTHING")
 }
 
 /// The (session, goal) pairs these sessions have completed, in one read per chunk.
 pub fn goals_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> QueryResult<Vec<(String, String)>> {
-    #[derive(QueryableByName)]
-    struct Pair {
-        #[diesel(sql_type = Text)]
-        session_id: String,
-        #[diesel(sql_type = Text)]
-        goal_id: String,
+    crate::row! {
+        struct Pair in web_session_goals {
+            session_id: String,
+            goal_id: String,
+        }
     }
     let mut out = Vec::new();
     for chunk in session_ids.chunks(64) {
-        let mut q = RawQuery::prepared(format!(
-            "SELECT session_id, goal_id FROM web_session_goals WHERE session_id IN {}",
-            placeholders(chunk.len())
-        ));
+        let mut q = row::select::<Pair>(&format!("WHERE session_id IN {}", placeholders(chunk.len())));
         q.texts(chunk);
         out.extend(q.load::<Pair>(conn)?.into_iter().map(|p| (p.session_id, p.goal_id)));
     }
@@ -85,24 +65,34 @@ pub fn add_counter(
     completions: i64,
     sessions: i64,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_goal_counters (site_id, tier, bucket, goal_id, completions, sessions) VALUES (?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, tier, bucket, goal_id) DO UPDATE SET \
+    crate::row! {
+        struct Counter<'a> in web_goal_counters {
+            site_id: &'a str,
+            tier: &'a str,
+            bucket: i64,
+            goal_id: &'a str,
+            completions: i64,
+            sessions: i64,
+        }
+    }
+    let row = Counter { site_id, tier, bucket, goal_id, completions, sessions };
+    row::insert::<Counter<'_>, _>(
+        conn,
+        &[row],
+        " ON CONFLICT (site_id, tier, bucket, goal_id) DO UPDATE SET \
          completions = web_goal_counters.completions + excluded.completions, \
          sessions = web_goal_counters.sessions + excluded.sessions",
-    );
-    q.text(site_id).text(tier).int(bucket).text(goal_id).int(completions).int(sessions);
-    q.execute(conn)
+    )
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct GoalCount {
-    #[diesel(sql_type = Text)]
-    pub goal_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub completions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
+crate::row! {
+    /// Completions and sessions per goal, summed over buckets or counted from rows.
+    #[derive(Debug, Clone)]
+    pub struct GoalCount in web_goal_counters {
+        pub goal_id: String,
+        pub completions: i64,
+        pub sessions: i64,
+    }
 }
 
 /// Counters of buckets in `[from, to)` of one tier, summed per goal.

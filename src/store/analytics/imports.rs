@@ -41,7 +41,7 @@ pub fn events_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
-    let select = format!("SELECT {EVENT_COLUMNS} FROM web_events");
+    let select = format!("SELECT {cols} FROM web_events", cols = EventRow::COLUMNS);
     let page = Keyset { select, scope: ("site_id", site_id), time: "occurred_at", from, to, after, limit, desc: false };
     page.query(conn).load(conn)
 }

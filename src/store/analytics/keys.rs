@@ -61,7 +61,7 @@ pub fn sessions_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<SessionRow>> {
-    let select = format!("SELECT {SESSION_COLUMNS} FROM web_sessions");
+    let select = format!("SELECT {} FROM web_sessions", SessionRow::COLUMNS);
     let page = Keyset { select, scope: ("site_id", site_id), time: "started_at", from, to, after, limit, desc: true };
     page.query(conn).load(conn)
 }
@@ -75,7 +75,7 @@ pub fn journey_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
-    let select = format!("SELECT {EVENT_COLUMNS} FROM web_events");
+    let select = format!("SELECT {cols} FROM web_events", cols = EventRow::COLUMNS);
     let page =
         Keyset { select, scope: ("session_id", session_id), time: "occurred_at", from, to, after, limit, desc: false };
     page.query(conn).load(conn)
@@ -92,10 +92,11 @@ pub fn visitor_events(
 ) -> QueryResult<Vec<EventRow>> {
     let c = byte_order(conn);
     let mut q = RawQuery::new(format!(
-        "SELECT {EVENT_COLUMNS} FROM web_events WHERE site_id IN {} AND visitor_id IN {} AND occurred_at >= ? \
+        "SELECT {cols} FROM web_events WHERE site_id IN {} AND visitor_id IN {} AND occurred_at >= ? \
          AND occurred_at <= ? ORDER BY occurred_at DESC, id{c} DESC LIMIT ?",
         placeholders(site_ids.len()),
-        placeholders(visitor_ids.len())
+        placeholders(visitor_ids.len()),
+        cols = EventRow::COLUMNS
     ));
     q.texts(site_ids).texts(visitor_ids).int(from).int(to).int(limit as i64);
     q.load(conn)

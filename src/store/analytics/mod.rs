@@ -25,10 +25,12 @@ mod visitors;
 pub mod vitals;
 pub mod whatsapp_refs;
 
-use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
+use diesel::sql_types::{BigInt, Binary, Nullable, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
+#[allow(unused_imports)]
+use crate::db::row::{self, Row};
 use crate::db::sql::{RawQuery, placeholders};
 
 pub use events::*;

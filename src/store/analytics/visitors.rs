@@ -3,36 +3,36 @@
 #[allow(unused_imports)]
 use super::*;
 
-#[derive(Debug, Clone, Default, QueryableByName)]
-pub struct VisitorRow {
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub session_started_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub last_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
+crate::row! {
+    /// What acceptance reads of a visitor's state.
+    #[derive(Debug, Clone, Default)]
+    pub struct VisitorRow in web_visitors {
+        pub session_id: String,
+        pub session_started_at: i64,
+        pub last_at: i64,
+        pub sessions: i64,
+    }
 }
 
 /// Whether a visitor has a state row (the cookieless midnight rule looks).
 pub fn visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<Option<VisitorRow>> {
-    let mut q = RawQuery::prepared(
-        "SELECT session_id, session_started_at, last_at, sessions FROM web_visitors WHERE site_id = ? AND visitor_id = ?",
-    );
+    let mut q = row::select::<VisitorRow>("WHERE site_id = ? AND visitor_id = ?");
     q.text(site_id).text(visitor_id);
     Ok(q.load::<VisitorRow>(conn)?.into_iter().next())
 }
 
-pub struct VisitorUpdate<'a> {
-    pub site_id: &'a str,
-    pub visitor_id: &'a str,
-    pub session_id: &'a str,
-    pub session_started_at: i64,
-    pub last_at: i64,
-    pub current_path: &'a str,
-    pub current_route: &'a str,
-    pub sessions: i64,
+crate::row! {
+    /// A visitor's state after a write, as [`update_visitors`] writes it.
+    pub struct VisitorUpdate<'a> in web_visitors {
+        pub site_id: &'a str,
+        pub visitor_id: &'a str,
+        pub session_id: &'a str,
+        pub session_started_at: i64,
+        pub last_at: i64,
+        pub current_path: &'a str,
+        pub current_route: &'a str,
+        pub sessions: i64,
+    }
 }
 
 /// A placeholder left by a batch that stored nothing goes again.
@@ -44,8 +44,8 @@ pub fn drop_empty_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &
 
 /// A visitor's state with its id, as [`lock_visitors`] answers it.
 #[derive(Debug, Clone, QueryableByName)]
+#[diesel(table_name = crate::db::schema::web_visitors)]
 pub struct KeyedVisitor {
-    #[diesel(sql_type = Text)]
     pub visitor_id: String,
     #[diesel(embed)]
     pub row: VisitorRow,
@@ -76,10 +76,7 @@ pub fn lock_visitors(
     ids.dedup();
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(CHUNK) {
-        let mut q = RawQuery::prepared(
-            "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
-             current_route, sessions) VALUES ",
-        );
+        let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::COLUMNS));
         for (i, id) in chunk.iter().enumerate() {
             q.push(if i == 0 { "(?, ?, '', 0, 0, '', '', 0)" } else { ", (?, ?, '', 0, 0, '', '', 0)" });
             q.text(site_id).text(id.as_str());
@@ -88,16 +85,17 @@ pub fn lock_visitors(
         if !conn.is_sqlite() {
             q.push(
                 " DO UPDATE SET sessions = web_visitors.sessions \
-                 RETURNING visitor_id, session_id, session_started_at, last_at, sessions",
+                 RETURNING visitor_id, ",
             );
+            q.push(VisitorRow::COLUMNS);
             out.extend(q.load::<KeyedVisitor>(conn)?);
             continue;
         }
         q.push(" DO NOTHING");
         q.execute(conn)?;
         let mut read = RawQuery::prepared(format!(
-            "SELECT visitor_id, session_id, session_started_at, last_at, sessions FROM web_visitors \
-             WHERE site_id = ? AND visitor_id IN {}",
+            "SELECT visitor_id, {} FROM web_visitors WHERE site_id = ? AND visitor_id IN {}",
+            VisitorRow::COLUMNS,
             placeholders(chunk.len())
         ));
         read.text(site_id).texts(chunk);
@@ -109,30 +107,12 @@ pub fn lock_visitors(
 /// The visitors' state after their batches, in a statement per chunk: an
 /// upsert whose rows all exist (locked by [`lock_visitors`]), so each is an update.
 pub fn update_visitors(conn: &mut AnyConnection, rows: &[VisitorUpdate<'_>]) -> QueryResult<usize> {
-    let mut n = 0;
-    for chunk in rows.chunks(CHUNK) {
-        let mut q = RawQuery::prepared(
-            "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
-             current_route, sessions) VALUES ",
-        );
-        q.rows(chunk.len(), 8);
-        for v in chunk {
-            q.text(v.site_id)
-                .text(v.visitor_id)
-                .text(v.session_id)
-                .int(v.session_started_at)
-                .int(v.last_at)
-                .text(v.current_path)
-                .text(v.current_route)
-                .int(v.sessions);
-        }
-        q.push(
-            " ON CONFLICT (site_id, visitor_id) DO UPDATE SET session_id = excluded.session_id, \
-             session_started_at = excluded.session_started_at, last_at = excluded.last_at, \
-             current_path = excluded.current_path, current_route = excluded.current_route, \
-             sessions = excluded.sessions",
-        );
-        n += q.execute(conn)?;
-    }
-    Ok(n)
+    row::insert::<VisitorUpdate<'_>, _>(
+        conn,
+        rows,
+        " ON CONFLICT (site_id, visitor_id) DO UPDATE SET session_id = excluded.session_id, \
+         session_started_at = excluded.session_started_at, last_at = excluded.last_at, \
+         current_path = excluded.current_path, current_route = excluded.current_route, \
+         sessions = excluded.sessions",
+    )
 }
