@@ -100,7 +100,8 @@ pub fn select<R: Row>(rest: &str) -> RawQuery {
 
 /// Declares a row struct of a `db::schema` table and implements
 /// [`Row`](crate::db::row::Row) for it. A struct without a lifetime can also
-/// be read (`QueryableByName`, its SQL types from the schema); one that
+/// be read: by a raw statement (`QueryableByName`, its SQL types from the
+/// schema) or by the query builder (`Selectable`, `Queryable`); one that
 /// borrows is written only.
 ///
 /// ```ignore
@@ -136,7 +137,7 @@ macro_rules! row {
         }
     ) => {
         $(#[$meta])*
-        #[derive(diesel::QueryableByName)]
+        #[derive(diesel::QueryableByName, diesel::Queryable, diesel::Selectable)]
         #[diesel(table_name = $crate::db::schema::$table)]
         $vis struct $name {
             $(#[$fm0])* $fv0 $f0: $t0,

@@ -1,70 +1,45 @@
 //! The trusted conversion ledger (CONV-01 to CONV-07) and the affiliate day
 //! counters (ARPT-16).
 
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::prelude::*;
+use diesel::sql_types::BigInt;
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
+use crate::db::row::Row;
 use crate::db::sql::RawQuery;
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct ConversionRow {
-    #[diesel(sql_type = Text)]
-    pub id: String,
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub conversion_key: String,
-    #[diesel(sql_type = Text)]
-    pub name: String,
-    #[diesel(sql_type = BigInt)]
-    pub occurred_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub value_cents: i64,
-    #[diesel(sql_type = Text)]
-    pub currency: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub visitor_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub session_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub affiliate_id: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    pub commission_cents: i64,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub properties: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    pub created_at: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct ConversionRow in web_conversions {
+        pub id: String,
+        pub site_id: String,
+        pub conversion_key: String,
+        pub name: String,
+        pub occurred_at: i64,
+        pub value_cents: i64,
+        pub currency: String,
+        pub visitor_id: Option<String>,
+        pub session_id: Option<String>,
+        pub affiliate_id: Option<String>,
+        pub commission_cents: i64,
+        pub properties: Option<String>,
+        pub created_at: i64,
+    }
 }
 
-const COLUMNS: &str = "id, site_id, conversion_key, name, occurred_at, value_cents, currency, visitor_id, session_id, \
-    affiliate_id, commission_cents, properties, created_at";
-
 pub fn by_key(conn: &mut AnyConnection, site_id: &str, key: &str) -> QueryResult<Option<ConversionRow>> {
-    let mut q =
-        RawQuery::new(format!("SELECT {COLUMNS} FROM web_conversions WHERE site_id = ? AND conversion_key = ?"));
-    q.text(site_id).text(key);
-    Ok(q.load(conn)?.into_iter().next())
+    use crate::db::schema::web_conversions as c;
+    c::table
+        .filter(c::site_id.eq(site_id))
+        .filter(c::conversion_key.eq(key))
+        .select(ConversionRow::as_select())
+        .first(conn)
+        .optional()
 }
 
 pub fn insert(conn: &mut AnyConnection, r: &ConversionRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(format!(
-        "INSERT INTO web_conversions ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    ));
-    q.text(&r.id)
-        .text(&r.site_id)
-        .text(&r.conversion_key)
-        .text(&r.name)
-        .int(r.occurred_at)
-        .int(r.value_cents)
-        .text(&r.currency)
-        .opt_text(r.visitor_id.clone())
-        .opt_text(r.session_id.clone())
-        .opt_text(r.affiliate_id.clone())
-        .int(r.commission_cents)
-        .opt_text(r.properties.clone())
-        .int(r.created_at);
-    q.execute(conn)
+    crate::db::row::insert::<ConversionRow, _>(conn, std::slice::from_ref(r), "")
 }
 
 /// A page of the site's conversions with `occurred_at` in `[from, to]`,
@@ -78,7 +53,8 @@ pub fn page(
     limit: usize,
 ) -> QueryResult<Vec<ConversionRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT {COLUMNS} FROM web_conversions WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ?"
+        "SELECT {cols} FROM web_conversions WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ?",
+        cols = ConversionRow::COLUMNS
     ));
     q.text(site_id).int(from).int(to);
     if let Some((t, id)) = before {
@@ -152,16 +128,14 @@ pub fn add_to_session(conn: &mut AnyConnection, session_id: &str, value_cents: i
     q.execute(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct TaggedSession {
-    #[diesel(sql_type = Text)]
-    pub id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub started_at: i64,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub affiliate_id: Option<String>,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct TaggedSession in web_sessions {
+        pub id: String,
+        pub visitor_id: String,
+        pub started_at: i64,
+        pub affiliate_id: Option<String>,
+    }
 }
 
 /// The visitors' sessions on the site started in `[from, to]`, newest first
@@ -229,18 +203,15 @@ pub fn add_affiliate_day(
     q.execute(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct AffiliateSum {
-    #[diesel(sql_type = Text)]
-    pub affiliate_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub conversions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub revenue_cents: i64,
-    #[diesel(sql_type = BigInt)]
-    pub commission_cents: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct AffiliateSum in web_affiliate_days {
+        pub affiliate_id: String,
+        pub sessions: i64,
+        pub conversions: i64,
+        pub revenue_cents: i64,
+        pub commission_cents: i64,
+    }
 }
 
 /// What `affiliate_sums` holds, for a range `[from, to)` of any instants,

@@ -3,8 +3,6 @@
 //! their sessions and the ledger's rows itself.
 
 use diesel::QueryResult;
-use diesel::QueryableByName;
-use diesel::sql_types::{BigInt, Nullable, Text};
 
 use super::{EventRow, SessionRow};
 use crate::db::AnyConnection;
@@ -38,17 +36,15 @@ pub fn sessions_started_between(
     q.load(conn)
 }
 
-/// A ledger row: when, how much, in which session.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct Sale {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub session_id: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    pub occurred_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub value_cents: i64,
+crate::row! {
+    /// A ledger row: when, how much, in which session.
+    #[derive(Debug, Clone)]
+    pub struct Sale in web_conversions {
+        pub site_id: String,
+        pub session_id: Option<String>,
+        pub occurred_at: i64,
+        pub value_cents: i64,
+    }
 }
 
 /// The ledger's rows of the sites in `[from, to]`.

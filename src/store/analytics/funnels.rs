@@ -2,7 +2,7 @@
 //! ARPT-13): one row per (funnel, event) matching any step, the matched steps
 //! as bits.
 
-use diesel::sql_types::{BigInt, Text};
+use diesel::sql_types::Text;
 use diesel::{QueryResult, QueryableByName};
 
 use super::EventRow;
@@ -10,19 +10,16 @@ use crate::db::AnyConnection;
 use crate::db::row::Row;
 use crate::db::sql::{RawQuery, placeholders};
 
-#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
-pub struct StepRow {
-    #[diesel(sql_type = Text)]
-    pub funnel_id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub at: i64,
-    #[diesel(sql_type = Text)]
-    pub event_id: String,
-    /// Bit i: the event matches step i + 1.
-    #[diesel(sql_type = BigInt)]
-    pub steps: i64,
+crate::row! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct StepRow in web_funnel_steps {
+        pub funnel_id: String,
+        pub visitor_id: String,
+        pub at: i64,
+        pub event_id: String,
+        /// Bit i: the event matches step i + 1.
+        pub steps: i64,
+    }
 }
 
 pub fn insert_steps(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -> QueryResult<usize> {
@@ -40,15 +37,14 @@ pub fn insert_steps(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -
     Ok(n)
 }
 
-/// What a report needs of a step row: whose, when, which steps.
-#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
-pub struct StepHit {
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub steps: i64,
+crate::row! {
+    /// What a report needs of a step row: whose, when, which steps.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct StepHit in web_funnel_steps {
+        pub visitor_id: String,
+        pub at: i64,
+        pub steps: i64,
+    }
 }
 
 /// A funnel's rows with `at` in `[from, to]`, by `(at, event_id)`, `limit` at
@@ -93,16 +89,14 @@ pub fn delete_steps(conn: &mut AnyConnection, funnel_id: &str) -> QueryResult<us
     q.execute(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct Rebuild {
-    #[diesel(sql_type = Text)]
-    pub funnel_id: String,
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub after_at: i64,
-    #[diesel(sql_type = Text)]
-    pub after_id: String,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct Rebuild in web_funnel_rebuilds {
+        pub funnel_id: String,
+        pub site_id: String,
+        pub after_at: i64,
+        pub after_id: String,
+    }
 }
 
 /// Starts (or restarts from the beginning) a funnel's rebuild.

@@ -3,12 +3,12 @@
 #[allow(unused_imports)]
 use super::*;
 
-#[derive(Debug, QueryableByName)]
-pub struct ImportRow {
-    #[diesel(sql_type = Text)]
-    pub body_sha256: String,
-    #[diesel(sql_type = Text)]
-    pub answer: String,
+crate::row! {
+    #[derive(Debug)]
+    pub struct ImportRow in web_imports {
+        pub body_sha256: String,
+        pub answer: String,
+    }
 }
 
 pub fn import(conn: &mut AnyConnection, site_id: &str, import_id: &str) -> QueryResult<Option<ImportRow>> {

@@ -8,10 +8,10 @@ pub fn key(conn: &mut AnyConnection, name: &str, fresh: [u8; 32]) -> QueryResult
     let mut q = RawQuery::new("INSERT INTO web_keys (name, secret) VALUES (?, ?) ON CONFLICT (name) DO NOTHING");
     q.text(name).bytes(fresh.to_vec());
     q.execute(conn)?;
-    #[derive(QueryableByName)]
-    struct KeyRow {
-        #[diesel(sql_type = Binary)]
-        secret: Vec<u8>,
+    crate::row! {
+        struct KeyRow in web_keys {
+            secret: Vec<u8>,
+        }
     }
     let mut q = RawQuery::new("SELECT secret FROM web_keys WHERE name = ?");
     q.text(name);

@@ -5,7 +5,6 @@
 //! the grouped window read in SQL.
 
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
 
 use crate::db::AnyConnection;
 use crate::db::schema::{web_link_days, web_links};
@@ -126,15 +125,14 @@ pub fn add_hits(conn: &mut AnyConnection, hits: &Hits) -> QueryResult<()> {
     Ok(())
 }
 
-/// Per link, the daily counters summed over `[from_day, to_day]` (day starts).
-#[derive(Debug, Clone, QueryableByName)]
-pub struct WindowRow {
-    #[diesel(sql_type = Text)]
-    pub link_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub clicks: i64,
-    #[diesel(sql_type = BigInt)]
-    pub bot_hits: i64,
+crate::row! {
+    /// Per link, the daily counters summed over `[from_day, to_day]` (day starts).
+    #[derive(Debug, Clone)]
+    pub struct WindowRow in web_link_days {
+        pub link_id: String,
+        pub clicks: i64,
+        pub bot_hits: i64,
+    }
 }
 
 pub fn window(

@@ -3,54 +3,36 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// One accepted event's effect on the rollups, applied once by a report actor.
-#[derive(Debug, Clone, Default, QueryableByName, PartialEq, Eq)]
-pub struct OutboxRow {
-    #[diesel(sql_type = BigInt)]
-    pub id: i64,
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
-    #[diesel(sql_type = Text)]
-    pub kind: String,
-    #[diesel(sql_type = BigInt)]
-    pub at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub session_start: i64,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub name: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    pub new_session: i64,
-    #[diesel(sql_type = BigInt)]
-    pub d_bounces: i64,
-    #[diesel(sql_type = BigInt)]
-    pub d_duration: i64,
-    #[diesel(sql_type = BigInt)]
-    pub d_engaged_sum: i64,
-    #[diesel(sql_type = BigInt)]
-    pub d_engaged_count: i64,
-    /// The goals the event completed, space-separated ids (rule ARPT-10).
-    #[diesel(sql_type = Nullable<Text>)]
-    pub goals: Option<String>,
-    /// Those of `goals` its session completed for the first time.
-    #[diesel(sql_type = Nullable<Text>)]
-    pub new_goals: Option<String>,
-    /// Site map (a pageview): the route of the session's previous pageview, and
-    /// this pageview's number in its session (0 on rows from before the map).
-    #[diesel(sql_type = Nullable<Text>)]
-    pub prev_route: Option<String>,
-    #[diesel(sql_type = BigInt)]
-    pub pageview_no: i64,
-    /// Vitals (kind `vital`, the metric in `name`): the pageview's value before and after.
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub vital_old: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub vital_new: Option<i64>,
+crate::row! {
+    /// One accepted event's effect on the rollups, applied once by a report actor.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct OutboxRow in web_outbox {
+        pub id: i64,
+        pub site_id: String,
+        pub visitor_id: String,
+        pub session_id: String,
+        pub kind: String,
+        pub at: i64,
+        pub session_start: i64,
+        pub route: String,
+        pub name: Option<String>,
+        pub new_session: i64,
+        pub d_bounces: i64,
+        pub d_duration: i64,
+        pub d_engaged_sum: i64,
+        pub d_engaged_count: i64,
+        /// The goals the event completed, space-separated ids (rule ARPT-10).
+        pub goals: Option<String>,
+        /// Those of `goals` its session completed for the first time.
+        pub new_goals: Option<String>,
+        /// Site map (a pageview): the route of the session's previous pageview, and
+        /// this pageview's number in its session (0 on rows from before the map).
+        pub prev_route: Option<String>,
+        pub pageview_no: i64,
+        /// Vitals (kind `vital`, the metric in `name`): the pageview's value before and after.
+        pub vital_old: Option<i64>,
+        pub vital_new: Option<i64>,
+    }
 }
 
 pub(super) const OUTBOX_COLUMNS: &str = "site_id, visitor_id, session_id, kind, at, session_start, route, name, new_session, \

@@ -4,11 +4,13 @@
 //! `canonical_of` and `ids_of_person` are what other readers (journeys,
 //! conversion attribution) use to see a person through its aliases.
 
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use super::byte_order;
 use crate::db::AnyConnection;
+use crate::db::row::Row;
 use crate::db::sql::{RawQuery, placeholders};
 
 #[derive(QueryableByName)]
@@ -63,35 +65,24 @@ pub fn owner_keeps(conn: &mut AnyConnection, owner_id: &str, visitor_id: &str) -
 
 // ---------------------------------------------------------------- profiles
 
-#[derive(Debug, Clone, QueryableByName, PartialEq)]
-pub struct ProfileRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub name: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub email: Option<String>,
-    /// A JSON object.
-    #[diesel(sql_type = Text)]
-    pub attributes: String,
-    #[diesel(sql_type = BigInt)]
-    pub identified_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub first_seen_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub last_seen_at: i64,
+crate::row! {
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ProfileRow in web_profiles {
+        pub site_id: String,
+        pub visitor_id: String,
+        pub name: Option<String>,
+        pub email: Option<String>,
+        /// A JSON object.
+        pub attributes: String,
+        pub identified_at: i64,
+        pub first_seen_at: i64,
+        pub last_seen_at: i64,
+    }
 }
 
-const PROFILE_COLUMNS: &str =
-    "site_id, visitor_id, name, email, attributes, identified_at, first_seen_at, last_seen_at";
-
 pub fn profile(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<Option<ProfileRow>> {
-    let mut q =
-        RawQuery::new(format!("SELECT {PROFILE_COLUMNS} FROM web_profiles WHERE site_id = ? AND visitor_id = ?"));
-    q.text(site_id).text(visitor_id);
-    Ok(q.load::<ProfileRow>(conn)?.into_iter().next())
+    use crate::db::schema::web_profiles as p;
+    p::table.find((site_id, visitor_id)).select(ProfileRow::as_select()).first(conn).optional()
 }
 
 /// The profiles of these canonical ids on a site.
@@ -99,29 +90,21 @@ pub fn profiles(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String])
     if visitor_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = RawQuery::new(format!(
-        "SELECT {PROFILE_COLUMNS} FROM web_profiles WHERE site_id = ? AND visitor_id IN {}",
-        placeholders(visitor_ids.len())
-    ));
-    q.text(site_id).texts(visitor_ids);
-    q.load(conn)
+    use crate::db::schema::web_profiles as p;
+    p::table
+        .filter(p::site_id.eq(site_id))
+        .filter(p::visitor_id.eq_any(visitor_ids))
+        .select(ProfileRow::as_select())
+        .load(conn)
 }
 
 pub fn insert_profile(conn: &mut AnyConnection, p: &ProfileRow) -> QueryResult<usize> {
     // A profile another process made meanwhile stays (0 rows: the caller updates it instead).
-    let mut q = RawQuery::new(format!(
-        "INSERT INTO web_profiles ({PROFILE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, visitor_id) DO NOTHING"
-    ));
-    q.text(&p.site_id)
-        .text(&p.visitor_id)
-        .opt_text(p.name.clone())
-        .opt_text(p.email.clone())
-        .text(&p.attributes)
-        .int(p.identified_at)
-        .int(p.first_seen_at)
-        .int(p.last_seen_at);
-    q.execute(conn)
+    crate::db::row::insert::<ProfileRow, _>(
+        conn,
+        std::slice::from_ref(p),
+        " ON CONFLICT (site_id, visitor_id) DO NOTHING",
+    )
 }
 
 /// What a later identify changes (never `identified_at`).
@@ -173,12 +156,11 @@ pub fn alias_or_keep(
     alias_of(conn, site_id, alias_id)?.ok_or(diesel::result::Error::NotFound)
 }
 
-#[derive(QueryableByName)]
-pub struct AliasRow {
-    #[diesel(sql_type = Text)]
-    pub alias_id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
+crate::row! {
+    pub struct AliasRow in web_aliases {
+        pub alias_id: String,
+        pub visitor_id: String,
+    }
 }
 
 /// Which of these ids of a site are aliases, and of whom.
@@ -289,7 +271,7 @@ pub fn people_page(
         return page_from_terms(conn, site_id, p, after, limit);
     }
     let c = byte_order(conn);
-    let mut sql = format!("SELECT {PROFILE_COLUMNS} FROM web_profiles p WHERE site_id = ?");
+    let mut sql = format!("SELECT {} FROM web_profiles p WHERE site_id = ?", ProfileRow::COLUMNS);
     match search {
         // FromTerms went to `page_from_terms` above.
         Search::None | Search::FromTerms(_) => {}
@@ -399,20 +381,16 @@ pub fn session_totals(conn: &mut AnyConnection, site_id: &str, ids: &[String]) -
 
 // ---------------------------------------------------------------- identify's hand-over
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct VisitorState {
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub session_started_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub last_at: i64,
-    #[diesel(sql_type = Text)]
-    pub current_path: String,
-    #[diesel(sql_type = Text)]
-    pub current_route: String,
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct VisitorState in web_visitors {
+        pub session_id: String,
+        pub session_started_at: i64,
+        pub last_at: i64,
+        pub current_path: String,
+        pub current_route: String,
+        pub sessions: i64,
+    }
 }
 
 pub fn visitor_state(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<Option<VisitorState>> {
@@ -455,10 +433,10 @@ pub fn set_session_visitor(conn: &mut AnyConnection, session_id: &str, visitor_i
     q.execute(conn)
 }
 
-#[derive(QueryableByName)]
-struct NumberOf {
-    #[diesel(sql_type = BigInt)]
-    number: i64,
+crate::row! {
+    struct NumberOf in web_visitor_numbers {
+        number: i64,
+    }
 }
 
 fn number_of(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<Option<i64>> {

@@ -8,22 +8,17 @@ pub fn byte_order(conn: &AnyConnection) -> &'static str {
     if conn.is_sqlite() { "" } else { " COLLATE \"C\"" }
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct LiveRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub last_at: i64,
-    #[diesel(sql_type = Text)]
-    pub current_path: String,
-    #[diesel(sql_type = Text)]
-    pub current_route: String,
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct LiveRow in web_visitors {
+        pub site_id: String,
+        pub visitor_id: String,
+        pub last_at: i64,
+        pub current_path: String,
+        pub current_route: String,
+        pub sessions: i64,
+        pub session_id: String,
+    }
 }
 
 /// An alias's row (table alias `t`) whose session passed to the identified

@@ -2,22 +2,20 @@
 //! texts a site has listed (grouped routes, never moved again), and the
 //! bounded reads and moves of each step.
 
-use diesel::sql_types::{BigInt, Binary, Nullable, Text};
+use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct JobRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub patterns: String,
-    #[diesel(sql_type = BigInt)]
-    pub phase: i64,
-    #[diesel(sql_type = Text)]
-    pub cursor: String,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct JobRow in web_regroup_jobs {
+        pub site_id: String,
+        pub patterns: String,
+        pub phase: i64,
+        pub cursor: String,
+    }
 }
 
 /// Starts (or restarts, with the newer list) a site's job.
@@ -150,14 +148,13 @@ pub fn set_route(conn: &mut AnyConnection, t: &PathTable, site_id: &str, key: &s
     q.execute(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct OutboxRoute {
-    #[diesel(sql_type = BigInt)]
-    pub id: i64,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub prev_route: Option<String>,
+crate::row! {
+    #[derive(Debug)]
+    pub struct OutboxRoute in web_outbox {
+        pub id: i64,
+        pub route: String,
+        pub prev_route: Option<String>,
+    }
 }
 
 pub fn outbox_rows(conn: &mut AnyConnection, site_id: &str, after: i64, limit: usize) -> QueryResult<Vec<OutboxRoute>> {
@@ -211,18 +208,15 @@ pub fn transition_routes(conn: &mut AnyConnection, site_id: &str) -> QueryResult
     Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct BreakdownRow {
-    #[diesel(sql_type = Text)]
-    pub tier: String,
-    #[diesel(sql_type = BigInt)]
-    pub bucket: i64,
-    #[diesel(sql_type = Text)]
-    pub dim: String,
-    #[diesel(sql_type = Text)]
-    pub key: String,
-    #[diesel(sql_type = BigInt)]
-    pub count: i64,
+crate::row! {
+    #[derive(Debug)]
+    pub struct BreakdownRow in web_breakdowns {
+        pub tier: String,
+        pub bucket: i64,
+        pub dim: String,
+        pub key: String,
+        pub count: i64,
+    }
 }
 
 /// Up to `limit` breakdown rows of these dimensions under these keys.
@@ -251,16 +245,14 @@ pub fn delete_breakdown(conn: &mut AnyConnection, site_id: &str, r: &BreakdownRo
     q.execute(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct SetRow {
-    #[diesel(sql_type = Text)]
-    pub tier: String,
-    #[diesel(sql_type = BigInt)]
-    pub bucket: i64,
-    #[diesel(sql_type = Text)]
-    pub key: String,
-    #[diesel(sql_type = Binary)]
-    pub bits: Vec<u8>,
+crate::row! {
+    #[derive(Debug)]
+    pub struct SetRow in web_visitor_sets {
+        pub tier: String,
+        pub bucket: i64,
+        pub key: String,
+        pub bits: Vec<u8>,
+    }
 }
 
 /// Up to `limit` visitor sets of one dimension under these keys.
@@ -287,18 +279,15 @@ pub fn delete_set(conn: &mut AnyConnection, site_id: &str, dim: &str, r: &SetRow
     q.execute(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct MapRouteRow {
-    #[diesel(sql_type = BigInt)]
-    pub day: i64,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = BigInt)]
-    pub views: i64,
-    #[diesel(sql_type = BigInt)]
-    pub entries: i64,
-    #[diesel(sql_type = BigInt)]
-    pub continuations: i64,
+crate::row! {
+    #[derive(Debug)]
+    pub struct MapRouteRow in web_map_routes {
+        pub day: i64,
+        pub route: String,
+        pub views: i64,
+        pub entries: i64,
+        pub continuations: i64,
+    }
 }
 
 pub fn map_routes(
@@ -321,16 +310,14 @@ pub fn delete_map_route(conn: &mut AnyConnection, site_id: &str, day: i64, route
     q.execute(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct TransitionRow {
-    #[diesel(sql_type = BigInt)]
-    pub day: i64,
-    #[diesel(sql_type = Text)]
-    pub from_route: String,
-    #[diesel(sql_type = Text)]
-    pub to_route: String,
-    #[diesel(sql_type = BigInt)]
-    pub count: i64,
+crate::row! {
+    #[derive(Debug)]
+    pub struct TransitionRow in web_map_transitions {
+        pub day: i64,
+        pub from_route: String,
+        pub to_route: String,
+        pub count: i64,
+    }
 }
 
 pub fn transitions(
@@ -356,20 +343,16 @@ pub fn delete_transition(conn: &mut AnyConnection, site_id: &str, r: &Transition
     q.execute(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct DigestRow {
-    #[diesel(sql_type = BigInt)]
-    pub day: i64,
-    #[diesel(sql_type = Text)]
-    pub metric: String,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = Text)]
-    pub device: String,
-    #[diesel(sql_type = BigInt)]
-    pub value: i64,
-    #[diesel(sql_type = BigInt)]
-    pub count: i64,
+crate::row! {
+    #[derive(Debug)]
+    pub struct DigestRow in web_vital_digests {
+        pub day: i64,
+        pub metric: String,
+        pub route: String,
+        pub device: String,
+        pub value: i64,
+        pub count: i64,
+    }
 }
 
 pub fn digests(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<DigestRow>> {

@@ -1,86 +1,65 @@
 //! Retention's rows (RET-01 to RET-05): policies, per-class jobs, and the
 //! bounded deletes and backlog counts over the tables of each class.
 
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
 use crate::db::sql::RawQuery;
 
-#[derive(Debug, Clone, PartialEq, Eq, QueryableByName)]
-pub struct PolicyRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub events_days: i64,
-    #[diesel(sql_type = BigInt)]
-    pub sessions_days: i64,
-    #[diesel(sql_type = BigInt)]
-    pub conversions_days: i64,
-    #[diesel(sql_type = BigInt)]
-    pub profiles_days: i64,
-    #[diesel(sql_type = BigInt)]
-    pub aggregates_days: i64,
-    #[diesel(sql_type = BigInt)]
-    pub enabled_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub updated_at: i64,
+crate::row! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct PolicyRow in web_retention_policies {
+        pub site_id: String,
+        pub events_days: i64,
+        pub sessions_days: i64,
+        pub conversions_days: i64,
+        pub profiles_days: i64,
+        pub aggregates_days: i64,
+        pub enabled_at: i64,
+        pub updated_at: i64,
+    }
 }
 
-const POLICY_COLUMNS: &str =
-    "site_id, events_days, sessions_days, conversions_days, profiles_days, aggregates_days, enabled_at, updated_at";
-
 pub fn policy(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<PolicyRow>> {
-    let mut q = RawQuery::new(format!("SELECT {POLICY_COLUMNS} FROM web_retention_policies WHERE site_id = ?"));
-    q.text(site_id);
-    Ok(q.load(conn)?.into_iter().next())
+    use crate::db::schema::web_retention_policies as p;
+    p::table.find(site_id).select(PolicyRow::as_select()).first(conn).optional()
 }
 
 pub fn policies(conn: &mut AnyConnection) -> QueryResult<Vec<PolicyRow>> {
-    RawQuery::new(format!("SELECT {POLICY_COLUMNS} FROM web_retention_policies ORDER BY site_id")).load(conn)
+    use crate::db::schema::web_retention_policies as p;
+    p::table.order(p::site_id).select(PolicyRow::as_select()).load(conn)
 }
 
+/// Sets a site's policy; `enabled_at` stays the first one's.
 pub fn put_policy(conn: &mut AnyConnection, p: &PolicyRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(format!(
-        "INSERT INTO web_retention_policies ({POLICY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id) DO UPDATE SET events_days = excluded.events_days, \
+    crate::db::row::insert::<PolicyRow, _>(
+        conn,
+        std::slice::from_ref(p),
+        " ON CONFLICT (site_id) DO UPDATE SET events_days = excluded.events_days, \
          sessions_days = excluded.sessions_days, conversions_days = excluded.conversions_days, \
          profiles_days = excluded.profiles_days, aggregates_days = excluded.aggregates_days, \
-         updated_at = excluded.updated_at"
-    ));
-    q.text(&p.site_id)
-        .int(p.events_days)
-        .int(p.sessions_days)
-        .int(p.conversions_days)
-        .int(p.profiles_days)
-        .int(p.aggregates_days)
-        .int(p.enabled_at)
-        .int(p.updated_at);
-    q.execute(conn)
+         updated_at = excluded.updated_at",
+    )
 }
 
 pub fn delete_policy(conn: &mut AnyConnection, site_id: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new("DELETE FROM web_retention_policies WHERE site_id = ?");
-    q.text(site_id);
-    q.execute(conn)
+    use crate::db::schema::web_retention_policies as p;
+    diesel::delete(p::table.find(site_id)).execute(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct JobRow {
-    #[diesel(sql_type = Text)]
-    pub data_class: String,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub cutoff: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub last_run_at: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub next_run_at: Option<i64>,
-    #[diesel(sql_type = BigInt)]
-    pub last_deleted: i64,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub last_error: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub purged_before: Option<i64>,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct JobRow in web_retention_jobs {
+        pub data_class: String,
+        pub cutoff: Option<i64>,
+        pub last_run_at: Option<i64>,
+        pub next_run_at: Option<i64>,
+        pub last_deleted: i64,
+        pub last_error: Option<String>,
+        pub purged_before: Option<i64>,
+    }
 }
 
 pub fn jobs(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<JobRow>> {

@@ -5,7 +5,7 @@
 //! class arrive here as their stored text: their meaning and spelling are the
 //! service's (`service::analytics::vocabulary`), which a store may not import.
 
-use diesel::sql_types::{BigInt, Binary, Text};
+use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
@@ -26,12 +26,11 @@ pub fn next_month(t: i64) -> i64 {
         .map_or(m + 31 * 86_400_000, |d| d.timestamp_millis())
 }
 
-#[derive(QueryableByName)]
-struct SiteFrom {
-    #[diesel(sql_type = Text)]
-    site_id: String,
-    #[diesel(sql_type = BigInt)]
-    complete_from: i64,
+crate::row! {
+    struct SiteFrom in web_month_tier {
+        site_id: String,
+        complete_from: i64,
+    }
 }
 
 /// Per site of these, the first month its month rows are complete from
@@ -119,14 +118,13 @@ pub fn sum_breakdowns(
     q.execute(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct DimSetRow {
-    #[diesel(sql_type = Text)]
-    pub dim: String,
-    #[diesel(sql_type = Text)]
-    pub key: String,
-    #[diesel(sql_type = Binary)]
-    pub bits: Vec<u8>,
+crate::row! {
+    #[derive(Debug)]
+    pub struct DimSetRow in web_visitor_sets {
+        pub dim: String,
+        pub key: String,
+        pub bits: Vec<u8>,
+    }
 }
 
 /// Every set of a site's `tier` in `[from, to)`, all dimensions.
@@ -256,10 +254,10 @@ pub fn add_breakdown(
     q.execute(conn)
 }
 
-#[derive(QueryableByName)]
-struct BitsRow {
-    #[diesel(sql_type = Binary)]
-    bits: Vec<u8>,
+crate::row! {
+    struct BitsRow in web_visitor_sets {
+        bits: Vec<u8>,
+    }
 }
 
 /// A stored set's bytes (portable roaring format), if any.
@@ -295,16 +293,14 @@ pub fn put_set(
     q.execute(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct SetRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub bucket: i64,
-    #[diesel(sql_type = Text)]
-    pub key: String,
-    #[diesel(sql_type = Binary)]
-    pub bits: Vec<u8>,
+crate::row! {
+    #[derive(Debug)]
+    pub struct SetRow in web_visitor_sets {
+        pub site_id: String,
+        pub bucket: i64,
+        pub key: String,
+        pub bits: Vec<u8>,
+    }
 }
 
 /// The sets of one dimension over a range of buckets (keys limited when given).
@@ -336,30 +332,21 @@ pub fn sets(
     q.load(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct CounterRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub bucket: i64,
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub bounces: i64,
-    #[diesel(sql_type = BigInt)]
-    pub duration_sum: i64,
-    #[diesel(sql_type = BigInt)]
-    pub pageviews: i64,
-    #[diesel(sql_type = BigInt)]
-    pub custom_events: i64,
-    #[diesel(sql_type = BigInt)]
-    pub engaged_sum: i64,
-    #[diesel(sql_type = BigInt)]
-    pub engaged_count: i64,
-    #[diesel(sql_type = BigInt)]
-    pub conversions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub revenue_cents: i64,
+crate::row! {
+    #[derive(Debug)]
+    pub struct CounterRow in web_counters {
+        pub site_id: String,
+        pub bucket: i64,
+        pub sessions: i64,
+        pub bounces: i64,
+        pub duration_sum: i64,
+        pub pageviews: i64,
+        pub custom_events: i64,
+        pub engaged_sum: i64,
+        pub engaged_count: i64,
+        pub conversions: i64,
+        pub revenue_cents: i64,
+    }
 }
 
 impl From<&CounterRow> for Counters {
@@ -394,14 +381,13 @@ pub fn counters(
     q.load(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct BreakdownRow {
-    #[diesel(sql_type = Text)]
-    pub dim: String,
-    #[diesel(sql_type = Text)]
-    pub key: String,
-    #[diesel(sql_type = BigInt)]
-    pub count: i64,
+crate::row! {
+    #[derive(Debug)]
+    pub struct BreakdownRow in web_breakdowns {
+        pub dim: String,
+        pub key: String,
+        pub count: i64,
+    }
 }
 
 /// Every dimension's counts over a range, summed per key.
@@ -421,12 +407,12 @@ pub fn breakdowns(
     q.load(conn)
 }
 
-#[derive(Debug, QueryableByName)]
-pub struct NumberRow {
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub number: i64,
+crate::row! {
+    #[derive(Debug)]
+    pub struct NumberRow in web_visitor_numbers {
+        pub visitor_id: String,
+        pub number: i64,
+    }
 }
 
 /// The numbers of these visitors of a site, assigning the next ones to those

@@ -3,10 +3,10 @@
 #[allow(unused_imports)]
 use super::*;
 
-#[derive(QueryableByName)]
-pub(super) struct SaltRow {
-    #[diesel(sql_type = Binary)]
-    salt: Vec<u8>,
+crate::row! {
+    pub(super) struct SaltRow in web_salts {
+        salt: Vec<u8>,
+    }
 }
 
 /// The day's salt: created once for every process of the database, then read.

@@ -3,7 +3,7 @@
 //! route, to route) transitions; the earliest imported pageview per site and
 //! the time of the upgrade that added the map (its `coverageFrom`).
 
-use diesel::sql_types::{BigInt, Nullable, Text};
+use diesel::sql_types::{BigInt, Nullable};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
@@ -50,16 +50,14 @@ pub fn add_transition(
     q.execute(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct RouteRow {
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = BigInt)]
-    pub views: i64,
-    #[diesel(sql_type = BigInt)]
-    pub entries: i64,
-    #[diesel(sql_type = BigInt)]
-    pub continuations: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct RouteRow in web_map_routes {
+        pub route: String,
+        pub views: i64,
+        pub entries: i64,
+        pub continuations: i64,
+    }
 }
 
 /// A site's route counts over days `[from, to]`, summed per route.
@@ -73,14 +71,13 @@ pub fn routes(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> Qu
     q.load(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct TransitionRow {
-    #[diesel(sql_type = Text)]
-    pub from_route: String,
-    #[diesel(sql_type = Text)]
-    pub to_route: String,
-    #[diesel(sql_type = BigInt)]
-    pub count: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct TransitionRow in web_map_transitions {
+        pub from_route: String,
+        pub to_route: String,
+        pub count: i64,
+    }
 }
 
 /// A site's transitions over days `[from, to]`, summed per pair.
@@ -124,15 +121,14 @@ pub fn upgraded_at(conn: &mut AnyConnection, name: &str) -> QueryResult<Option<i
     Ok(q.load::<Time>(conn)?.into_iter().next().and_then(|r| r.t))
 }
 
-/// A pageview's place in its session, for the map of partial days.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct SessionPageview {
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = BigInt)]
-    pub occurred_at: i64,
+crate::row! {
+    /// A pageview's place in its session, for the map of partial days.
+    #[derive(Debug, Clone)]
+    pub struct SessionPageview in web_events {
+        pub session_id: String,
+        pub route: String,
+        pub occurred_at: i64,
+    }
 }
 
 /// Every retained event of kind `pageview` of these sessions, in each

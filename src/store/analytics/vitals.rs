@@ -3,8 +3,7 @@
 //! (integer ms; CLS × 10⁴), so a p75 over any range of days is exact. The
 //! device '' is the unknown device.
 
-use diesel::sql_types::{BigInt, Text};
-use diesel::{QueryResult, QueryableByName};
+use diesel::QueryResult;
 
 use crate::db::AnyConnection;
 use crate::db::sql::RawQuery;
@@ -41,18 +40,15 @@ pub fn add(conn: &mut AnyConnection, c: &Cell, delta: i64) -> QueryResult<usize>
     Ok(n)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct DigestRow {
-    #[diesel(sql_type = Text)]
-    pub metric: String,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = Text)]
-    pub device: String,
-    #[diesel(sql_type = BigInt)]
-    pub value: i64,
-    #[diesel(sql_type = BigInt)]
-    pub count: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct DigestRow in web_vital_digests {
+        pub metric: String,
+        pub route: String,
+        pub device: String,
+        pub value: i64,
+        pub count: i64,
+    }
 }
 
 /// What the digests hold for the pageviews (events of kind `pageview`) of

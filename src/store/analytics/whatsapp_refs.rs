@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 
 use diesel::QueryResult;
-use diesel::sql_types::{BigInt, Text};
 
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
@@ -31,18 +30,15 @@ pub struct NewRef {
     pub clicked_at: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, diesel::QueryableByName)]
-pub struct RefRow {
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
-    #[diesel(sql_type = Text)]
-    pub number: String,
-    #[diesel(sql_type = Text)]
-    pub path: String,
-    #[diesel(sql_type = BigInt)]
-    pub clicked_at: i64,
+crate::row! {
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct RefRow in web_whatsapp_refs {
+        pub visitor_id: String,
+        pub session_id: String,
+        pub number: String,
+        pub path: String,
+        pub clicked_at: i64,
+    }
 }
 
 /// Writes `rows`, several to a statement (as the events). A reference the
