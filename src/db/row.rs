@@ -92,6 +92,24 @@ pub fn insert<R: Row, B: Borrow<R>>(conn: &mut AnyConnection, rows: &[B], tail: 
     Ok(n)
 }
 
+/// Adds `rows` to the counters they name: a row whose `key` columns are
+/// stored adds each of its `sums` columns to the stored ones (the rollups'
+/// additive upsert, the same on both backends), a new one is inserted.
+pub fn add<R: Row, B: Borrow<R>>(conn: &mut AnyConnection, rows: &[B], key: &str, sums: &[&str]) -> QueryResult<usize> {
+    insert::<R, B>(conn, rows, &adding(R::TABLE, key, sums))
+}
+
+fn adding(table: &str, key: &str, sums: &[&str]) -> String {
+    let mut tail = format!(" ON CONFLICT ({key}) DO UPDATE SET ");
+    for (i, c) in sums.iter().enumerate() {
+        if i > 0 {
+            tail.push_str(", ");
+        }
+        tail.push_str(&format!("{c} = {table}.{c} + excluded.{c}"));
+    }
+    tail
+}
+
 /// `SELECT <columns> FROM <table> ` followed by `rest` (a `WHERE`, an order),
 /// prepared: a read of whole rows whose text has few shapes.
 pub fn select<R: Row>(rest: &str) -> RawQuery {

@@ -6,6 +6,7 @@ use diesel::sql_types::BigInt;
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
+use crate::db::row;
 use crate::db::row::Row;
 use crate::db::sql::RawQuery;
 
@@ -108,15 +109,24 @@ pub fn counters_between(conn: &mut AnyConnection, site_id: &str, tier: &str, fro
 
 /// A conversion's effect on one (site, tier, bucket)'s counters.
 pub fn add_counter(conn: &mut AnyConnection, site_id: &str, tier: &str, bucket: i64, m: &Money) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_counters (site_id, tier, bucket, conversions, revenue_cents, commission_cents) \
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (site_id, tier, bucket) DO UPDATE SET \
-         conversions = web_counters.conversions + excluded.conversions, \
-         revenue_cents = web_counters.revenue_cents + excluded.revenue_cents, \
-         commission_cents = web_counters.commission_cents + excluded.commission_cents",
-    );
-    q.text(site_id).text(tier).int(bucket).int(m.conversions).int(m.revenue_cents).int(m.commission_cents);
-    q.execute(conn)
+    crate::row! {
+        struct Added<'a> in web_counters {
+            site_id: &'a str,
+            tier: &'a str,
+            bucket: i64,
+            conversions: i64,
+            revenue_cents: i64,
+            commission_cents: i64,
+        }
+    }
+    let (conversions, revenue_cents, commission_cents) = (m.conversions, m.revenue_cents, m.commission_cents);
+    let row = Added { site_id, tier, bucket, conversions, revenue_cents, commission_cents };
+    row::add::<Added<'_>, _>(
+        conn,
+        &[row],
+        "site_id, tier, bucket",
+        &["conversions", "revenue_cents", "commission_cents"],
+    )
 }
 
 /// The attributed session's `conversions` and `revenueCents`.
@@ -185,22 +195,22 @@ pub fn add_affiliate_day(
     affiliate_id: &str,
     a: &AffiliateDay,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_affiliate_days (site_id, day, affiliate_id, sessions, conversions, revenue_cents, \
-         commission_cents) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site_id, day, affiliate_id) DO UPDATE SET \
-         sessions = web_affiliate_days.sessions + excluded.sessions, \
-         conversions = web_affiliate_days.conversions + excluded.conversions, \
-         revenue_cents = web_affiliate_days.revenue_cents + excluded.revenue_cents, \
-         commission_cents = web_affiliate_days.commission_cents + excluded.commission_cents",
-    );
-    q.text(site_id)
-        .int(day)
-        .text(affiliate_id)
-        .int(a.sessions)
-        .int(a.conversions)
-        .int(a.revenue_cents)
-        .int(a.commission_cents);
-    q.execute(conn)
+    crate::row! {
+        struct Added<'a> in web_affiliate_days {
+            site_id: &'a str,
+            day: i64,
+            affiliate_id: &'a str,
+            sessions: i64,
+            conversions: i64,
+            revenue_cents: i64,
+            commission_cents: i64,
+        }
+    }
+    let (sessions, conversions, revenue_cents, commission_cents) =
+        (a.sessions, a.conversions, a.revenue_cents, a.commission_cents);
+    let row = Added { site_id, day, affiliate_id, sessions, conversions, revenue_cents, commission_cents };
+    let sums = ["sessions", "conversions", "revenue_cents", "commission_cents"];
+    row::add::<Added<'_>, _>(conn, &[row], "site_id, day, affiliate_id", &sums)
 }
 
 crate::row! {

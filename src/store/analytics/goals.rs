@@ -76,13 +76,7 @@ pub fn add_counter(
         }
     }
     let row = Counter { site_id, tier, bucket, goal_id, completions, sessions };
-    row::insert::<Counter<'_>, _>(
-        conn,
-        &[row],
-        " ON CONFLICT (site_id, tier, bucket, goal_id) DO UPDATE SET \
-         completions = web_goal_counters.completions + excluded.completions, \
-         sessions = web_goal_counters.sessions + excluded.sessions",
-    )
+    row::add::<Counter<'_>, _>(conn, &[row], "site_id, tier, bucket, goal_id", &["completions", "sessions"])
 }
 
 crate::row! {

@@ -114,14 +114,17 @@ pub fn add_hits(conn: &mut AnyConnection, hits: &Hits) -> QueryResult<()> {
     if added == 0 {
         return Ok(());
     }
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_link_days (link_id, site_id, day, clicks, bot_hits) \
-         VALUES (?, ?, ?, ?, ?) \
-         ON CONFLICT (link_id, day) DO UPDATE SET clicks = web_link_days.clicks + excluded.clicks, \
-         bot_hits = web_link_days.bot_hits + excluded.bot_hits",
-    );
-    q.text(link_id.as_str()).text(site_id.as_str()).int(*day).int(*clicks).int(*bot_hits);
-    q.execute(conn)?;
+    crate::row! {
+        struct Added<'a> in web_link_days {
+            link_id: &'a str,
+            site_id: &'a str,
+            day: i64,
+            clicks: i64,
+            bot_hits: i64,
+        }
+    }
+    let row = Added { link_id, site_id, day: *day, clicks: *clicks, bot_hits: *bot_hits };
+    crate::db::row::add::<Added<'_>, _>(conn, &[row], "link_id, day", &["clicks", "bot_hits"])?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
+use crate::db::row;
 use crate::db::sql::{RawQuery, placeholders};
 
 /// The UTC month start at or before `t` (ms).
@@ -202,6 +203,23 @@ impl Counters {
     }
 }
 
+crate::row! {
+    struct CountersAdded<'a> in web_counters {
+        site_id: &'a str,
+        tier: &'a str,
+        bucket: i64,
+        sessions: i64,
+        bounces: i64,
+        duration_sum: i64,
+        pageviews: i64,
+        custom_events: i64,
+        engaged_sum: i64,
+        engaged_count: i64,
+        conversions: i64,
+        revenue_cents: i64,
+    }
+}
+
 pub fn add_counters(
     conn: &mut AnyConnection,
     site_id: &str,
@@ -209,32 +227,43 @@ pub fn add_counters(
     bucket: i64,
     c: &Counters,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_counters (site_id, tier, bucket, sessions, bounces, duration_sum, pageviews, custom_events, \
-         engaged_sum, engaged_count, conversions, revenue_cents) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, tier, bucket) DO UPDATE SET sessions = web_counters.sessions + excluded.sessions, \
-         bounces = web_counters.bounces + excluded.bounces, \
-         duration_sum = web_counters.duration_sum + excluded.duration_sum, \
-         pageviews = web_counters.pageviews + excluded.pageviews, \
-         custom_events = web_counters.custom_events + excluded.custom_events, \
-         engaged_sum = web_counters.engaged_sum + excluded.engaged_sum, \
-         engaged_count = web_counters.engaged_count + excluded.engaged_count, \
-         conversions = web_counters.conversions + excluded.conversions, \
-         revenue_cents = web_counters.revenue_cents + excluded.revenue_cents",
-    );
-    q.text(site_id)
-        .text(tier)
-        .int(bucket)
-        .int(c.sessions)
-        .int(c.bounces)
-        .int(c.duration_sum)
-        .int(c.pageviews)
-        .int(c.custom_events)
-        .int(c.engaged_sum)
-        .int(c.engaged_count)
-        .int(c.conversions)
-        .int(c.revenue_cents);
-    q.execute(conn)
+    let row = CountersAdded {
+        site_id,
+        tier,
+        bucket,
+        sessions: c.sessions,
+        bounces: c.bounces,
+        duration_sum: c.duration_sum,
+        pageviews: c.pageviews,
+        custom_events: c.custom_events,
+        engaged_sum: c.engaged_sum,
+        engaged_count: c.engaged_count,
+        conversions: c.conversions,
+        revenue_cents: c.revenue_cents,
+    };
+    let sums = [
+        "sessions",
+        "bounces",
+        "duration_sum",
+        "pageviews",
+        "custom_events",
+        "engaged_sum",
+        "engaged_count",
+        "conversions",
+        "revenue_cents",
+    ];
+    row::add::<CountersAdded<'_>, _>(conn, &[row], "site_id, tier, bucket", &sums)
+}
+
+crate::row! {
+    struct BreakdownAdded<'a> in web_breakdowns {
+        site_id: &'a str,
+        tier: &'a str,
+        bucket: i64,
+        dim: &'a str,
+        key: &'a str,
+        count: i64,
+    }
 }
 
 pub fn add_breakdown(
@@ -246,12 +275,8 @@ pub fn add_breakdown(
     key: &str,
     count: i64,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_breakdowns (site_id, tier, bucket, dim, key, count) VALUES (?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET count = web_breakdowns.count + excluded.count",
-    );
-    q.text(site_id).text(tier).int(bucket).text(dim).text(key).int(count);
-    q.execute(conn)
+    let row = BreakdownAdded { site_id, tier, bucket, dim, key, count };
+    row::add::<BreakdownAdded<'_>, _>(conn, &[row], "site_id, tier, bucket, dim, key", &["count"])
 }
 
 crate::row! {
@@ -285,12 +310,22 @@ pub fn put_set(
     key: &str,
     bits: Vec<u8>,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_visitor_sets (site_id, tier, bucket, dim, key, bits) VALUES (?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET bits = excluded.bits",
-    );
-    q.text(site_id).text(tier).int(bucket).text(dim).text(key).bytes(bits);
-    q.execute(conn)
+    crate::row! {
+        struct SetPut<'a> in web_visitor_sets {
+            site_id: &'a str,
+            tier: &'a str,
+            bucket: i64,
+            dim: &'a str,
+            key: &'a str,
+            bits: Vec<u8>,
+        }
+    }
+    let row = SetPut { site_id, tier, bucket, dim, key, bits };
+    row::insert::<SetPut<'_>, _>(
+        conn,
+        &[row],
+        " ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET bits = excluded.bits",
+    )
 }
 
 crate::row! {

@@ -7,6 +7,7 @@ use diesel::sql_types::{BigInt, Nullable};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
+use crate::db::row;
 use crate::db::sql::RawQuery;
 
 /// Additions to one (site, day, route) row.
@@ -24,14 +25,18 @@ pub fn add_route(
     route: &str,
     c: &RouteCounts,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_map_routes (site_id, day, route, views, entries, continuations) VALUES (?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, day, route) DO UPDATE SET views = web_map_routes.views + excluded.views, \
-         entries = web_map_routes.entries + excluded.entries, \
-         continuations = web_map_routes.continuations + excluded.continuations",
-    );
-    q.text(site_id).int(day).text(route).int(c.views).int(c.entries).int(c.continuations);
-    q.execute(conn)
+    crate::row! {
+        struct Added<'a> in web_map_routes {
+            site_id: &'a str,
+            day: i64,
+            route: &'a str,
+            views: i64,
+            entries: i64,
+            continuations: i64,
+        }
+    }
+    let row = Added { site_id, day, route, views: c.views, entries: c.entries, continuations: c.continuations };
+    row::add::<Added<'_>, _>(conn, &[row], "site_id, day, route", &["views", "entries", "continuations"])
 }
 
 pub fn add_transition(
@@ -42,12 +47,17 @@ pub fn add_transition(
     to: &str,
     count: i64,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_map_transitions (site_id, day, from_route, to_route, count) VALUES (?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, day, from_route, to_route) DO UPDATE SET count = web_map_transitions.count + excluded.count",
-    );
-    q.text(site_id).int(day).text(from).text(to).int(count);
-    q.execute(conn)
+    crate::row! {
+        struct Added<'a> in web_map_transitions {
+            site_id: &'a str,
+            day: i64,
+            from_route: &'a str,
+            to_route: &'a str,
+            count: i64,
+        }
+    }
+    let row = Added { site_id, day, from_route: from, to_route: to, count };
+    row::add::<Added<'_>, _>(conn, &[row], "site_id, day, from_route, to_route", &["count"])
 }
 
 crate::row! {

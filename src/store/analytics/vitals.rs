@@ -6,6 +6,7 @@
 use diesel::QueryResult;
 
 use crate::db::AnyConnection;
+use crate::db::row;
 use crate::db::sql::RawQuery;
 
 /// One digest cell's key.
@@ -22,13 +23,27 @@ pub struct Cell {
 /// Adds `delta` samples (negative: a value a later vitals event replaced);
 /// a cell that reaches zero goes.
 pub fn add(conn: &mut AnyConnection, c: &Cell, delta: i64) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(
-        "INSERT INTO web_vital_digests (site_id, day, metric, route, device, value, count) VALUES (?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (site_id, day, metric, route, device, value) \
-         DO UPDATE SET count = web_vital_digests.count + excluded.count",
-    );
-    q.text(&c.site_id).int(c.day).text(&c.metric).text(&c.route).text(&c.device).int(c.value).int(delta);
-    let n = q.execute(conn)?;
+    crate::row! {
+        struct Added<'a> in web_vital_digests {
+            site_id: &'a str,
+            day: i64,
+            metric: &'a str,
+            route: &'a str,
+            device: &'a str,
+            value: i64,
+            count: i64,
+        }
+    }
+    let row = Added {
+        site_id: &c.site_id,
+        day: c.day,
+        metric: &c.metric,
+        route: &c.route,
+        device: &c.device,
+        value: c.value,
+        count: delta,
+    };
+    let n = row::add::<Added<'_>, _>(conn, &[row], "site_id, day, metric, route, device, value", &["count"])?;
     if delta < 0 {
         let mut q = RawQuery::prepared(
             "DELETE FROM web_vital_digests WHERE site_id = ? AND day = ? AND metric = ? AND route = ? AND device = ? \
