@@ -138,12 +138,8 @@ pub struct LeadsReport {
 #[derive(Debug, Serialize, ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct DailyRow {
-    pub day_start: i64,
-    pub leads: i64,
-    pub qualified: i64,
-    pub won: i64,
-    pub revenue_cents: i64,
-    pub spend_cents: Option<i64>,
+    #[serde(flatten)]
+    pub figures: DailyFigures,
     /// With `compare`: the aligned day of the earlier range.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<DailyFigures>,
@@ -152,7 +148,7 @@ pub struct DailyRow {
     pub change: Option<Changes>,
 }
 
-/// One day's figures of a compared `leadsDaily`.
+/// One day's figures: a row of `leadsDaily`, and its aligned day when compared.
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct DailyFigures {
@@ -162,19 +158,6 @@ pub struct DailyFigures {
     pub won: i64,
     pub revenue_cents: i64,
     pub spend_cents: Option<i64>,
-}
-
-impl DailyRow {
-    fn figures(&self) -> DailyFigures {
-        DailyFigures {
-            day_start: self.day_start,
-            leads: self.leads,
-            qualified: self.qualified,
-            won: self.won,
-            revenue_cents: self.revenue_cents,
-            spend_cents: self.spend_cents,
-        }
-    }
 }
 
 /// The earlier range of a compared `leadsReport`: its totals.
@@ -499,16 +482,17 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
         let before = leads_daily_of(conn, earlier, max_sites)?;
         let mut main = leads_daily_of(conn, LeadsDailyArgs { compare: None, ..a }, max_sites)?;
         for row in &mut main {
-            let at = compare.align_in(zone, main_from, main_to, row.day_start);
-            let then = before.iter().find(|b| b.day_start == at).map(DailyRow::figures).unwrap_or(DailyFigures {
-                day_start: at,
-                leads: 0,
-                qualified: 0,
-                won: 0,
-                revenue_cents: 0,
-                spend_cents: row.spend_cents.map(|_| 0),
-            });
-            row.change = Some(compare::changes_of(&row.figures(), &then));
+            let at = compare.align_in(zone, main_from, main_to, row.figures.day_start);
+            let then =
+                before.iter().find(|b| b.figures.day_start == at).map(|b| b.figures.clone()).unwrap_or(DailyFigures {
+                    day_start: at,
+                    leads: 0,
+                    qualified: 0,
+                    won: 0,
+                    revenue_cents: 0,
+                    spend_cents: row.figures.spend_cents.map(|_| 0),
+                });
+            row.change = Some(compare::changes_of(&row.figures, &then));
             row.comparison = Some(then);
         }
         return Ok(main);
@@ -568,12 +552,14 @@ pub fn leads_daily_of(conn: &mut AnyConnection, a: LeadsDailyArgs, max_sites: us
     while day <= a.to {
         let r = by_day.get(&day);
         out.push(DailyRow {
-            day_start: day,
-            leads: r.map_or(0, |r| r.leads),
-            qualified: r.map_or(0, |r| r.qualified),
-            won: r.map_or(0, |r| r.won),
-            revenue_cents: r.map_or(0, |r| r.revenue_cents),
-            spend_cents: spend.as_ref().map(|m| m.get(&day).copied().unwrap_or(0)),
+            figures: DailyFigures {
+                day_start: day,
+                leads: r.map_or(0, |r| r.leads),
+                qualified: r.map_or(0, |r| r.qualified),
+                won: r.map_or(0, |r| r.won),
+                revenue_cents: r.map_or(0, |r| r.revenue_cents),
+                spend_cents: spend.as_ref().map(|m| m.get(&day).copied().unwrap_or(0)),
+            },
             comparison: None,
             change: None,
         });
