@@ -22,19 +22,31 @@ crate::row! {
     }
 }
 
-pub fn insert_steps(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -> QueryResult<usize> {
-    let mut n = 0;
-    for chunk in rows.chunks(100) {
-        let mut q =
-            RawQuery::new("INSERT INTO web_funnel_steps (funnel_id, site_id, visitor_id, at, event_id, steps) VALUES ");
-        for (i, r) in chunk.iter().enumerate() {
-            q.push(if i == 0 { "(?, ?, ?, ?, ?, ?)" } else { ", (?, ?, ?, ?, ?, ?)" });
-            q.text(&r.funnel_id).text(site_id).text(&r.visitor_id).int(r.at).text(&r.event_id).int(r.steps);
-        }
-        q.push(" ON CONFLICT (funnel_id, at, event_id) DO NOTHING");
-        n += q.execute(conn)?;
+crate::row! {
+    /// A step row as [`insert_steps`] writes it: a [`StepRow`] of one site.
+    struct StepWrite<'a> in web_funnel_steps {
+        funnel_id: &'a str,
+        site_id: &'a str,
+        visitor_id: &'a str,
+        at: i64,
+        event_id: &'a str,
+        steps: i64,
     }
-    Ok(n)
+}
+
+pub fn insert_steps(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -> QueryResult<usize> {
+    let rows: Vec<StepWrite<'_>> = rows
+        .iter()
+        .map(|r| StepWrite {
+            funnel_id: &r.funnel_id,
+            site_id,
+            visitor_id: &r.visitor_id,
+            at: r.at,
+            event_id: &r.event_id,
+            steps: r.steps,
+        })
+        .collect();
+    crate::db::row::insert::<StepWrite<'_>, _>(conn, &rows, " ON CONFLICT (funnel_id, at, event_id) DO NOTHING")
 }
 
 crate::row! {

@@ -25,11 +25,17 @@ pub fn insert_import(
     answer: &str,
     now: i64,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
-        "INSERT INTO web_imports (site_id, import_id, body_sha256, answer, created_at) VALUES (?, ?, ?, ?, ?)",
-    );
-    q.text(site_id).text(import_id).text(sha).text(answer).int(now);
-    q.execute(conn)
+    crate::row! {
+        struct Import<'a> in web_imports {
+            site_id: &'a str,
+            import_id: &'a str,
+            body_sha256: &'a str,
+            answer: &'a str,
+            created_at: i64,
+        }
+    }
+    let row = Import { site_id, import_id, body_sha256: sha, answer, created_at: now };
+    crate::db::row::insert::<Import<'_>, _>(conn, &[row], "")
 }
 
 /// A site's events in `[from, to]` after a position, `(occurredAt, id)` asc (the export).
