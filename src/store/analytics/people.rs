@@ -23,9 +23,8 @@ struct IdRow {
 
 /// The canonical id an owner's external-id hash names, if any.
 pub fn identity(conn: &mut AnyConnection, owner_id: &str, hash: &str) -> QueryResult<Option<String>> {
-    let mut q = RawQuery::new("SELECT visitor_id AS id FROM web_identities WHERE owner_id = ? AND external_hash = ?");
-    q.text(owner_id).text(hash);
-    Ok(q.load::<IdRow>(conn)?.into_iter().next().map(|r| r.id))
+    use crate::db::schema::web_identities as i;
+    i::table.find((owner_id, hash)).select(i::visitor_id).first(conn).optional()
 }
 
 /// The owner's canonical id for a hash: the stored one, else `fresh` (made
@@ -37,20 +36,23 @@ pub fn identity_or_insert(
     fresh: &str,
     now: i64,
 ) -> QueryResult<String> {
-    let mut q = RawQuery::new(
-        "INSERT INTO web_identities (owner_id, external_hash, visitor_id, created_at) VALUES (?, ?, ?, ?) \
-         ON CONFLICT (owner_id, external_hash) DO NOTHING",
-    );
-    q.text(owner_id).text(hash).text(fresh).int(now);
-    q.execute(conn)?;
+    crate::row! {
+        struct Identity<'a> in web_identities {
+            owner_id: &'a str,
+            external_hash: &'a str,
+            visitor_id: &'a str,
+            created_at: i64,
+        }
+    }
+    let row = Identity { owner_id, external_hash: hash, visitor_id: fresh, created_at: now };
+    crate::db::row::insert::<Identity<'_>, _>(conn, &[row], " ON CONFLICT (owner_id, external_hash) DO NOTHING")?;
     identity(conn, owner_id, hash)?.ok_or(diesel::result::Error::NotFound)
 }
 
 /// Forgets a canonical id's identity row (no site of its owner keeps it).
 pub fn delete_identity(conn: &mut AnyConnection, visitor_id: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new("DELETE FROM web_identities WHERE visitor_id = ?");
-    q.text(visitor_id);
-    q.execute(conn)
+    use crate::db::schema::web_identities as i;
+    diesel::delete(i::table.filter(i::visitor_id.eq(visitor_id))).execute(conn)
 }
 
 /// Whether any site of `owner_id` keeps a profile of `visitor_id`.
@@ -133,9 +135,8 @@ pub fn delete_profile(conn: &mut AnyConnection, site_id: &str, visitor_id: &str)
 
 /// The canonical id an anonymous id of a site is an alias of.
 pub fn alias_of(conn: &mut AnyConnection, site_id: &str, alias_id: &str) -> QueryResult<Option<String>> {
-    let mut q = RawQuery::new("SELECT visitor_id AS id FROM web_aliases WHERE site_id = ? AND alias_id = ?");
-    q.text(site_id).text(alias_id);
-    Ok(q.load::<IdRow>(conn)?.into_iter().next().map(|r| r.id))
+    use crate::db::schema::web_aliases as a;
+    a::table.find((site_id, alias_id)).select(a::visitor_id).first(conn).optional()
 }
 
 /// Makes `alias_id` an alias of `visitor_id` unless it is one already (the
@@ -147,12 +148,16 @@ pub fn alias_or_keep(
     visitor_id: &str,
     now: i64,
 ) -> QueryResult<String> {
-    let mut q = RawQuery::new(
-        "INSERT INTO web_aliases (site_id, alias_id, visitor_id, created_at) VALUES (?, ?, ?, ?) \
-         ON CONFLICT (site_id, alias_id) DO NOTHING",
-    );
-    q.text(site_id).text(alias_id).text(visitor_id).int(now);
-    q.execute(conn)?;
+    crate::row! {
+        struct Alias<'a> in web_aliases {
+            site_id: &'a str,
+            alias_id: &'a str,
+            visitor_id: &'a str,
+            created_at: i64,
+        }
+    }
+    let row = Alias { site_id, alias_id, visitor_id, created_at: now };
+    crate::db::row::insert::<Alias<'_>, _>(conn, &[row], " ON CONFLICT (site_id, alias_id) DO NOTHING")?;
     alias_of(conn, site_id, alias_id)?.ok_or(diesel::result::Error::NotFound)
 }
 
@@ -168,12 +173,8 @@ pub fn aliases_in(conn: &mut AnyConnection, site_id: &str, ids: &[String]) -> Qu
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = RawQuery::new(format!(
-        "SELECT alias_id, visitor_id FROM web_aliases WHERE site_id = ? AND alias_id IN {}",
-        placeholders(ids.len())
-    ));
-    q.text(site_id).texts(ids);
-    q.load(conn)
+    use crate::db::schema::web_aliases as a;
+    a::table.filter(a::site_id.eq(site_id)).filter(a::alias_id.eq_any(ids)).select(AliasRow::as_select()).load(conn)
 }
 
 /// The aliases of these canonical ids on a site.
