@@ -291,10 +291,10 @@ mod tests {
     }
 
     fn count(db: &Db) -> i64 {
-        #[derive(QueryableByName)]
-        struct N {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            n: i64,
+        crate::row! {
+            struct N {
+                n: i64,
+            }
         }
         let mut conn = db.pool.get().unwrap();
         let rows: Vec<N> = diesel::sql_query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM t").load(&mut conn).unwrap();

@@ -12,16 +12,63 @@ use diesel::QueryResult;
 use super::AnyConnection;
 use super::sql::RawQuery;
 
-/// A struct declared with [`row!`](crate::row).
+/// A struct declared with [`row!`](crate::row) with a table.
 pub trait Row {
     /// The table the row belongs to.
     const TABLE: &'static str;
-    /// Its columns in field order, comma-separated.
-    const COLUMNS: &'static str;
-    /// How many columns.
+    /// Each field's column as the database spells it (from `db::schema`,
+    /// so a field the table lacks does not compile), in field order.
+    const NAMES: &'static [&'static str];
+    /// Each field's name, in field order.
+    const FIELDS: &'static [&'static str];
+    /// The table's own id column, generated on insert (`generated id`):
+    /// selected, never written.
+    const GENERATED: Option<&'static str>;
+    /// How many columns an insert writes.
     const WIDTH: usize;
+    /// The column list of an insert, comma-separated.
+    fn columns() -> &'static str;
+    /// The select list that reads whole rows: each column, named as its
+    /// field where the two differ (`ref AS reference`).
+    fn select_list() -> &'static str;
     /// Binds every field, in order.
     fn bind(&self, q: &mut RawQuery);
+}
+
+/// The two lists of a [`Row`], built once per struct by [`row!`](crate::row).
+pub fn lists(names: &[&str], fields: &[&str], generated: Option<&str>) -> (String, String) {
+    let columns = names.join(", ");
+    let select = generated
+        .map(str::to_owned)
+        .into_iter()
+        .chain(names.iter().zip(fields).map(|(n, f)| if n == f { (*n).to_owned() } else { format!("{n} AS {f}") }))
+        .collect::<Vec<_>>()
+        .join(", ");
+    (columns, select)
+}
+
+/// The SQL type a field of a Rust type is read as, for rows that are a
+/// statement's projection rather than a table's (`COUNT(*) AS n`).
+pub trait Sql {
+    type Type;
+}
+impl Sql for i64 {
+    type Type = diesel::sql_types::BigInt;
+}
+impl Sql for String {
+    type Type = diesel::sql_types::Text;
+}
+impl Sql for bool {
+    type Type = diesel::sql_types::Bool;
+}
+impl Sql for f64 {
+    type Type = diesel::sql_types::Double;
+}
+impl Sql for Vec<u8> {
+    type Type = diesel::sql_types::Binary;
+}
+impl<T: Sql> Sql for Option<T> {
+    type Type = diesel::sql_types::Nullable<T::Type>;
 }
 
 /// A field's value as a bind of [`RawQuery`].
@@ -81,7 +128,7 @@ pub fn insert<R: Row, B: Borrow<R>>(conn: &mut AnyConnection, rows: &[B], tail: 
     let per = (BINDS_PER_STATEMENT / R::WIDTH).max(1);
     let mut n = 0;
     for chunk in rows.chunks(per) {
-        let mut q = RawQuery::prepared(format!("INSERT INTO {} ({}) VALUES ", R::TABLE, R::COLUMNS));
+        let mut q = RawQuery::prepared(format!("INSERT INTO {} ({}) VALUES ", R::TABLE, R::columns()));
         q.rows(chunk.len(), R::WIDTH);
         for r in chunk {
             r.borrow().bind(&mut q);
@@ -113,14 +160,23 @@ fn adding(table: &str, key: &str, sums: &[&str]) -> String {
 /// `SELECT <columns> FROM <table> ` followed by `rest` (a `WHERE`, an order),
 /// prepared: a read of whole rows whose text has few shapes.
 pub fn select<R: Row>(rest: &str) -> RawQuery {
-    RawQuery::prepared(format!("SELECT {} FROM {} {rest}", R::COLUMNS, R::TABLE))
+    RawQuery::prepared(format!("SELECT {} FROM {} {rest}", R::select_list(), R::TABLE))
 }
 
-/// Declares a row struct of a `db::schema` table and implements
-/// [`Row`](crate::db::row::Row) for it. A struct without a lifetime can also
-/// be read: by a raw statement (`QueryableByName`, its SQL types from the
-/// schema) or by the query builder (`Selectable`, `Queryable`); one that
-/// borrows is written only.
+/// Declares a row struct and what reads and writes it.
+///
+/// - `struct X in table { … }`: a row of a `db::schema` table, implementing
+///   [`Row`](crate::db::row::Row). Its fields are the table's columns (by the
+///   schema's Rust names; a column the database spells otherwise, such as
+///   `ref`, is written and selected by its own name). Without a lifetime it
+///   is also read: by a raw statement (`QueryableByName`, its SQL types from
+///   the schema) or by the query builder (`Selectable`, `Queryable`); with
+///   one it borrows and is written only.
+/// - `struct X in table, generated id { … }`: the same, with the table's own
+///   id as a first field `id: i64` that reads select and inserts leave out.
+/// - `struct X { … }`: what a raw statement selects when its columns are
+///   computed (`COUNT(*) AS n`); each field is read as the SQL type of its
+///   Rust type ([`Sql`](crate::db::row::Sql)).
 ///
 /// ```ignore
 /// crate::row! {
@@ -129,6 +185,9 @@ pub fn select<R: Row>(rest: &str) -> RawQuery {
 ///         pub site_id: &'a str,
 ///         pub at: i64,
 ///     }
+/// }
+/// crate::row! {
+///     struct Count { n: i64 }
 /// }
 /// ```
 #[macro_export]
@@ -145,11 +204,11 @@ macro_rules! row {
             $(#[$fm0])* $fv0 $f0: $t0,
             $($(#[$fm])* $fv $f: $t,)*
         }
-        $crate::row!(@impl $name<$lt>, $table, $f0 $(, $f)*);
+        $crate::row!(@impl $name<$lt> [], $table, $f0 $(, $f)*);
     };
     (
         $(#[$meta:meta])*
-        $vis:vis struct $name:ident in $table:ident {
+        $vis:vis struct $name:ident in $table:ident $(, generated $gen:ident)? {
             $(#[$fm0:meta])* $fv0:vis $f0:ident : $t0:ty
             $(, $(#[$fm:meta])* $fv:vis $f:ident : $t:ty)* $(,)?
         }
@@ -158,19 +217,62 @@ macro_rules! row {
         #[derive(diesel::QueryableByName, diesel::Queryable, diesel::Selectable)]
         #[diesel(table_name = $crate::db::schema::$table)]
         $vis struct $name {
+            $(
+                /// The table's own id, generated on insert: read, never written.
+                $vis $gen: i64,
+            )?
             $(#[$fm0])* $fv0 $f0: $t0,
             $($(#[$fm])* $fv $f: $t,)*
         }
-        $crate::row!(@impl $name, $table, $f0 $(, $f)*);
+        $crate::row!(@impl $name [$($gen)?], $table, $f0 $(, $f)*);
     };
-    (@impl $name:ident $(<$lt:lifetime>)?, $table:ident, $f0:ident $(, $f:ident)*) => {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $(#[$fm:meta])* $fv:vis $f:ident : $t:ty
+            $(, $(#[$fms:meta])* $fvs:vis $fs:ident : $ts:ty)* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(diesel::QueryableByName)]
+        $vis struct $name {
+            $(#[$fm])* #[diesel(sql_type = <$t as $crate::db::row::Sql>::Type)] $fv $f: $t,
+            $($(#[$fms])* #[diesel(sql_type = <$ts as $crate::db::row::Sql>::Type)] $fvs $fs: $ts,)*
+        }
+    };
+    (@generated) => { None };
+    (@generated $gen:ident) => { Some(stringify!($gen)) };
+    (@impl $name:ident $(<$lt:lifetime>)? [$($gen:ident)?], $table:ident, $f0:ident $(, $f:ident)*) => {
         impl $(<$lt>)? $crate::db::row::Row for $name $(<$lt>)? {
             const TABLE: &'static str = stringify!($table);
-            const COLUMNS: &'static str = concat!(stringify!($f0) $(, ", ", stringify!($f))*);
+            const NAMES: &'static [&'static str] = &[
+                <$crate::db::schema::$table::$f0 as diesel::Column>::NAME
+                $(, <$crate::db::schema::$table::$f as diesel::Column>::NAME)*
+            ];
+            const FIELDS: &'static [&'static str] = &[stringify!($f0) $(, stringify!($f))*];
+            const GENERATED: Option<&'static str> = $crate::row!(@generated $($gen)?);
             const WIDTH: usize = 1 $(+ { let _ = stringify!($f); 1 })*;
+            fn columns() -> &'static str {
+                &Self::row_lists().0
+            }
+            fn select_list() -> &'static str {
+                &Self::row_lists().1
+            }
             fn bind(&self, q: &mut $crate::db::sql::RawQuery) {
                 $crate::db::row::BindValue::bind_to(&self.$f0, q);
                 $($crate::db::row::BindValue::bind_to(&self.$f, q);)*
+            }
+        }
+        impl $(<$lt>)? $name $(<$lt>)? {
+            fn row_lists() -> &'static (String, String) {
+                static LISTS: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+                LISTS.get_or_init(|| {
+                    $crate::db::row::lists(
+                        <Self as $crate::db::row::Row>::NAMES,
+                        <Self as $crate::db::row::Row>::FIELDS,
+                        <Self as $crate::db::row::Row>::GENERATED,
+                    )
+                })
             }
         }
     };
@@ -189,10 +291,41 @@ mod tests {
         }
     }
 
+    crate::row! {
+        struct Ref in web_whatsapp_refs {
+            site_id: String,
+            reference: String,
+        }
+    }
+
+    crate::row! {
+        #[allow(dead_code)]
+        struct Queued in web_outbox, generated id {
+            site_id: String,
+            kind: String,
+        }
+    }
+
+    #[test]
+    fn a_column_spelled_otherwise_is_written_by_its_name_and_selected_as_its_field() {
+        assert_eq!(Ref::columns(), "site_id, ref");
+        assert_eq!(Ref::select_list(), "site_id, ref AS reference");
+    }
+
+    #[test]
+    fn a_generated_id_is_selected_never_written() {
+        assert_eq!(Queued::columns(), "site_id, kind");
+        assert_eq!(Queued::WIDTH, 2);
+        assert_eq!(Queued::select_list(), "id, site_id, kind");
+        let mut q = crate::db::sql::RawQuery::new("");
+        Queued { id: 9, site_id: "s".into(), kind: "pageview".into() }.bind(&mut q);
+        assert!(format!("{q:?}").contains(r#"binds: [Text("s"), Text("pageview")]"#), "{q:?}");
+    }
+
     #[test]
     fn columns_width_and_binds_follow_the_fields() {
         assert_eq!(Hit::TABLE, "web_goal_hits");
-        assert_eq!(Hit::COLUMNS, "site_id, goal_id, at, event_id");
+        assert_eq!(Hit::columns(), "site_id, goal_id, at, event_id");
         assert_eq!(Hit::WIDTH, 4);
         let mut q = crate::db::sql::RawQuery::new("");
         Hit { site_id: "s", goal_id: "g", at: 7, event_id: "e" }.bind(&mut q);

@@ -356,15 +356,14 @@ fn writer_loop(
 #[cfg(test)]
 mod tests {
     use diesel::RunQueryDsl;
-    use diesel::sql_types::BigInt;
 
     use crate::db::{AnyConnection, Db};
     use crate::error::{Code, Error};
 
-    #[derive(diesel::QueryableByName)]
-    struct N {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
+    crate::row! {
+        struct N {
+            n: i64,
+        }
     }
 
     fn db() -> (Db, std::path::PathBuf) {

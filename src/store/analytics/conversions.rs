@@ -1,9 +1,8 @@
 //! The trusted conversion ledger (CONV-01 to CONV-07) and the affiliate day
 //! counters (ARPT-16).
 
+use diesel::QueryResult;
 use diesel::prelude::*;
-use diesel::sql_types::BigInt;
-use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
 use crate::db::row;
@@ -55,7 +54,7 @@ pub fn page(
 ) -> QueryResult<Vec<ConversionRow>> {
     let mut q = RawQuery::new(format!(
         "SELECT {cols} FROM web_conversions WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ?",
-        cols = ConversionRow::COLUMNS
+        cols = ConversionRow::select_list()
     ));
     q.text(site_id).int(from).int(to);
     if let Some((t, id)) = before {
@@ -65,15 +64,14 @@ pub fn page(
     q.load(conn)
 }
 
-/// Conversions, revenue and commission in sums.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, QueryableByName)]
-pub struct Money {
-    #[diesel(sql_type = BigInt)]
-    pub conversions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub revenue_cents: i64,
-    #[diesel(sql_type = BigInt)]
-    pub commission_cents: i64,
+crate::row! {
+    /// Conversions, revenue and commission in sums.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Money {
+        pub conversions: i64,
+        pub revenue_cents: i64,
+        pub commission_cents: i64,
+    }
 }
 
 impl Money {
@@ -175,17 +173,15 @@ pub fn sessions_of_visitors(
     q.load(conn)
 }
 
-/// Additions to one (site, day, affiliate)'s counters.
-#[derive(Debug, Clone, Copy, Default, QueryableByName)]
-pub struct AffiliateDay {
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub conversions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub revenue_cents: i64,
-    #[diesel(sql_type = BigInt)]
-    pub commission_cents: i64,
+crate::row! {
+    /// Additions to one (site, day, affiliate)'s counters.
+    #[derive(Debug, Clone, Copy, Default)]
+    pub struct AffiliateDay {
+        pub sessions: i64,
+        pub conversions: i64,
+        pub revenue_cents: i64,
+        pub commission_cents: i64,
+    }
 }
 
 pub fn add_affiliate_day(

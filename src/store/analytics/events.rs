@@ -36,7 +36,7 @@ pub fn pageviews(conn: &mut AnyConnection, site_id: &str, pageview_ids: &[String
     // table was empty (a scan), and each lookup would read the whole site.
     let mut q = RawQuery::new(format!(
         "SELECT {} FROM web_events WHERE site_id = ? AND pageview_id IN {}",
-        EventRow::COLUMNS,
+        EventRow::select_list(),
         placeholders(pageview_ids.len())
     ));
     q.text(site_id).texts(pageview_ids);

@@ -14,7 +14,7 @@ pub fn events_between(conn: &mut AnyConnection, site_ids: &[String], from: i64, 
     let mut q = RawQuery::new(format!(
         "SELECT {cols} FROM web_events WHERE site_id IN {} AND occurred_at >= ? AND occurred_at <= ?",
         placeholders(site_ids.len()),
-        cols = EventRow::COLUMNS
+        cols = EventRow::select_list()
     ));
     q.texts(site_ids).int(from).int(to);
     q.load(conn)
@@ -29,7 +29,7 @@ pub fn sessions_started_between(
 ) -> QueryResult<Vec<SessionRow>> {
     let mut q = RawQuery::new(format!(
         "SELECT {} FROM web_sessions WHERE site_id IN {} AND started_at >= ? AND started_at <= ?",
-        SessionRow::COLUMNS,
+        SessionRow::select_list(),
         placeholders(site_ids.len())
     ));
     q.texts(site_ids).int(from).int(to);
@@ -66,7 +66,7 @@ pub fn events_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> Q
     let mut q = RawQuery::new(format!(
         "SELECT {cols} FROM web_events WHERE session_id IN {}",
         placeholders(session_ids.len()),
-        cols = EventRow::COLUMNS
+        cols = EventRow::select_list()
     ));
     q.texts(session_ids);
     q.load(conn)

@@ -2,8 +2,7 @@
 //! ARPT-13): one row per (funnel, event) matching any step, the matched steps
 //! as bits.
 
-use diesel::sql_types::Text;
-use diesel::{QueryResult, QueryableByName};
+use diesel::QueryResult;
 
 use super::EventRow;
 use crate::db::AnyConnection;
@@ -131,10 +130,10 @@ pub fn next_rebuild(conn: &mut AnyConnection) -> QueryResult<Option<Rebuild>> {
 }
 
 pub fn rebuilding(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<String>> {
-    #[derive(QueryableByName)]
-    struct Id {
-        #[diesel(sql_type = Text)]
-        funnel_id: String,
+    crate::row! {
+        struct Id {
+            funnel_id: String,
+        }
     }
     let mut q = RawQuery::new("SELECT funnel_id FROM web_funnel_rebuilds WHERE site_id = ?");
     q.text(site_id);
@@ -164,7 +163,7 @@ pub fn events_after(
     let mut q = RawQuery::new(format!(
         "SELECT {cols} FROM web_events WHERE site_id = ? AND (occurred_at > ? OR (occurred_at = ? AND id > ?)) \
          ORDER BY occurred_at, id LIMIT ?",
-        cols = EventRow::COLUMNS
+        cols = EventRow::select_list()
     ));
     q.text(site_id).int(after_at).int(after_at).text(after_id).int(limit as i64);
     q.load(conn)
@@ -182,7 +181,7 @@ pub fn events_between(
     let mut q = RawQuery::new(format!(
         "SELECT {cols} FROM web_events WHERE site_id = ? AND occurred_at >= ? AND occurred_at <= ? \
          ORDER BY occurred_at, id LIMIT ?",
-        cols = EventRow::COLUMNS
+        cols = EventRow::select_list()
     ));
     q.text(site_id).int(from).int(to).int(limit as i64);
     q.load(conn)

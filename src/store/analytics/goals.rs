@@ -2,8 +2,7 @@
 //! completion, one per (session, goal)) and the counters the report actors
 //! keep per (site, tier, bucket, goal).
 
-use diesel::sql_types::{BigInt, Text};
-use diesel::{QueryResult, QueryableByName};
+use diesel::QueryResult;
 
 use crate::db::AnyConnection;
 use crate::db::row;
@@ -125,12 +124,12 @@ pub fn sessions_between(conn: &mut AnyConnection, site_id: &str, from: i64, to: 
     q.load(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct SessionGoal {
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
-    #[diesel(sql_type = Text)]
-    pub key: String,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct SessionGoal {
+        pub session_id: String,
+        pub key: String,
+    }
 }
 
 /// The keys of the goals each of `session_ids` completed (removed goals left out).
@@ -147,10 +146,10 @@ pub fn keys_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> Que
     q.load(conn)
 }
 
-#[derive(QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
+crate::row! {
+    struct Count {
+        n: i64,
+    }
 }
 
 /// Sessions started in `[from, to)` from the rows (a partial hour).

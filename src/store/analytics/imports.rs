@@ -47,7 +47,7 @@ pub fn events_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
-    let select = format!("SELECT {cols} FROM web_events", cols = EventRow::COLUMNS);
+    let select = format!("SELECT {cols} FROM web_events", cols = EventRow::select_list());
     let page = Keyset { select, scope: ("site_id", site_id), time: "occurred_at", from, to, after, limit, desc: false };
     page.query(conn).load(conn)
 }
@@ -55,10 +55,10 @@ pub fn events_page(
 /// The time of a site's earliest stored pageview or custom event (its
 /// earliest session's start): `dataCoverage`'s `trackingSince`.
 pub fn tracking_since(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<i64>> {
-    #[derive(QueryableByName)]
-    struct Since {
-        #[diesel(sql_type = Nullable<BigInt>)]
-        t: Option<i64>,
+    crate::row! {
+        struct Since {
+            t: Option<i64>,
+        }
     }
     // Sessions and conversions, and what retention noted before deleting the oldest.
     let mut q = RawQuery::new(

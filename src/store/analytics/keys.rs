@@ -61,7 +61,7 @@ pub fn sessions_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<SessionRow>> {
-    let select = format!("SELECT {} FROM web_sessions", SessionRow::COLUMNS);
+    let select = format!("SELECT {} FROM web_sessions", SessionRow::select_list());
     let page = Keyset { select, scope: ("site_id", site_id), time: "started_at", from, to, after, limit, desc: true };
     page.query(conn).load(conn)
 }
@@ -75,7 +75,7 @@ pub fn journey_page(
     after: Option<(i64, String)>,
     limit: usize,
 ) -> QueryResult<Vec<EventRow>> {
-    let select = format!("SELECT {cols} FROM web_events", cols = EventRow::COLUMNS);
+    let select = format!("SELECT {cols} FROM web_events", cols = EventRow::select_list());
     let page =
         Keyset { select, scope: ("session_id", session_id), time: "occurred_at", from, to, after, limit, desc: false };
     page.query(conn).load(conn)
@@ -96,7 +96,7 @@ pub fn visitor_events(
          AND occurred_at <= ? ORDER BY occurred_at DESC, id{c} DESC LIMIT ?",
         placeholders(site_ids.len()),
         placeholders(visitor_ids.len()),
-        cols = EventRow::COLUMNS
+        cols = EventRow::select_list()
     ));
     q.texts(site_ids).texts(visitor_ids).int(from).int(to).int(limit as i64);
     q.load(conn)

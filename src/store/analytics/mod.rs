@@ -25,7 +25,6 @@ mod visitors;
 pub mod vitals;
 pub mod whatsapp_refs;
 
-use diesel::sql_types::{BigInt, Nullable, Text};
 use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;

@@ -6,8 +6,7 @@ use super::*;
 crate::row! {
     /// One accepted event's effect on the rollups, applied once by a report actor.
     #[derive(Debug, Clone, Default, PartialEq, Eq)]
-    pub struct OutboxRow in web_outbox {
-        pub id: i64,
+    pub struct OutboxRow in web_outbox, generated id {
         pub site_id: String,
         pub visitor_id: String,
         pub session_id: String,
@@ -35,51 +34,15 @@ crate::row! {
     }
 }
 
-pub(super) const OUTBOX_COLUMNS: &str = "site_id, visitor_id, session_id, kind, at, session_start, route, name, new_session, \
-    d_bounces, d_duration, d_engaged_sum, d_engaged_count, goals, new_goals, prev_route, pageview_no, vital_old, vital_new";
-
 pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
-    let mut n = 0;
-    // As the events: chunks of at most 64 rows.
-    for chunk in rows.chunks(64) {
-        n += insert_outbox_chunk(conn, chunk)?;
-    }
-    Ok(n)
-}
-
-fn insert_outbox_chunk(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(format!("INSERT INTO web_outbox ({OUTBOX_COLUMNS}) VALUES "));
-    for (i, r) in rows.iter().enumerate() {
-        q.push(if i == 0 { "" } else { ", " });
-        q.push("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        q.text(&r.site_id)
-            .text(&r.visitor_id)
-            .text(&r.session_id)
-            .text(&r.kind)
-            .int(r.at)
-            .int(r.session_start)
-            .text(&r.route)
-            .opt_text(r.name.clone())
-            .int(r.new_session)
-            .int(r.d_bounces)
-            .int(r.d_duration)
-            .int(r.d_engaged_sum)
-            .int(r.d_engaged_count)
-            .opt_text(r.goals.clone())
-            .opt_text(r.new_goals.clone())
-            .opt_text(r.prev_route.clone())
-            .int(r.pageview_no)
-            .opt_int(r.vital_old)
-            .opt_int(r.vital_new);
-    }
-    q.execute(conn)
+    row::insert::<OutboxRow, _>(conn, rows, "")
 }
 
 /// The oldest `limit` outbox rows, locked and skipped by other processes on
 /// PostgreSQL so each row is applied once (rule STORE-04).
 pub fn take_outbox(conn: &mut AnyConnection, limit: usize) -> QueryResult<Vec<OutboxRow>> {
     let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE SKIP LOCKED" };
-    let mut q = RawQuery::prepared(format!("SELECT id, {OUTBOX_COLUMNS} FROM web_outbox ORDER BY id LIMIT ?{lock}"));
+    let mut q = row::select::<OutboxRow>(&format!("ORDER BY id LIMIT ?{lock}"));
     q.int(limit as i64);
     q.load(conn)
 }
@@ -93,10 +56,10 @@ pub fn delete_outbox(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<usize
     q.execute(conn)
 }
 
-#[derive(QueryableByName)]
-pub(super) struct CountRow {
-    #[diesel(sql_type = BigInt)]
-    pub(super) n: i64,
+crate::row! {
+    pub(super) struct CountRow {
+        pub(super) n: i64,
+    }
 }
 
 pub fn outbox_len(conn: &mut AnyConnection) -> QueryResult<i64> {

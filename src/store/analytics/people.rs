@@ -4,19 +4,18 @@
 //! `canonical_of` and `ids_of_person` are what other readers (journeys,
 //! conversion attribution) use to see a person through its aliases.
 
+use diesel::QueryResult;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
-use diesel::{QueryResult, QueryableByName};
 
 use super::byte_order;
 use crate::db::AnyConnection;
-use crate::db::row::Row;
+use crate::db::row::{self, Row};
 use crate::db::sql::{RawQuery, placeholders};
 
-#[derive(QueryableByName)]
-struct IdRow {
-    #[diesel(sql_type = Text)]
-    id: String,
+crate::row! {
+    struct IdRow {
+        id: String,
+    }
 }
 
 // ---------------------------------------------------------------- identity map
@@ -215,26 +214,25 @@ pub fn ids_of_person(conn: &mut AnyConnection, site_id: &str, canonical_id: &str
 
 // ---------------------------------------------------------------- search terms
 
+crate::row! {
+    struct Term<'a> in web_profile_terms {
+        site_id: &'a str,
+        term: &'a str,
+        visitor_id: &'a str,
+    }
+}
+
 /// Replaces a profile's search terms.
 pub fn set_terms(conn: &mut AnyConnection, site_id: &str, visitor_id: &str, terms: &[String]) -> QueryResult<()> {
     delete_terms(conn, site_id, visitor_id)?;
-    if terms.is_empty() {
-        return Ok(());
-    }
-    let mut q = RawQuery::new("INSERT INTO web_profile_terms (site_id, term, visitor_id) VALUES ");
-    for (i, t) in terms.iter().enumerate() {
-        q.push(if i == 0 { "(?, ?, ?)" } else { ", (?, ?, ?)" });
-        q.text(site_id).text(t.as_str()).text(visitor_id);
-    }
-    q.push(" ON CONFLICT (site_id, term, visitor_id) DO NOTHING");
-    q.execute(conn)?;
+    let rows: Vec<Term> = terms.iter().map(|term| Term { site_id, term, visitor_id }).collect();
+    row::insert::<Term, _>(conn, &rows, " ON CONFLICT (site_id, term, visitor_id) DO NOTHING")?;
     Ok(())
 }
 
 pub fn delete_terms(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new("DELETE FROM web_profile_terms WHERE site_id = ? AND visitor_id = ?");
-    q.text(site_id).text(visitor_id);
-    q.execute(conn)
+    use crate::db::schema::web_profile_terms as t;
+    diesel::delete(t::table.filter(t::site_id.eq(site_id)).filter(t::visitor_id.eq(visitor_id))).execute(conn)
 }
 
 /// Whether at least `n` terms of a site fall in a search's prefix range.
@@ -272,7 +270,7 @@ pub fn people_page(
         return page_from_terms(conn, site_id, p, after, limit);
     }
     let c = byte_order(conn);
-    let mut sql = format!("SELECT {} FROM web_profiles p WHERE site_id = ?", ProfileRow::COLUMNS);
+    let mut sql = format!("SELECT {} FROM web_profiles p WHERE site_id = ?", ProfileRow::select_list());
     match search {
         // FromTerms went to `page_from_terms` above.
         Search::None | Search::FromTerms(_) => {}
@@ -304,10 +302,10 @@ pub fn people_page(
     q.load(conn)
 }
 
-#[derive(QueryableByName)]
-struct VisitorOf {
-    #[diesel(sql_type = Text)]
-    visitor_id: String,
+crate::row! {
+    struct VisitorOf {
+        visitor_id: String,
+    }
 }
 
 /// A search with few matching terms: their profiles read by key and sorted
@@ -345,22 +343,17 @@ fn page_from_terms(
 
 // ---------------------------------------------------------------- a person's sessions
 
-#[derive(Debug, Clone, Default, QueryableByName)]
-pub struct SessionTotals {
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub sessions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub pageviews: i64,
-    #[diesel(sql_type = BigInt)]
-    pub conversions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub revenue_cents: i64,
-    #[diesel(sql_type = BigInt)]
-    pub first_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub last_at: i64,
+crate::row! {
+    #[derive(Debug, Clone, Default)]
+    pub struct SessionTotals {
+        pub visitor_id: String,
+        pub sessions: i64,
+        pub pageviews: i64,
+        pub conversions: i64,
+        pub revenue_cents: i64,
+        pub first_at: i64,
+        pub last_at: i64,
+    }
 }
 
 /// Per visitor id of a site: its sessions, their pageviews, conversions and

@@ -76,20 +76,17 @@ pub fn live(
     Ok((n, rows))
 }
 
-/// A pageview or custom event as the hourly overview's per-key visitors
-/// count it (rule OVR-09): whose, on which route, in which session.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct VisitorHit {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub visitor_id: String,
-    #[diesel(sql_type = Text)]
-    pub kind: String,
-    #[diesel(sql_type = Text)]
-    pub route: String,
-    #[diesel(sql_type = Text)]
-    pub session_id: String,
+crate::row! {
+    /// A pageview or custom event as the hourly overview's per-key visitors
+    /// count it (rule OVR-09): whose, on which route, in which session.
+    #[derive(Debug, Clone)]
+    pub struct VisitorHit {
+        pub site_id: String,
+        pub visitor_id: String,
+        pub kind: String,
+        pub route: String,
+        pub session_id: String,
+    }
 }
 
 /// The retained pageviews and custom events of some sites in a range, read
@@ -108,12 +105,11 @@ pub fn visitor_hits(conn: &mut AnyConnection, site_ids: &[String], from: i64, to
 
 /// The source of each of these sessions (by key).
 pub fn session_sources(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<(String, String)>> {
-    #[derive(QueryableByName)]
-    struct IdSource {
-        #[diesel(sql_type = Text)]
-        id: String,
-        #[diesel(sql_type = Text)]
-        source: String,
+    crate::row! {
+        struct IdSource {
+            id: String,
+            source: String,
+        }
     }
     if ids.is_empty() {
         return Ok(Vec::new());

@@ -2,11 +2,11 @@
 //! texts a site has listed (grouped routes, never moved again), and the
 //! bounded reads and moves of each step.
 
-use diesel::sql_types::{BigInt, Text};
-use diesel::{QueryResult, QueryableByName};
+use diesel::QueryResult;
+use diesel::prelude::*;
 
-use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
+use crate::db::{AnyConnection, row};
 
 crate::row! {
     #[derive(Debug, Clone)]
@@ -18,64 +18,72 @@ crate::row! {
     }
 }
 
+crate::row! {
+    struct NewJob<'a> in web_regroup_jobs {
+        site_id: &'a str,
+        patterns: &'a str,
+        phase: i64,
+        cursor: &'a str,
+        started_at: i64,
+    }
+}
+
+crate::row! {
+    struct Group<'a> in web_route_groups {
+        site_id: &'a str,
+        route: &'a str,
+    }
+}
+
+crate::row! {
+    struct RouteRow {
+        route: String,
+    }
+}
+
 /// Starts (or restarts, with the newer list) a site's job.
 pub fn schedule(conn: &mut AnyConnection, site_id: &str, patterns: &str, now: i64) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
-        "INSERT INTO web_regroup_jobs (site_id, patterns, phase, cursor, started_at) VALUES (?, ?, 0, '', ?) \
-         ON CONFLICT (site_id) DO UPDATE SET patterns = excluded.patterns, phase = 0, cursor = '', \
+    let job = NewJob { site_id, patterns, phase: 0, cursor: "", started_at: now };
+    row::insert::<NewJob, _>(
+        conn,
+        &[job],
+        " ON CONFLICT (site_id) DO UPDATE SET patterns = excluded.patterns, phase = 0, cursor = '', \
          started_at = excluded.started_at",
-    );
-    q.text(site_id).text(patterns).int(now);
-    q.execute(conn)
+    )
 }
 
 pub fn add_groups(conn: &mut AnyConnection, site_id: &str, routes: &[String]) -> QueryResult<()> {
-    for r in routes {
-        let mut q = RawQuery::new("INSERT INTO web_route_groups (site_id, route) VALUES (?, ?) ON CONFLICT DO NOTHING");
-        q.text(site_id).text(r.as_str());
-        q.execute(conn)?;
-    }
+    let rows: Vec<Group> = routes.iter().map(|route| Group { site_id, route }).collect();
+    row::insert::<Group, _>(conn, &rows, " ON CONFLICT DO NOTHING")?;
     Ok(())
 }
 
-#[derive(QueryableByName)]
-struct RouteRow {
-    #[diesel(sql_type = Text)]
-    route: String,
-}
-
 pub fn groups(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<String>> {
-    let mut q = RawQuery::new("SELECT route FROM web_route_groups WHERE site_id = ?");
-    q.text(site_id);
-    Ok(q.load::<RouteRow>(conn)?.into_iter().map(|r| r.route).collect())
+    use crate::db::schema::web_route_groups as g;
+    g::table.filter(g::site_id.eq(site_id)).select(g::route).load(conn)
 }
 
 /// The oldest job, locked and skipped by other processes on PostgreSQL.
 pub fn next_job(conn: &mut AnyConnection) -> QueryResult<Option<JobRow>> {
     let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE SKIP LOCKED" };
-    let q = RawQuery::new(format!(
-        "SELECT site_id, patterns, phase, cursor FROM web_regroup_jobs ORDER BY started_at, site_id LIMIT 1{lock}"
-    ));
+    let q = row::select::<JobRow>(&format!("ORDER BY started_at, site_id LIMIT 1{lock}"));
     Ok(q.load::<JobRow>(conn)?.into_iter().next())
 }
 
 pub fn set_position(conn: &mut AnyConnection, site_id: &str, phase: i64, cursor: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new("UPDATE web_regroup_jobs SET phase = ?, cursor = ? WHERE site_id = ?");
-    q.int(phase).text(cursor).text(site_id);
-    q.execute(conn)
+    use crate::db::schema::web_regroup_jobs as j;
+    diesel::update(j::table.find(site_id)).set((j::phase.eq(phase), j::cursor.eq(cursor))).execute(conn)
 }
 
 pub fn finish(conn: &mut AnyConnection, site_id: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new("DELETE FROM web_regroup_jobs WHERE site_id = ?");
-    q.text(site_id);
-    q.execute(conn)
+    use crate::db::schema::web_regroup_jobs as j;
+    diesel::delete(j::table.find(site_id)).execute(conn)
 }
 
 /// Whether a site's job is still running.
 pub fn active(conn: &mut AnyConnection, site_id: &str) -> QueryResult<bool> {
-    let mut q = RawQuery::new("SELECT site_id AS route FROM web_regroup_jobs WHERE site_id = ?");
-    q.text(site_id);
-    Ok(!q.load::<RouteRow>(conn)?.is_empty())
+    use crate::db::schema::web_regroup_jobs as j;
+    diesel::select(diesel::dsl::exists(j::table.find(site_id))).get_result(conn)
 }
 
 // ---------------------------------------------------------------- rows with a raw path beside their route
@@ -98,16 +106,14 @@ pub const SESSIONS: PathTable =
 pub const VISITORS: PathTable =
     PathTable { table: "web_visitors", key: "visitor_id", time: None, path: "current_path", route: "current_route" };
 
-#[derive(Debug, QueryableByName)]
-pub struct PathRow {
-    #[diesel(sql_type = BigInt)]
-    pub t: i64,
-    #[diesel(sql_type = Text)]
-    pub key: String,
-    #[diesel(sql_type = Text)]
-    pub path: String,
-    #[diesel(sql_type = Text)]
-    pub route: String,
+crate::row! {
+    #[derive(Debug)]
+    pub struct PathRow {
+        pub t: i64,
+        pub key: String,
+        pub path: String,
+        pub route: String,
+    }
 }
 
 /// The next `limit` rows of a site after the position `(t, key)`.

@@ -1,9 +1,8 @@
 //! Retention's rows (RET-01 to RET-05): policies, per-class jobs, and the
 //! bounded deletes and backlog counts over the tables of each class.
 
+use diesel::QueryResult;
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
-use diesel::{QueryResult, QueryableByName};
 
 use crate::db::AnyConnection;
 use crate::db::sql::RawQuery;
@@ -137,10 +136,10 @@ pub fn delete_before(
     q.execute(conn)
 }
 
-#[derive(QueryableByName)]
-struct Count {
-    #[diesel(sql_type = BigInt)]
-    n: i64,
+crate::row! {
+    struct Count {
+        n: i64,
+    }
 }
 
 /// How many rows of `table` of a site have `column` before `cutoff`.
@@ -183,10 +182,10 @@ pub fn count_orphan_visitors(conn: &mut AnyConnection, site_id: &str, cutoff: i6
 
 /// Up to `limit` profiles of a site last seen (as stored) before `cutoff`.
 pub fn profiles_before(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: usize) -> QueryResult<Vec<String>> {
-    #[derive(QueryableByName)]
-    struct Id {
-        #[diesel(sql_type = Text)]
-        visitor_id: String,
+    crate::row! {
+        struct Id {
+            visitor_id: String,
+        }
     }
     let mut q = RawQuery::new(
         "SELECT visitor_id FROM web_profiles WHERE site_id = ? AND last_seen_at < ? ORDER BY last_seen_at LIMIT ?",

@@ -5,8 +5,8 @@
 //! class arrive here as their stored text: their meaning and spelling are the
 //! service's (`service::analytics::vocabulary`), which a store may not import.
 
-use diesel::sql_types::{BigInt, Text};
-use diesel::{QueryResult, QueryableByName};
+use diesel::QueryResult;
+use diesel::prelude::*;
 
 use crate::db::AnyConnection;
 use crate::db::row;
@@ -77,10 +77,10 @@ pub fn set_month_tier(conn: &mut AnyConnection, site_id: &str, complete_from: i6
     q.execute(conn)
 }
 
-#[derive(QueryableByName)]
-struct MinBucket {
-    #[diesel(sql_type = diesel::sql_types::Nullable<BigInt>)]
-    b: Option<i64>,
+crate::row! {
+    struct MinBucket {
+        b: Option<i64>,
+    }
 }
 
 /// The site's earliest bucket of `tier` with breakdown or set rows before `before`.
@@ -150,12 +150,11 @@ pub fn delete_sets(conn: &mut AnyConnection, site_id: &str, tier: &str, bucket: 
     q.execute(conn)
 }
 
-#[derive(QueryableByName)]
-struct PurgedRow {
-    #[diesel(sql_type = Text)]
-    site_id: String,
-    #[diesel(sql_type = diesel::sql_types::Nullable<BigInt>)]
-    purged_before: Option<i64>,
+crate::row! {
+    struct PurgedRow {
+        site_id: String,
+        purged_before: Option<i64>,
+    }
 }
 
 /// Per site of these, where retention's `class` is purged below (if it ever ran).
@@ -450,15 +449,38 @@ crate::row! {
     }
 }
 
+crate::row! {
+    struct NewNumber<'a> in web_visitor_numbers {
+        site_id: &'a str,
+        visitor_id: &'a str,
+        number: i64,
+    }
+}
+
+crate::row! {
+    struct Counter<'a> in web_number_counters {
+        site_id: &'a str,
+        next_number: i64,
+    }
+}
+
+fn numbers_of<S: AsRef<str>>(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    visitor_ids: &[S],
+) -> QueryResult<Vec<NumberRow>> {
+    use crate::db::schema::web_visitor_numbers as n;
+    n::table
+        .filter(n::site_id.eq(site_id))
+        .filter(n::visitor_id.eq_any(visitor_ids.iter().map(AsRef::as_ref)))
+        .select(NumberRow::as_select())
+        .load(conn)
+}
+
 /// The numbers of these visitors of a site, assigning the next ones to those
 /// without (dense, never reused; the counter row serialises processes).
 pub fn visitor_numbers(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> QueryResult<Vec<NumberRow>> {
-    let mut q = RawQuery::new(format!(
-        "SELECT visitor_id, number FROM web_visitor_numbers WHERE site_id = ? AND visitor_id IN {}",
-        placeholders(visitor_ids.len())
-    ));
-    q.text(site_id).texts(visitor_ids);
-    let mut found: Vec<NumberRow> = q.load(conn)?;
+    let mut found = numbers_of(conn, site_id, visitor_ids)?;
     let mut missing: Vec<&String> = visitor_ids.iter().filter(|v| !found.iter().any(|f| &f.visitor_id == *v)).collect();
     if missing.is_empty() {
         return Ok(found);
@@ -468,45 +490,25 @@ pub fn visitor_numbers(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[S
         // its events): the site's counter row is locked first (a no-op
         // upsert), then the numbers are read again, so the second one sees the
         // first's and neither inserts a number twice.
-        let mut lock = RawQuery::new(
-            "INSERT INTO web_number_counters (site_id, next_number) VALUES (?, 0) ON CONFLICT (site_id) \
-             DO UPDATE SET next_number = web_number_counters.next_number",
-        );
-        lock.text(site_id);
-        lock.execute(conn)?;
-        let mut again = RawQuery::new(format!(
-            "SELECT visitor_id, number FROM web_visitor_numbers WHERE site_id = ? AND visitor_id IN {}",
-            placeholders(missing.len())
-        ));
-        again.text(site_id).texts(&missing);
-        let numbered: Vec<NumberRow> = again.load(conn)?;
+        row::add::<Counter, _>(conn, &[Counter { site_id, next_number: 0 }], "site_id", &["next_number"])?;
+        let numbered = numbers_of(conn, site_id, &missing)?;
         missing.retain(|v| !numbered.iter().any(|f| &f.visitor_id == *v));
         found.extend(numbered);
         if missing.is_empty() {
             return Ok(found);
         }
     }
-    let mut q = RawQuery::new(
-        "INSERT INTO web_number_counters (site_id, next_number) VALUES (?, ?) ON CONFLICT (site_id) \
-         DO UPDATE SET next_number = web_number_counters.next_number + excluded.next_number",
-    );
-    q.text(site_id).int(missing.len() as i64);
-    q.execute(conn)?;
-    let mut q = RawQuery::new("SELECT next_number AS n FROM web_number_counters WHERE site_id = ?");
-    q.text(site_id);
-    #[derive(QueryableByName)]
-    struct Next {
-        #[diesel(sql_type = BigInt)]
-        n: i64,
-    }
-    let next = q.load::<Next>(conn)?.first().map_or(missing.len() as i64, |r| r.n);
+    let taken = Counter { site_id, next_number: missing.len() as i64 };
+    row::add::<Counter, _>(conn, &[taken], "site_id", &["next_number"])?;
+    use crate::db::schema::web_number_counters as c;
+    let next: i64 = c::table.find(site_id).select(c::next_number).first(conn)?;
     let first = next - missing.len() as i64;
-    let mut q = RawQuery::new("INSERT INTO web_visitor_numbers (site_id, visitor_id, number) VALUES ");
-    for (i, v) in missing.iter().enumerate() {
-        q.push(if i == 0 { "(?, ?, ?)" } else { ", (?, ?, ?)" });
-        q.text(site_id).text(v.as_str()).int(first + i as i64);
-        found.push(NumberRow { visitor_id: (*v).clone(), number: first + i as i64 });
-    }
-    q.execute(conn)?;
+    let rows: Vec<NewNumber> = missing
+        .iter()
+        .enumerate()
+        .map(|(i, v)| NewNumber { site_id, visitor_id: v.as_str(), number: first + i as i64 })
+        .collect();
+    row::insert::<NewNumber, _>(conn, &rows, "")?;
+    found.extend(rows.iter().map(|r| NumberRow { visitor_id: r.visitor_id.to_owned(), number: r.number }));
     Ok(found)
 }

@@ -3,8 +3,7 @@
 //! route, to route) transitions; the earliest imported pageview per site and
 //! the time of the upgrade that added the map (its `coverageFrom`).
 
-use diesel::sql_types::{BigInt, Nullable};
-use diesel::{QueryResult, QueryableByName};
+use diesel::QueryResult;
 
 use crate::db::AnyConnection;
 use crate::db::row;
@@ -111,10 +110,10 @@ pub fn note_imported(conn: &mut AnyConnection, site_id: &str, at: i64) -> QueryR
     q.execute(conn)
 }
 
-#[derive(QueryableByName)]
-struct Time {
-    #[diesel(sql_type = Nullable<BigInt>)]
-    t: Option<i64>,
+crate::row! {
+    struct Time {
+        t: Option<i64>,
+    }
 }
 
 /// The earliest imported pageview of a site, if any.

@@ -76,7 +76,7 @@ pub fn lock_visitors(
     ids.dedup();
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(CHUNK) {
-        let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::COLUMNS));
+        let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::columns()));
         for (i, id) in chunk.iter().enumerate() {
             q.push(if i == 0 { "(?, ?, '', 0, 0, '', '', 0)" } else { ", (?, ?, '', 0, 0, '', '', 0)" });
             q.text(site_id).text(id.as_str());
@@ -87,7 +87,7 @@ pub fn lock_visitors(
                 " DO UPDATE SET sessions = web_visitors.sessions \
                  RETURNING visitor_id, ",
             );
-            q.push(VisitorRow::COLUMNS);
+            q.push(VisitorRow::select_list());
             out.extend(q.load::<KeyedVisitor>(conn)?);
             continue;
         }
@@ -95,7 +95,7 @@ pub fn lock_visitors(
         q.execute(conn)?;
         let mut read = RawQuery::prepared(format!(
             "SELECT visitor_id, {} FROM web_visitors WHERE site_id = ? AND visitor_id IN {}",
-            VisitorRow::COLUMNS,
+            VisitorRow::select_list(),
             placeholders(chunk.len())
         ));
         read.text(site_id).texts(chunk);

@@ -8,29 +8,34 @@
 use std::collections::HashMap;
 
 use diesel::QueryResult;
+use diesel::prelude::*;
 
-use crate::db::AnyConnection;
-use crate::db::sql::{RawQuery, placeholders};
+use crate::db::sql::RawQuery;
+use crate::db::{AnyConnection, row};
 
 /// A reference binds for 7 days after its click.
 pub const REF_VALID_MS: i64 = 7 * 86_400_000;
 
-/// A tap's reference as acceptance writes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewRef {
-    pub site_id: String,
-    /// Upper case, 6 characters of the reference alphabet.
-    pub reference: String,
-    pub visitor_id: String,
-    pub session_id: String,
-    /// The business number tapped, digits only ("" when the event named none).
-    pub number: String,
-    /// The stored path of the page tapped on.
-    pub path: String,
-    pub clicked_at: i64,
+crate::row! {
+    /// A tap's reference as acceptance writes it.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct NewRef in web_whatsapp_refs {
+        pub site_id: String,
+        /// Upper case, 6 characters of the reference alphabet (the column
+        /// `ref`).
+        pub reference: String,
+        pub visitor_id: String,
+        pub session_id: String,
+        /// The business number tapped, digits only ("" when the event named none).
+        pub number: String,
+        /// The stored path of the page tapped on.
+        pub path: String,
+        pub clicked_at: i64,
+    }
 }
 
 crate::row! {
+    /// The click behind a reference.
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct RefRow in web_whatsapp_refs {
         pub visitor_id: String,
@@ -39,6 +44,16 @@ crate::row! {
         pub path: String,
         pub clicked_at: i64,
     }
+}
+
+/// The tail that binds a held reference to a newer click once its own is
+/// more than 7 days old.
+fn rebind() -> String {
+    format!(
+        " ON CONFLICT (site_id, ref) DO UPDATE SET visitor_id = excluded.visitor_id, \
+         session_id = excluded.session_id, number = excluded.number, path = excluded.path, \
+         clicked_at = excluded.clicked_at WHERE web_whatsapp_refs.clicked_at < excluded.clicked_at - {REF_VALID_MS}"
+    )
 }
 
 /// Writes `rows`, several to a statement (as the events). A reference the
@@ -59,31 +74,10 @@ pub fn insert_refs(conn: &mut AnyConnection, rows: &[NewRef]) -> QueryResult<usi
         rounds[*n].push(r);
         *n += 1;
     }
+    let tail = rebind();
     let mut written = 0;
     for round in rounds {
-        // Chunks of at most 64 rows: few statement shapes to keep prepared.
-        for chunk in round.chunks(64) {
-            let mut q = RawQuery::prepared(
-                "INSERT INTO web_whatsapp_refs (site_id, ref, visitor_id, session_id, number, path, clicked_at) VALUES ",
-            );
-            for (i, r) in chunk.iter().enumerate() {
-                q.push(if i == 0 { "(?, ?, ?, ?, ?, ?, ?)" } else { ", (?, ?, ?, ?, ?, ?, ?)" });
-                q.text(&r.site_id)
-                    .text(&r.reference)
-                    .text(&r.visitor_id)
-                    .text(&r.session_id)
-                    .text(&r.number)
-                    .text(&r.path)
-                    .int(r.clicked_at);
-            }
-            q.push(
-                " ON CONFLICT (site_id, ref) DO UPDATE SET visitor_id = excluded.visitor_id, \
-                 session_id = excluded.session_id, number = excluded.number, path = excluded.path, \
-                 clicked_at = excluded.clicked_at WHERE web_whatsapp_refs.clicked_at < excluded.clicked_at - ?",
-            );
-            q.int(REF_VALID_MS);
-            written += q.execute(conn)?;
-        }
+        written += row::insert::<NewRef, _>(conn, &round, &tail)?;
     }
     Ok(written)
 }
@@ -91,12 +85,15 @@ pub fn insert_refs(conn: &mut AnyConnection, rows: &[NewRef]) -> QueryResult<usi
 /// The click behind `reference` on the site when `at` is within the 7 days
 /// after it (`clicked_at <= at <= clicked_at + 7 days`).
 pub fn lookup(conn: &mut AnyConnection, site_id: &str, reference: &str, at: i64) -> QueryResult<Option<RefRow>> {
-    let mut q = RawQuery::prepared(
-        "SELECT visitor_id, session_id, number, path, clicked_at FROM web_whatsapp_refs \
-         WHERE site_id = ? AND ref = ? AND clicked_at <= ? AND clicked_at >= ?",
-    );
-    q.text(site_id).text(reference).int(at).int(at.saturating_sub(REF_VALID_MS));
-    Ok(q.load::<RefRow>(conn)?.into_iter().next())
+    use crate::db::schema::web_whatsapp_refs as w;
+    w::table
+        .filter(w::site_id.eq(site_id))
+        .filter(w::reference.eq(reference))
+        .filter(w::clicked_at.le(at))
+        .filter(w::clicked_at.ge(at.saturating_sub(REF_VALID_MS)))
+        .select(RefRow::as_select())
+        .first(conn)
+        .optional()
 }
 
 /// Deletes at most `limit` references of any site clicked before `cutoff`;
@@ -112,14 +109,11 @@ pub fn delete_expired(conn: &mut AnyConnection, cutoff: i64, limit: usize) -> Qu
 
 /// Deletes the site's references of `visitor_ids` (a person forgotten).
 pub fn delete_of_visitors(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> QueryResult<usize> {
+    use crate::db::schema::web_whatsapp_refs as w;
     let mut n = 0;
     for chunk in visitor_ids.chunks(400) {
-        let mut q = RawQuery::new(format!(
-            "DELETE FROM web_whatsapp_refs WHERE site_id = ? AND visitor_id IN {}",
-            placeholders(chunk.len())
-        ));
-        q.text(site_id).texts(chunk);
-        n += q.execute(conn)?;
+        n += diesel::delete(w::table.filter(w::site_id.eq(site_id)).filter(w::visitor_id.eq_any(chunk)))
+            .execute(conn)?;
     }
     Ok(n)
 }

@@ -1,9 +1,6 @@
 //! The lead rows of many `recordLead` calls written together (issue 25):
 //! one multi-row statement per table and chunk.
 
-use diesel::QueryableByName;
-use diesel::sql_types::Text;
-
 use super::{LeadRow, NewLeadEvent};
 use crate::db::AnyConnection;
 use crate::db::sql::RawQuery;
@@ -15,10 +12,10 @@ const LEAD_COLUMNS: &str = "id, site_id, lead_key, label, origin, campaign_id, a
 /// Inserts the rows whose (site, key) is new; answers the ids that went in
 /// (a key already stored, or met earlier in `rows`, is left out).
 pub fn insert_new(conn: &mut AnyConnection, rows: &[LeadRow]) -> diesel::QueryResult<Vec<String>> {
-    #[derive(QueryableByName)]
-    struct Id {
-        #[diesel(sql_type = Text)]
-        id: String,
+    crate::row! {
+        struct Id {
+            id: String,
+        }
     }
     let mut ids = Vec::with_capacity(rows.len());
     for chunk in rows.chunks(32) {

@@ -227,10 +227,10 @@ pub fn list(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Vec<Lea
 /// `list` with conditions: the page's ids by SQL written here (the conditions
 /// are SQL text), then the rows by id, in the same order.
 fn list_filtered(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Vec<LeadRow>> {
-    #[derive(QueryableByName)]
-    struct Id {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        id: String,
+    crate::row! {
+        struct Id {
+            id: String,
+        }
     }
     let mut q = crate::db::sql::RawQuery::new(format!(
         "SELECT id FROM leads WHERE site_id IN {} AND first_at >= ? AND first_at <= ?",
@@ -259,12 +259,11 @@ fn list_filtered(conn: &mut AnyConnection, f: &ListFilter<'_>) -> QueryResult<Ve
 
 /// Distinct leads that entered each column in `[from, to]`.
 pub fn column_entries(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<Vec<(String, i64)>> {
-    #[derive(QueryableByName)]
-    struct Row {
-        #[diesel(sql_type = diesel::sql_types::Text)]
-        column_key: String,
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        n: i64,
+    crate::row! {
+        struct Row {
+            column_key: String,
+            n: i64,
+        }
     }
     let mut q = crate::db::sql::RawQuery::new(
         "SELECT column_key, CAST(COUNT(DISTINCT lead_id) AS BIGINT) AS n FROM lead_events \

@@ -169,16 +169,14 @@ pub fn label(conn: &mut AnyConnection, site_id: &str, labels: &[(&str, &str, &st
     Ok(())
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct LabelRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub level: String,
-    #[diesel(sql_type = Text)]
-    pub object_id: String,
-    #[diesel(sql_type = Text)]
-    pub name: String,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct LabelRow {
+        pub site_id: String,
+        pub level: String,
+        pub object_id: String,
+        pub name: String,
+    }
 }
 
 pub fn labels(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResult<Vec<LabelRow>> {
@@ -213,28 +211,20 @@ pub enum Grouping {
     Arrival,
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct GroupRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub origin: String,
-    #[diesel(sql_type = Text)]
-    pub campaign_id: String,
-    #[diesel(sql_type = Text)]
-    pub adset_id: String,
-    #[diesel(sql_type = Text)]
-    pub ad_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub day: i64,
-    #[diesel(sql_type = BigInt)]
-    pub leads: i64,
-    #[diesel(sql_type = BigInt)]
-    pub qualified: i64,
-    #[diesel(sql_type = BigInt)]
-    pub won: i64,
-    #[diesel(sql_type = BigInt)]
-    pub revenue_cents: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct GroupRow {
+        pub site_id: String,
+        pub origin: String,
+        pub campaign_id: String,
+        pub adset_id: String,
+        pub ad_id: String,
+        pub day: i64,
+        pub leads: i64,
+        pub qualified: i64,
+        pub won: i64,
+        pub revenue_cents: i64,
+    }
 }
 
 fn filters(q: &mut RawQuery, s: &Scope<'_>) {

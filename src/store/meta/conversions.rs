@@ -8,7 +8,6 @@
 //! lease that ran out without a result is an attempt lost on the way.
 
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Nullable, Text};
 
 use crate::db::AnyConnection;
 use crate::db::schema::conversions;
@@ -311,10 +310,10 @@ pub fn give_back(conn: &mut AnyConnection, ids: &[String], owner: &str, now: i64
 /// The sites with any pending row: one index probe per site, never a walk
 /// over the pending rows themselves (the queue may hold a burst of 100,000).
 pub fn sites_with_pending(conn: &mut AnyConnection) -> QueryResult<Vec<String>> {
-    #[derive(QueryableByName)]
-    struct Site {
-        #[diesel(sql_type = Text)]
-        id: String,
+    crate::row! {
+        struct Site {
+            id: String,
+        }
     }
     // The status is written into the text (not bound) so the planner sees the
     // constant, as it always did.
@@ -325,10 +324,10 @@ pub fn sites_with_pending(conn: &mut AnyConnection) -> QueryResult<Vec<String>> 
     Ok(q.load::<Site>(conn)?.into_iter().map(|s| s.id).collect())
 }
 
-#[derive(QueryableByName)]
-struct NextDue {
-    #[diesel(sql_type = Nullable<BigInt>)]
-    at: Option<i64>,
+crate::row! {
+    struct NextDue {
+        at: Option<i64>,
+    }
 }
 
 /// When the site's queue next needs looking at: the earliest due attempt, or
@@ -342,14 +341,13 @@ pub fn next_due(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<i
     Ok(q.load::<NextDue>(conn)?.into_iter().next().and_then(|r| r.at))
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct StatusCount {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub status: String,
-    #[diesel(sql_type = BigInt)]
-    pub n: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct StatusCount {
+        pub site_id: String,
+        pub status: String,
+        pub n: i64,
+    }
 }
 
 /// The queue of each site counted by status (through the site/status index).
@@ -366,16 +364,14 @@ pub fn status_counts(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResu
     q.load(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct DayCount {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub day: i64,
-    #[diesel(sql_type = Text)]
-    pub event_name: String,
-    #[diesel(sql_type = BigInt)]
-    pub sent: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct DayCount {
+        pub site_id: String,
+        pub day: i64,
+        pub event_name: String,
+        pub sent: i64,
+    }
 }
 
 /// The per-day counters of `site_ids` from `from_day` to `to_day` (UTC day starts, inclusive).

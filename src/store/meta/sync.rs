@@ -2,7 +2,6 @@
 //! (`ad_spend`) and the ad catalog (`ad_catalog`).
 
 use diesel::prelude::*;
-use diesel::sql_types::{BigInt, Text};
 
 use crate::db::AnyConnection;
 use crate::db::schema::{account_syncs, ad_catalog, ad_spend};
@@ -240,10 +239,10 @@ pub fn catalog_of_accounts(conn: &mut AnyConnection, accounts: &[String]) -> Que
 
 /// Ads the site's leads came from that the catalog does not name yet.
 pub fn unnamed_lead_ads(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<String>> {
-    #[derive(QueryableByName)]
-    struct Row {
-        #[diesel(sql_type = Text)]
-        ad_id: String,
+    crate::row! {
+        struct Row {
+            ad_id: String,
+        }
     }
     let mut q = RawQuery::new(
         "SELECT DISTINCT r.ad_id AS ad_id FROM lead_rollups r LEFT JOIN ad_catalog c ON c.ad_id = r.ad_id \
@@ -253,27 +252,20 @@ pub fn unnamed_lead_ads(conn: &mut AnyConnection, site_id: &str) -> QueryResult<
     Ok(q.load::<Row>(conn)?.into_iter().map(|r| r.ad_id).collect())
 }
 
-/// Spend of linked, synced accounts of `site_ids` over `[from_day, to_day]`, grouped.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct SpendGroup {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub ad_account_id: String,
-    #[diesel(sql_type = Text)]
-    pub campaign_id: String,
-    #[diesel(sql_type = Text)]
-    pub adset_id: String,
-    #[diesel(sql_type = Text)]
-    pub ad_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub day: i64,
-    #[diesel(sql_type = BigInt)]
-    pub spend_cents: i64,
-    #[diesel(sql_type = BigInt)]
-    pub impressions: i64,
-    #[diesel(sql_type = BigInt)]
-    pub clicks: i64,
+crate::row! {
+    /// Spend of linked, synced accounts of `site_ids` over `[from_day, to_day]`, grouped.
+    #[derive(Debug, Clone)]
+    pub struct SpendGroup {
+        pub site_id: String,
+        pub ad_account_id: String,
+        pub campaign_id: String,
+        pub adset_id: String,
+        pub ad_id: String,
+        pub day: i64,
+        pub spend_cents: i64,
+        pub impressions: i64,
+        pub clicks: i64,
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -319,15 +311,14 @@ pub fn spend(
     q.load(conn)
 }
 
-/// What unlinking would take out: spend, days and campaigns of the account on the site.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct UnlinkFigures {
-    #[diesel(sql_type = BigInt)]
-    pub spend_cents: i64,
-    #[diesel(sql_type = BigInt)]
-    pub days: i64,
-    #[diesel(sql_type = BigInt)]
-    pub campaigns: i64,
+crate::row! {
+    /// What unlinking would take out: spend, days and campaigns of the account on the site.
+    #[derive(Debug, Clone)]
+    pub struct UnlinkFigures {
+        pub spend_cents: i64,
+        pub days: i64,
+        pub campaigns: i64,
+    }
 }
 
 pub fn unlink_figures(conn: &mut AnyConnection, site_id: &str, ad_account_id: &str) -> QueryResult<UnlinkFigures> {

@@ -3,15 +3,14 @@
 
 use super::*;
 
-/// The site's form-lead handler: where answers are delivered, its secret sealed.
-#[derive(Debug, Clone, QueryableByName)]
-pub struct HandlerRow {
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub url: String,
-    #[diesel(sql_type = Text)]
-    pub sealed_secret: String,
+crate::row! {
+    /// The site's form-lead handler: where answers are delivered, its secret sealed.
+    #[derive(Debug, Clone)]
+    pub struct HandlerRow {
+        pub site_id: String,
+        pub url: String,
+        pub sealed_secret: String,
+    }
 }
 
 pub fn handler(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Option<HandlerRow>> {
@@ -27,10 +26,10 @@ pub fn sites_with_handler(conn: &mut AnyConnection, sites: &[String]) -> QueryRe
     if sites.is_empty() {
         return Ok(Vec::new());
     }
-    #[derive(QueryableByName)]
-    struct Site {
-        #[diesel(sql_type = Text)]
-        site_id: String,
+    crate::row! {
+        struct Site {
+            site_id: String,
+        }
     }
     let sql = format!("SELECT site_id FROM meta_form_handlers WHERE site_id IN {}", placeholders(sites.len()));
     let rows: Vec<Site> = RawQuery::new(sql).texts(sites).load(conn)?;
@@ -92,14 +91,13 @@ pub fn mark_attempt_failed(
     Ok(())
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct PageCounts {
-    #[diesel(sql_type = Text)]
-    pub page_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub pending: i64,
-    #[diesel(sql_type = BigInt)]
-    pub failed: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct PageCounts {
+        pub page_id: String,
+        pub pending: i64,
+        pub failed: i64,
+    }
 }
 
 /// Pending and failed receipts per Page of these sites.
@@ -142,12 +140,12 @@ pub fn set_form_rules(
     Ok(q > 0)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct FormCount {
-    #[diesel(sql_type = Text)]
-    pub form_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub leads: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct FormCount {
+        pub form_id: String,
+        pub leads: i64,
+    }
 }
 
 /// Leads made per form of the site whose creation time is at or after `since`.
@@ -162,27 +160,20 @@ pub fn leads_per_form(conn: &mut AnyConnection, site_id: &str, since: i64) -> Qu
     .load(conn)
 }
 
-/// A form's leads of a cohort range (`metaFormsReport`).
-#[derive(Debug, Clone, QueryableByName)]
-pub struct FormCohort {
-    #[diesel(sql_type = Text)]
-    pub form_id: String,
-    #[diesel(sql_type = BigInt)]
-    pub leads: i64,
-    #[diesel(sql_type = BigInt)]
-    pub qualified: i64,
-    #[diesel(sql_type = BigInt)]
-    pub won: i64,
-    #[diesel(sql_type = BigInt)]
-    pub revenue_cents: i64,
-    #[diesel(sql_type = BigInt)]
-    pub paid_leads: i64,
-    #[diesel(sql_type = BigInt)]
-    pub paid_qualified: i64,
-    #[diesel(sql_type = BigInt)]
-    pub paid_won: i64,
-    #[diesel(sql_type = BigInt)]
-    pub paid_revenue_cents: i64,
+crate::row! {
+    /// A form's leads of a cohort range (`metaFormsReport`).
+    #[derive(Debug, Clone)]
+    pub struct FormCohort {
+        pub form_id: String,
+        pub leads: i64,
+        pub qualified: i64,
+        pub won: i64,
+        pub revenue_cents: i64,
+        pub paid_leads: i64,
+        pub paid_qualified: i64,
+        pub paid_won: i64,
+        pub paid_revenue_cents: i64,
+    }
 }
 
 /// Per form, the site's form leads first seen in `[from, to]` and their
@@ -213,12 +204,12 @@ pub fn form_cohorts(
     q.load(conn)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct FormAd {
-    #[diesel(sql_type = Text)]
-    pub form_id: String,
-    #[diesel(sql_type = Text)]
-    pub ad_id: String,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct FormAd {
+        pub form_id: String,
+        pub ad_id: String,
+    }
 }
 
 /// The ads that brought leads through each of the site's forms (any time).

@@ -4,8 +4,6 @@
 //! row holds a person's answers (LA-08).
 
 use diesel::QueryResult;
-use diesel::QueryableByName;
-use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 
 use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
@@ -23,20 +21,16 @@ pub const PENDING: &str = "pending";
 pub const DELIVERED: &str = "delivered";
 pub const FAILED: &str = "failed";
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct PageRow {
-    #[diesel(sql_type = Text)]
-    pub owner_key: String,
-    #[diesel(sql_type = Text)]
-    pub page_id: String,
-    #[diesel(sql_type = Text)]
-    pub name: String,
-    #[diesel(sql_type = Bool)]
-    pub can_retrieve_leads: bool,
-    #[diesel(sql_type = Text)]
-    pub sealed_token: String,
-    #[diesel(sql_type = BigInt)]
-    pub listed_at: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct PageRow {
+        pub owner_key: String,
+        pub page_id: String,
+        pub name: String,
+        pub can_retrieve_leads: bool,
+        pub sealed_token: String,
+        pub listed_at: i64,
+    }
 }
 
 /// An owner's listing replaces the one before.
@@ -70,32 +64,22 @@ pub fn page(conn: &mut AnyConnection, owner: &str, page_id: &str) -> QueryResult
     Ok(rows.into_iter().next())
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct PageLinkRow {
-    #[diesel(sql_type = Text)]
-    pub page_id: String,
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub owner_key: String,
-    #[diesel(sql_type = Text)]
-    pub name: String,
-    #[diesel(sql_type = Bool)]
-    pub subscribed: bool,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub last_error: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub last_webhook_at: Option<i64>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub last_reconciled_at: Option<i64>,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub lease_owner: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub lease_until: Option<i64>,
-    #[diesel(sql_type = BigInt)]
-    pub linked_at: i64,
-    #[diesel(sql_type = BigInt)]
-    pub updated_at: i64,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct PageLinkRow {
+        pub page_id: String,
+        pub site_id: String,
+        pub owner_key: String,
+        pub name: String,
+        pub subscribed: bool,
+        pub last_error: Option<String>,
+        pub last_webhook_at: Option<i64>,
+        pub last_reconciled_at: Option<i64>,
+        pub lease_owner: Option<String>,
+        pub lease_until: Option<i64>,
+        pub linked_at: i64,
+        pub updated_at: i64,
+    }
 }
 
 pub fn page_link(conn: &mut AnyConnection, page_id: &str) -> QueryResult<Option<PageLinkRow>> {
@@ -243,24 +227,18 @@ pub fn upsert_form(conn: &mut AnyConnection, f: &FormListing<'_>) -> QueryResult
     Ok(())
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct FormRow {
-    #[diesel(sql_type = Text)]
-    pub page_id: String,
-    #[diesel(sql_type = Text)]
-    pub form_id: String,
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub name: String,
-    #[diesel(sql_type = Text)]
-    pub status: String,
-    #[diesel(sql_type = Text)]
-    pub questions: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub rules: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub watermark: Option<i64>,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct FormRow {
+        pub page_id: String,
+        pub form_id: String,
+        pub site_id: String,
+        pub name: String,
+        pub status: String,
+        pub questions: String,
+        pub rules: Option<String>,
+        pub watermark: Option<i64>,
+    }
 }
 
 pub fn forms_of_page(conn: &mut AnyConnection, page_id: &str) -> QueryResult<Vec<FormRow>> {

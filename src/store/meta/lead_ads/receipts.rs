@@ -41,36 +41,24 @@ pub fn insert_receipt(conn: &mut AnyConnection, r: &NewReceipt) -> QueryResult<b
     Ok(n == 1)
 }
 
-#[derive(Debug, Clone, QueryableByName)]
-pub struct ReceiptRow {
-    #[diesel(sql_type = Text)]
-    pub id: String,
-    #[diesel(sql_type = Text)]
-    pub leadgen_id: String,
-    #[diesel(sql_type = Text)]
-    pub site_id: String,
-    #[diesel(sql_type = Text)]
-    pub page_id: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub form_id: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub ad_id: Option<String>,
-    #[diesel(sql_type = Nullable<BigInt>)]
-    pub created_time: Option<i64>,
-    #[diesel(sql_type = BigInt)]
-    pub received_at: i64,
-    #[diesel(sql_type = Text)]
-    pub source: String,
-    #[diesel(sql_type = Text)]
-    pub status: String,
-    #[diesel(sql_type = BigInt)]
-    pub attempts: i64,
-    #[diesel(sql_type = BigInt)]
-    pub next_attempt_at: i64,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub last_error: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    pub lead_id: Option<String>,
+crate::row! {
+    #[derive(Debug, Clone)]
+    pub struct ReceiptRow {
+        pub id: String,
+        pub leadgen_id: String,
+        pub site_id: String,
+        pub page_id: String,
+        pub form_id: Option<String>,
+        pub ad_id: Option<String>,
+        pub created_time: Option<i64>,
+        pub received_at: i64,
+        pub source: String,
+        pub status: String,
+        pub attempts: i64,
+        pub next_attempt_at: i64,
+        pub last_error: Option<String>,
+        pub lead_id: Option<String>,
+    }
 }
 
 const RECEIPT_COLUMNS: &str = "id, leadgen_id, site_id, page_id, form_id, ad_id, created_time, received_at, \
@@ -97,10 +85,10 @@ pub fn due_receipts(conn: &mut AnyConnection, page_id: &str, now: i64, limit: i6
     .load(conn)
 }
 
-#[derive(QueryableByName)]
-struct At {
-    #[diesel(sql_type = Nullable<BigInt>)]
-    at: Option<i64>,
+crate::row! {
+    struct At {
+        at: Option<i64>,
+    }
 }
 
 /// When the Page's receipts next need a look; None when none is pending.
@@ -113,10 +101,10 @@ pub fn next_due(conn: &mut AnyConnection, page_id: &str) -> QueryResult<Option<i
     Ok(rows.into_iter().next().and_then(|r| r.at))
 }
 
-#[derive(QueryableByName)]
-struct Id {
-    #[diesel(sql_type = Text)]
-    id: String,
+crate::row! {
+    struct Id {
+        id: String,
+    }
 }
 
 /// The linked Pages with work: a pending receipt, or a reconciliation due
@@ -185,10 +173,10 @@ pub fn mark_delivered(conn: &mut AnyConnection, id: &str, now: i64) -> QueryResu
 /// fetched and delivered again from `now` (its lead, if made, is kept).
 /// The Page it belongs to, or None for an unknown leadgen id.
 pub fn requeue(conn: &mut AnyConnection, site_id: &str, leadgen_id: &str, now: i64) -> QueryResult<Option<String>> {
-    #[derive(QueryableByName)]
-    struct Page {
-        #[diesel(sql_type = Text)]
-        page_id: String,
+    crate::row! {
+        struct Page {
+            page_id: String,
+        }
     }
     let page: Option<Page> =
         RawQuery::new("SELECT page_id FROM meta_lead_receipts WHERE site_id = ? AND leadgen_id = ?")
