@@ -146,7 +146,9 @@ pub fn add<R: Row, B: Borrow<R>>(conn: &mut AnyConnection, rows: &[B], key: &str
     insert::<R, B>(conn, rows, &adding(R::TABLE, key, sums))
 }
 
-fn adding(table: &str, key: &str, sums: &[&str]) -> String {
+/// The tail of [`add`]: on the `key`'s conflict, each of `sums` adds the
+/// new row's value to the stored one.
+pub fn adding(table: &str, key: &str, sums: &[&str]) -> String {
     let mut tail = format!(" ON CONFLICT ({key}) DO UPDATE SET ");
     for (i, c) in sums.iter().enumerate() {
         if i > 0 {

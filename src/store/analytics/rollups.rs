@@ -9,7 +9,7 @@ use diesel::QueryResult;
 use diesel::prelude::*;
 
 use crate::db::AnyConnection;
-use crate::db::row;
+use crate::db::row::{self, Row};
 use crate::db::sql::{RawQuery, placeholders};
 
 /// The UTC month start at or before `t` (ms).
@@ -174,18 +174,21 @@ pub fn purged_before(
     Ok(q.load::<PurgedRow>(conn)?.into_iter().filter_map(|r| r.purged_before.map(|p| (r.site_id, p))).collect())
 }
 
-/// Additions to one (site, tier, bucket)'s counters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    pub sessions: i64,
-    pub bounces: i64,
-    pub duration_sum: i64,
-    pub pageviews: i64,
-    pub custom_events: i64,
-    pub engaged_sum: i64,
-    pub engaged_count: i64,
-    pub conversions: i64,
-    pub revenue_cents: i64,
+crate::row! {
+    /// Additions to one (site, tier, bucket)'s counters, and what a read of
+    /// them sums (its columns are the counters the rollups add).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    pub struct Counters in web_counters {
+        pub sessions: i64,
+        pub bounces: i64,
+        pub duration_sum: i64,
+        pub pageviews: i64,
+        pub custom_events: i64,
+        pub engaged_sum: i64,
+        pub engaged_count: i64,
+        pub conversions: i64,
+        pub revenue_cents: i64,
+    }
 }
 
 impl Counters {
@@ -202,23 +205,7 @@ impl Counters {
     }
 }
 
-crate::row! {
-    struct CountersAdded<'a> in web_counters {
-        site_id: &'a str,
-        tier: &'a str,
-        bucket: i64,
-        sessions: i64,
-        bounces: i64,
-        duration_sum: i64,
-        pageviews: i64,
-        custom_events: i64,
-        engaged_sum: i64,
-        engaged_count: i64,
-        conversions: i64,
-        revenue_cents: i64,
-    }
-}
-
+/// Adds `c` to the site's counters of one bucket (inserted when new).
 pub fn add_counters(
     conn: &mut AnyConnection,
     site_id: &str,
@@ -226,32 +213,15 @@ pub fn add_counters(
     bucket: i64,
     c: &Counters,
 ) -> QueryResult<usize> {
-    let row = CountersAdded {
-        site_id,
-        tier,
-        bucket,
-        sessions: c.sessions,
-        bounces: c.bounces,
-        duration_sum: c.duration_sum,
-        pageviews: c.pageviews,
-        custom_events: c.custom_events,
-        engaged_sum: c.engaged_sum,
-        engaged_count: c.engaged_count,
-        conversions: c.conversions,
-        revenue_cents: c.revenue_cents,
-    };
-    let sums = [
-        "sessions",
-        "bounces",
-        "duration_sum",
-        "pageviews",
-        "custom_events",
-        "engaged_sum",
-        "engaged_count",
-        "conversions",
-        "revenue_cents",
-    ];
-    row::add::<CountersAdded<'_>, _>(conn, &[row], "site_id, tier, bucket", &sums)
+    let mut q = RawQuery::prepared(format!(
+        "INSERT INTO web_counters (site_id, tier, bucket, {}) VALUES ",
+        Counters::columns()
+    ));
+    q.rows(1, 3 + Counters::WIDTH);
+    q.text(site_id).text(tier).int(bucket);
+    c.bind(&mut q);
+    q.push(&row::adding(Counters::TABLE, "site_id, tier, bucket", Counters::NAMES));
+    q.execute(conn)
 }
 
 crate::row! {
@@ -366,37 +336,14 @@ pub fn sets(
     q.load(conn)
 }
 
-crate::row! {
-    #[derive(Debug)]
-    pub struct CounterRow in web_counters {
-        pub site_id: String,
-        pub bucket: i64,
-        pub sessions: i64,
-        pub bounces: i64,
-        pub duration_sum: i64,
-        pub pageviews: i64,
-        pub custom_events: i64,
-        pub engaged_sum: i64,
-        pub engaged_count: i64,
-        pub conversions: i64,
-        pub revenue_cents: i64,
-    }
-}
-
-impl From<&CounterRow> for Counters {
-    fn from(r: &CounterRow) -> Counters {
-        Counters {
-            sessions: r.sessions,
-            bounces: r.bounces,
-            duration_sum: r.duration_sum,
-            pageviews: r.pageviews,
-            custom_events: r.custom_events,
-            engaged_sum: r.engaged_sum,
-            engaged_count: r.engaged_count,
-            conversions: r.conversions,
-            revenue_cents: r.revenue_cents,
-        }
-    }
+/// One bucket's counters of a site.
+#[derive(Debug, diesel::QueryableByName)]
+#[diesel(table_name = crate::db::schema::web_counters)]
+pub struct CounterRow {
+    pub site_id: String,
+    pub bucket: i64,
+    #[diesel(embed)]
+    pub counters: Counters,
 }
 
 pub fn counters(
@@ -407,8 +354,8 @@ pub fn counters(
     to: i64,
 ) -> QueryResult<Vec<CounterRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT site_id, bucket, sessions, bounces, duration_sum, pageviews, custom_events, engaged_sum, engaged_count, \
-         conversions, revenue_cents FROM web_counters WHERE site_id IN {} AND tier = ? AND bucket >= ? AND bucket <= ?",
+        "SELECT site_id, bucket, {} FROM web_counters WHERE site_id IN {} AND tier = ? AND bucket >= ? AND bucket <= ?",
+        Counters::select_list(),
         placeholders(site_ids.len())
     ));
     q.texts(site_ids).text(tier).int(from).int(to);

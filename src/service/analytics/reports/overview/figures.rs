@@ -50,7 +50,7 @@ impl Figures {
     fn counted(&mut self, rows: &[r::CounterRow], bucket_of: impl Fn(i64) -> Option<i64>) {
         for row in rows {
             let Some(b) = bucket_of(row.bucket) else { continue };
-            let c = r::Counters::from(row);
+            let c = row.counters;
             self.series.entry(b).or_default().add(&c);
             self.by_site.entry(row.site_id.clone()).or_default().add(&c);
             self.totals.add(&c);
