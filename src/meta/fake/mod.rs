@@ -26,6 +26,7 @@
 //!
 //! Every Graph answer carries the usage headers (low values by default).
 
+pub mod capi;
 pub mod dialog;
 pub mod faults;
 pub mod handler;
