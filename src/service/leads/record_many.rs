@@ -19,7 +19,7 @@ use crate::service::effects::{Effects, Written};
 use crate::service::meta::conversions::contact_hashes;
 use crate::service::sites;
 use crate::store::leads::many;
-use crate::store::leads::rollups::{self, Delta, RollupKey};
+use crate::store::leads::rollups::{self, RollupKey};
 use crate::store::leads::sites::SiteRow;
 use crate::store::leads::{self as store, LeadRow, NewLeadEvent};
 
@@ -142,17 +142,20 @@ fn read_sites(conn: &mut AnyConnection, items: &[Item]) -> Result<HashMap<String
     Ok(out)
 }
 
-/// One upsert per rollup key the new leads fall in.
+/// The new leads counted under their rollup keys, one statement for all.
 fn bump_rollups(conn: &mut AnyConnection, rows: &[&LeadRow]) -> Result<()> {
     let mut counts: BTreeMap<(&str, i64, &str, &str, &str, &str), i64> = BTreeMap::new();
     for row in rows {
         let k = key_of(row);
         *counts.entry((k.site_id, k.day, k.origin, k.campaign_id, k.adset_id, k.ad_id)).or_default() += 1;
     }
-    for ((site_id, day, origin, campaign_id, adset_id, ad_id), leads) in counts {
-        let key = RollupKey { site_id, day, origin, campaign_id, adset_id, ad_id };
-        rollups::bump(conn, &key, Delta { leads, ..Delta::default() })?;
-    }
+    let counts: Vec<(RollupKey, i64)> = counts
+        .into_iter()
+        .map(|((site_id, day, origin, campaign_id, adset_id, ad_id), leads)| {
+            (RollupKey { site_id, day, origin, campaign_id, adset_id, ad_id }, leads)
+        })
+        .collect();
+    rollups::add_leads(conn, &counts)?;
     Ok(())
 }
 
@@ -172,9 +175,10 @@ fn remember_names(conn: &mut AnyConnection, rows: &[&LeadRow], now: i64) -> Resu
             }
         }
     }
-    for (site_id, labels) in names {
-        let labels: Vec<(&str, &str, &str)> = labels.into_iter().map(|((level, id), name)| (level, id, name)).collect();
-        rollups::label(conn, site_id, &labels, now)?;
-    }
+    let labels: Vec<(&str, &str, &str, &str)> = names
+        .into_iter()
+        .flat_map(|(site_id, labels)| labels.into_iter().map(move |((level, id), name)| (site_id, level, id, name)))
+        .collect();
+    rollups::label_many(conn, &labels, now)?;
     Ok(())
 }

@@ -10,8 +10,8 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::serialize::ToSql;
 use diesel::sql_types::{BigInt, HasSqlType, Text};
 
-use crate::db::AnyConnection;
 use crate::db::sql::{RawQuery, placeholders};
+use crate::db::{AnyConnection, row};
 use crate::store::leads::conditions::{self, Condition};
 
 /// The key a lead is counted under: its cohort day and its place in the tree.
@@ -117,13 +117,8 @@ where
             }
             out.push_bind_param::<BigInt, i64>(&self.now)?;
         }
-        // A name the row already holds is left alone: every recorded lead
-        // repeats its ad's names, and rewriting an unchanged row cost three row
-        // writes per lead (on PostgreSQL, three dead row versions for vacuum).
-        out.push_sql(
-            ") ON CONFLICT (site_id, level, object_id) DO UPDATE SET name = excluded.name, \
-             updated_at = excluded.updated_at WHERE ad_labels.name <> excluded.name",
-        );
+        out.push_sql(")");
+        out.push_sql(KEEP_UNCHANGED_NAMES);
         Ok(())
     }
 }
@@ -153,6 +148,70 @@ pub fn bump(conn: &mut AnyConnection, k: &RollupKey<'_>, d: Delta) -> QueryResul
     }
     Ok(())
 }
+
+crate::row! {
+    struct Bumped<'a> in lead_rollups {
+        site_id: &'a str,
+        day: i64,
+        origin: &'a str,
+        campaign_id: &'a str,
+        adset_id: &'a str,
+        ad_id: &'a str,
+        leads: i64,
+        qualified: i64,
+        won: i64,
+        revenue_cents: i64,
+    }
+}
+
+/// Adds new leads to many keys at once (recordLead's combined write): one
+/// additive upsert per chunk of keys instead of a round trip per key. Each
+/// key at most once (a statement may not change one row twice), counts only
+/// positive, so no row is left empty.
+pub fn add_leads(conn: &mut AnyConnection, counts: &[(RollupKey<'_>, i64)]) -> QueryResult<usize> {
+    let rows: Vec<Bumped> = counts
+        .iter()
+        .map(|(k, leads)| Bumped {
+            site_id: k.site_id,
+            day: k.day,
+            origin: k.origin,
+            campaign_id: k.campaign_id,
+            adset_id: k.adset_id,
+            ad_id: k.ad_id,
+            leads: *leads,
+            qualified: 0,
+            won: 0,
+            revenue_cents: 0,
+        })
+        .collect();
+    row::add::<Bumped, _>(conn, &rows, "site_id, day, origin, campaign_id, adset_id, ad_id", &["leads"])
+}
+
+crate::row! {
+    struct Label<'a> in ad_labels {
+        site_id: &'a str,
+        level: &'a str,
+        object_id: &'a str,
+        name: &'a str,
+        updated_at: i64,
+    }
+}
+
+/// [`label`] for many sites' names at once: `(site, level, object id,
+/// name)`, each (site, level, object id) at most once.
+pub fn label_many(conn: &mut AnyConnection, labels: &[(&str, &str, &str, &str)], now: i64) -> QueryResult<usize> {
+    let rows: Vec<Label> = labels
+        .iter()
+        .map(|&(site_id, level, object_id, name)| Label { site_id, level, object_id, name, updated_at: now })
+        .collect();
+    row::insert::<Label, _>(conn, &rows, KEEP_UNCHANGED_NAMES)
+}
+
+/// A name the row already holds is left alone: every recorded lead repeats
+/// its ad's names, and rewriting an unchanged row cost three row writes per
+/// lead (on PostgreSQL, three dead row versions for vacuum).
+const KEEP_UNCHANGED_NAMES: &str = " ON CONFLICT (site_id, level, object_id) DO UPDATE SET name = excluded.name, \
+     updated_at = excluded.updated_at WHERE ad_labels.name <> excluded.name";
 
 /// Remembers the latest names a lead gave for its campaign, ad set and ad
 /// (`(level, object id, name)`, each level once); `updated_at` is when a name
