@@ -14,6 +14,7 @@
 //! waiting item's answer.
 
 pub mod queue;
+pub mod read;
 
 use std::sync::{Arc, Mutex};
 

@@ -36,16 +36,32 @@ pub fn one(conn: &mut AnyConnection, (now, site_id, input): Item) -> Result<Writ
     record(conn, now, &site_id, input)
 }
 
+/// A call as its repeat check reads it: the site, the lead key, the event.
+struct Replay {
+    site_id: String,
+    lead_key: String,
+    event_id: String,
+}
+
+/// The repeat checks of the calls queued together, with one read.
+fn repeats(conn: &mut AnyConnection, calls: &[Replay]) -> Result<Vec<Option<String>>> {
+    let keys: Vec<(&str, &str, &str)> =
+        calls.iter().map(|r| (r.site_id.as_str(), r.lead_key.as_str(), r.event_id.as_str())).collect();
+    Ok(store::repeats_of(conn, &keys)?)
+}
+
 /// `recordLead` as the host calls it (issue 25): a repeat of an event the
-/// lead already holds changes nothing, so it is answered from one read
-/// without a write; a call with a WhatsApp reference is [`record`] in a
+/// lead already holds changes nothing, so it is answered from a read
+/// without a write (the checks of calls arriving together read together); a call with a WhatsApp reference is [`record`] in a
 /// write of its own (its visit's session gains the lead, WA-15); any other
 /// call is written with the calls queued beside it ([`many`]). The read sees
 /// only committed rows, so its answer is the one the write would give.
 pub async fn record_lead(cx: &Context, now: i64, site_id: String, input: RecordLead) -> Result<RecordLeadAnswer> {
     check_record(&input)?;
-    let (site, key, event) = (site_id.clone(), input.lead_key.clone(), input.event_id.clone());
-    if let Some(lead_id) = cx.read(move |c| Ok(store::repeat_of(c, &site, &key, &event)?)).await? {
+    let replay =
+        Replay { site_id: site_id.clone(), lead_key: input.lead_key.clone(), event_id: input.event_id.clone() };
+    let replays = cx.combiners.get::<Replay, Option<String>>();
+    if let Some(lead_id) = replays.read(cx, replay, cx.config.write_queue_max, repeats).await? {
         return Ok(RecordLeadAnswer { lead_id, created: false, web_ref: None });
     }
     if input.web_ref.is_none() {

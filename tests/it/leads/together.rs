@@ -100,3 +100,62 @@ backend_test!(record_lead_calls_waiting_together_are_written_in_one_write, |app|
     let journey = app.get(&format!("/v1/sites/together/leads/{k2}/journey")).await.ok();
     assert!(journey.to_string().contains("\"k2-new\""), "the new lead's event: {journey}");
 });
+
+// rule: LEAD-11
+backend_test!(replays_arriving_together_are_read_together_each_exactly, |app| {
+    for s in ["s1", "s2"] {
+        app.site(s).await;
+    }
+    let id = |a: &Answer| a.body["leadId"].as_str().unwrap().to_string();
+    let s1c1 = id(&app.lead("s1", "c1", T0, json!({"eventId": "e1"})).await);
+    let s1c2 = id(&app.lead("s1", "c2", T0, json!({"eventId": "e2"})).await);
+    let s2c1 = id(&app.lead("s2", "c1", T0, json!({"eventId": "e2"})).await);
+    // (site, key, event): three repeats, and three calls whose site, key and
+    // event each exist, but never the three together.
+    let calls = [
+        ("s1", "c1", "e1"),
+        ("s1", "c2", "e2"),
+        ("s2", "c1", "e2"),
+        ("s1", "c1", "e2"),
+        ("s2", "c2", "e2"),
+        ("s2", "c1", "e1"),
+    ];
+    let store_answers = app.state.cx.read(move |c| Ok(rastrod::store::leads::repeats_of(c, &calls)?)).await.unwrap();
+    assert_eq!(store_answers, [Some(s1c1.clone()), Some(s1c2.clone()), Some(s2c1.clone()), None, None, None]);
+    // Over HTTP at once, the writer held: the repeats are answered from the
+    // read, the others wait for the writer.
+    let cx = app.state.cx.clone();
+    let (release, blocker) = hold_writer(&cx);
+    let pending: Vec<_> = calls
+        .iter()
+        .map(|&(site, key, event)| {
+            let req = app.host_request(reqwest::Method::POST, &format!("/v1/sites/{site}/leads"));
+            let body = json!({"leadKey": key, "eventId": event, "occurredAt": T0, "origin": "ctwa_ad"});
+            let req = req.header("content-type", "application/json").body(body.to_string());
+            tokio::spawn(async move {
+                let r = req.send().await.unwrap();
+                (r.status().as_u16(), r.json::<Value>().await.unwrap())
+            })
+        })
+        .collect();
+    let mut pending = pending.into_iter();
+    let mut answers = Vec::new();
+    for p in pending.by_ref().take(3) {
+        let answered = tokio::time::timeout(std::time::Duration::from_secs(20), p).await;
+        answers.push(answered.expect("a repeat is answered while the writer is held").unwrap());
+    }
+    let expected: Vec<(u16, Value)> =
+        [&s1c1, &s1c2, &s2c1].into_iter().map(|id| (200, json!({"leadId": id, "created": false}))).collect();
+    assert_eq!(answers, expected);
+    wait_queued(3, || rastrod::service::leads::queued_calls(&cx)).await;
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    let mut rest = Vec::new();
+    for p in pending {
+        rest.push(p.await.unwrap());
+    }
+    let statuses: Vec<u16> = rest.iter().map(|a| a.0).collect();
+    assert_eq!(statuses, [200, 201, 200], "a new event of s1's c1, s2's new c2, a new event of s2's c1: {rest:?}");
+    assert_eq!(rest[0].1["leadId"], json!(s1c1));
+    assert_eq!(rest[2].1["leadId"], json!(s2c1));
+});
