@@ -19,14 +19,18 @@ impl<I: Send + 'static, O: Send + 'static> Combiner<I, O> {
     /// items it is read alone rather than refused: a read costs no write.
     pub async fn read(&self, cx: &Context, item: I, limit: usize, many: ManyReads<I, O>) -> Result<O> {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let schedule = {
+        let queued = {
             let mut q = self.lock();
             if q.items.len() >= limit {
-                drop(q);
-                return cx.read(move |c| one_of(many(c, &[item])?)).await;
+                Err(item)
+            } else {
+                q.items.push((item, reply));
+                Ok(!std::mem::replace(&mut q.scheduled, true))
             }
-            q.items.push((item, reply));
-            !std::mem::replace(&mut q.scheduled, true)
+        };
+        let schedule = match queued {
+            Ok(schedule) => schedule,
+            Err(item) => return cx.read(move |c| one_of(many(c, &[item])?)).await,
         };
         if schedule {
             tokio::spawn(self.clone().read_queued(cx.clone(), many));
