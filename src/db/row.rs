@@ -117,6 +117,20 @@ impl BindValue for Option<i64> {
     }
 }
 
+crate::row! {
+    /// The one column of a count (`SELECT COUNT(*) AS n …`).
+    pub struct Count {
+        pub n: i64,
+    }
+}
+
+crate::row! {
+    /// The one column of a list of ids (`SELECT … AS id`).
+    pub struct Id {
+        pub id: String,
+    }
+}
+
 /// Binds per statement at most: under SQLite's oldest limit (999), so a
 /// statement's text has a few shapes and each stays prepared.
 const BINDS_PER_STATEMENT: usize = 960;

@@ -146,19 +146,13 @@ pub fn keys_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> Que
     q.load(conn)
 }
 
-crate::row! {
-    struct Count {
-        n: i64,
-    }
-}
-
 /// Sessions started in `[from, to)` from the rows (a partial hour).
 pub fn started_sessions(conn: &mut AnyConnection, site_id: &str, from: i64, to: i64) -> QueryResult<i64> {
     let mut q = RawQuery::prepared(
         "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_sessions WHERE site_id = ? AND started_at >= ? AND started_at < ?",
     );
     q.text(site_id).int(from).int(to);
-    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+    Ok(q.load::<crate::db::row::Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
 }
 
 /// Sessions counted in one tier's buckets in `[from, to)`.
@@ -168,5 +162,5 @@ pub fn counted_sessions(conn: &mut AnyConnection, site_id: &str, tier: &str, fro
          WHERE site_id = ? AND tier = ? AND bucket >= ? AND bucket < ?",
     );
     q.text(site_id).text(tier).int(from).int(to);
-    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+    Ok(q.load::<crate::db::row::Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
 }

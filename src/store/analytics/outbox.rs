@@ -56,12 +56,9 @@ pub fn delete_outbox(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<usize
     q.execute(conn)
 }
 
-crate::row! {
-    pub(super) struct CountRow {
-        pub(super) n: i64,
-    }
-}
-
 pub fn outbox_len(conn: &mut AnyConnection) -> QueryResult<i64> {
-    Ok(RawQuery::new("SELECT COUNT(*) AS n FROM web_outbox").load::<CountRow>(conn)?.first().map_or(0, |r| r.n))
+    Ok(RawQuery::new("SELECT COUNT(*) AS n FROM web_outbox")
+        .load::<crate::db::row::Count>(conn)?
+        .first()
+        .map_or(0, |r| r.n))
 }

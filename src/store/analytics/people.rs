@@ -12,12 +12,6 @@ use crate::db::AnyConnection;
 use crate::db::row::{self, Row};
 use crate::db::sql::{RawQuery, placeholders};
 
-crate::row! {
-    struct IdRow {
-        id: String,
-    }
-}
-
 // ---------------------------------------------------------------- identity map
 
 /// The canonical id an owner's external-id hash names, if any.
@@ -61,7 +55,7 @@ pub fn owner_keeps(conn: &mut AnyConnection, owner_id: &str, visitor_id: &str) -
          WHERE p.visitor_id = ? AND s.owner_id = ? LIMIT 1",
     );
     q.text(visitor_id).text(owner_id);
-    Ok(!q.load::<IdRow>(conn)?.is_empty())
+    Ok(!q.load::<crate::db::row::Id>(conn)?.is_empty())
 }
 
 // ---------------------------------------------------------------- profiles
@@ -470,7 +464,7 @@ pub fn rewrite_ids(conn: &mut AnyConnection, site_id: &str, ids: &[String], fres
     // visitor index, then each session's events by theirs.
     let mut q = RawQuery::new(format!("SELECT id FROM web_sessions WHERE site_id = ? AND visitor_id IN {ins}"));
     q.text(site_id).texts(ids);
-    let sessions: Vec<String> = q.load::<IdRow>(conn)?.into_iter().map(|r| r.id).collect();
+    let sessions: Vec<String> = q.load::<crate::db::row::Id>(conn)?.into_iter().map(|r| r.id).collect();
     // Their landings' sealed fbclids go: nothing ties them to anyone after this (rule WA-33).
     super::click_ids::delete_of_sessions(conn, site_id, &sessions)?;
     // Their WhatsApp references go: no later lead may be tied to them (rule WA-02).

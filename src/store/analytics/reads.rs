@@ -49,7 +49,7 @@ pub fn live(
         not_handed_over("v")
     ));
     count.texts(site_ids).int(from).int(to);
-    let n = count.load::<CountRow>(conn)?.first().map_or(0, |r| r.n);
+    let n = count.load::<crate::db::row::Count>(conn)?.first().map_or(0, |r| r.n);
     // Per site: the `limit`-th latest `last_at` walking its (site, last_at)
     // index backwards, then the rows at or after it (ties included), sorted
     // here; never a sort of every live row of every site.

@@ -136,12 +136,6 @@ pub fn delete_before(
     q.execute(conn)
 }
 
-crate::row! {
-    struct Count {
-        n: i64,
-    }
-}
-
 /// How many rows of `table` of a site have `column` before `cutoff`.
 pub fn count_before(
     conn: &mut AnyConnection,
@@ -153,7 +147,7 @@ pub fn count_before(
     let mut q =
         RawQuery::new(format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {table} WHERE site_id = ? AND {column} < ?"));
     q.text(site_id).int(cutoff);
-    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+    Ok(q.load::<crate::db::row::Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
 }
 
 /// (site, visitor) state rows whose session is gone (`sessions` class).
@@ -177,7 +171,7 @@ pub fn count_orphan_visitors(conn: &mut AnyConnection, site_id: &str, cutoff: i6
         "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_visitors WHERE site_id = ? AND session_started_at < ? AND last_at < ?",
     );
     q.text(site_id).int(cutoff).int(cutoff);
-    Ok(q.load::<Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
+    Ok(q.load::<crate::db::row::Count>(conn)?.into_iter().next().map_or(0, |c| c.n))
 }
 
 /// Up to `limit` profiles of a site last seen (as stored) before `cutoff`.

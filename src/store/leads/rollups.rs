@@ -39,9 +39,9 @@ impl Delta {
     }
 }
 
-/// The two upserts every lead write runs (several times per recorded lead) as
+/// The upsert every lead write runs (several times per recorded lead) as
 /// fixed SQL with bind parameters and a static query id: each connection
-/// prepares them once and keeps them in diesel's statement cache. A raw
+/// prepares it once and keeps it in diesel's statement cache. A raw
 /// `sql_query`, and diesel's own `on_conflict().do_update()`, are never cached
 /// (diesel marks them unsafe to cache), so they were parsed and planned again on
 /// every call. Both backends take the same `INSERT … ON CONFLICT … DO UPDATE`;
@@ -51,22 +51,8 @@ struct BumpUpsert<'a> {
     d: Delta,
 }
 
-/// `N` names of one site (level, object id, name) in one statement: a lead
-/// names its campaign, ad set and ad together, and one round trip to
-/// PostgreSQL costs more than the three rows.
-struct LabelUpsert<'a, const N: usize> {
-    site_id: &'a str,
-    labels: [(&'a str, &'a str, &'a str); N],
-    now: i64,
-}
-
 impl QueryId for BumpUpsert<'_> {
     type QueryId = BumpUpsert<'static>;
-    const HAS_STATIC_QUERY_ID: bool = true;
-}
-
-impl<const N: usize> QueryId for LabelUpsert<'_, N> {
-    type QueryId = LabelUpsert<'static, N>;
     const HAS_STATIC_QUERY_ID: bool = true;
 }
 
@@ -101,30 +87,7 @@ where
     }
 }
 
-impl<DB, const N: usize> QueryFragment<DB> for LabelUpsert<'_, N>
-where
-    DB: Backend + HasSqlType<Text> + HasSqlType<BigInt>,
-    str: ToSql<Text, DB>,
-    i64: ToSql<BigInt, DB>,
-{
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        out.push_sql("INSERT INTO ad_labels (site_id, level, object_id, name, updated_at) VALUES ");
-        for (i, (level, object_id, name)) in self.labels.iter().enumerate() {
-            out.push_sql(if i == 0 { "(" } else { "), (" });
-            for v in [self.site_id, *level, *object_id, *name] {
-                out.push_bind_param::<Text, str>(v)?;
-                out.push_sql(", ");
-            }
-            out.push_bind_param::<BigInt, i64>(&self.now)?;
-        }
-        out.push_sql(")");
-        out.push_sql(KEEP_UNCHANGED_NAMES);
-        Ok(())
-    }
-}
-
 impl RunQueryDsl<AnyConnection> for BumpUpsert<'_> {}
-impl<const N: usize> RunQueryDsl<AnyConnection> for LabelUpsert<'_, N> {}
 
 /// Adds `d` to the key's counters (creating the row), and drops a row left with no lead.
 pub fn bump(conn: &mut AnyConnection, k: &RollupKey<'_>, d: Delta) -> QueryResult<()> {
@@ -217,14 +180,9 @@ const KEEP_UNCHANGED_NAMES: &str = " ON CONFLICT (site_id, level, object_id) DO 
 /// (`(level, object id, name)`, each level once); `updated_at` is when a name
 /// was first given.
 pub fn label(conn: &mut AnyConnection, site_id: &str, labels: &[(&str, &str, &str)], now: i64) -> QueryResult<()> {
-    for chunk in labels.chunks(3) {
-        match *chunk {
-            [a] => LabelUpsert { site_id, labels: [a], now }.execute(conn)?,
-            [a, b] => LabelUpsert { site_id, labels: [a, b], now }.execute(conn)?,
-            [a, b, c] => LabelUpsert { site_id, labels: [a, b, c], now }.execute(conn)?,
-            _ => 0,
-        };
-    }
+    let labels: Vec<(&str, &str, &str, &str)> =
+        labels.iter().map(|&(level, object_id, name)| (site_id, level, object_id, name)).collect();
+    label_many(conn, &labels, now)?;
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 //! receipt's life from pending to delivered or failed.
 
 use super::*;
+use crate::db::row;
 
 /// A receipt to store: ids and times only.
 #[derive(Debug, Clone)]
@@ -43,7 +44,7 @@ pub fn insert_receipt(conn: &mut AnyConnection, r: &NewReceipt) -> QueryResult<b
 
 crate::row! {
     #[derive(Debug, Clone)]
-    pub struct ReceiptRow {
+    pub struct ReceiptRow in meta_lead_receipts {
         pub id: String,
         pub leadgen_id: String,
         pub site_id: String,
@@ -61,23 +62,16 @@ crate::row! {
     }
 }
 
-const RECEIPT_COLUMNS: &str = "id, leadgen_id, site_id, page_id, form_id, ad_id, created_time, received_at, \
-                               source, status, attempts, next_attempt_at, last_error, lead_id";
-
 pub fn receipt(conn: &mut AnyConnection, leadgen_id: &str) -> QueryResult<Option<ReceiptRow>> {
-    let rows: Vec<ReceiptRow> =
-        RawQuery::new(format!("SELECT {RECEIPT_COLUMNS} FROM meta_lead_receipts WHERE leadgen_id = ?"))
-            .text(leadgen_id)
-            .load(conn)?;
+    let rows: Vec<ReceiptRow> = row::select::<ReceiptRow>("WHERE leadgen_id = ?").text(leadgen_id).load(conn)?;
     Ok(rows.into_iter().next())
 }
 
 /// The Page's pending receipts due by `now`, oldest first.
 pub fn due_receipts(conn: &mut AnyConnection, page_id: &str, now: i64, limit: i64) -> QueryResult<Vec<ReceiptRow>> {
-    RawQuery::new(format!(
-        "SELECT {RECEIPT_COLUMNS} FROM meta_lead_receipts WHERE page_id = ? AND status = ? AND next_attempt_at <= ? \
-         ORDER BY received_at, id LIMIT ?"
-    ))
+    row::select::<ReceiptRow>(
+        "WHERE page_id = ? AND status = ? AND next_attempt_at <= ? ORDER BY received_at, id LIMIT ?",
+    )
     .text(page_id)
     .text(PENDING)
     .int(now)
@@ -101,16 +95,10 @@ pub fn next_due(conn: &mut AnyConnection, page_id: &str) -> QueryResult<Option<i
     Ok(rows.into_iter().next().and_then(|r| r.at))
 }
 
-crate::row! {
-    struct Id {
-        id: String,
-    }
-}
-
 /// The linked Pages with work: a pending receipt, or a reconciliation due
 /// (never run, or last run at `reconcile_before` or earlier). The sweep's and the start-up's look.
 pub fn pages_with_work(conn: &mut AnyConnection, reconcile_before: i64) -> QueryResult<Vec<String>> {
-    let rows: Vec<Id> = RawQuery::new(
+    let rows: Vec<crate::db::row::Id> = RawQuery::new(
         "SELECT l.page_id AS id FROM meta_page_links l WHERE l.last_reconciled_at IS NULL \
          OR l.last_reconciled_at <= ? OR EXISTS (SELECT 1 FROM meta_lead_receipts r \
          WHERE r.page_id = l.page_id AND r.status = ?) ORDER BY l.page_id",
