@@ -39,7 +39,9 @@ fn render(st: &AppState) -> String {
          # HELP rastrod_db_writes_pending Writes queued or running, not yet answered.\n\
          # TYPE rastrod_db_writes_pending gauge\nrastrod_db_writes_pending {}\n\
          # HELP rastrod_db_queries_total SQL statements finished on every database connection (pool, writer, checkpointer).\n\
-         # TYPE rastrod_db_queries_total counter\nrastrod_db_queries_total {}\n",
+         # TYPE rastrod_db_queries_total counter\nrastrod_db_queries_total {}\n\
+         # HELP rastrod_live_states_read_total Sites' live states read for the dashboards' live push.\n\
+         # TYPE rastrod_live_states_read_total counter\nrastrod_live_states_read_total {}\n",
         connections.saturating_sub(idle),
         storage.pool_max,
         w.batches,
@@ -47,6 +49,7 @@ fn render(st: &AppState) -> String {
         w.failed_batches,
         w.pending,
         storage.queries,
+        st.cx.analytics.push.reads(),
     );
     out
 }

@@ -56,6 +56,7 @@ async fn publish(cx: Context) {
         for site in push.take_marked() {
             let args =
                 LiveArgs { site_ids: vec![site.clone()], now: cx.now(), limit: Some(PUSHED_ROWS), filters: Vec::new() };
+            push.count_read();
             match live_visitors_with(&cx, args, false, 1, profiles).await {
                 Ok(live) => match serde_json::to_string(&SiteState { site_id: &site, live: &live }) {
                     Ok(json) => push.send(&site, json),

@@ -38,6 +38,9 @@ pub struct LivePush {
     wake: Notify,
     next_id: AtomicU64,
     running: AtomicBool,
+    /// States read by the publisher since the start (`/metrics`): what the
+    /// pushes cost the database, whatever the number of dashboards.
+    reads: AtomicU64,
 }
 
 impl Default for LivePush {
@@ -51,6 +54,7 @@ impl Default for LivePush {
             // Microseconds: ids of a later start are larger.
             next_id: AtomicU64::new(now.as_micros() as u64),
             running: AtomicBool::new(false),
+            reads: AtomicU64::new(0),
         }
     }
 }
@@ -147,6 +151,16 @@ impl LivePush {
     pub(crate) fn mark_all_watched(&self) {
         let sites: Vec<String> = self.sites.lock().unwrap_or_else(|p| p.into_inner()).keys().cloned().collect();
         self.marked.lock().unwrap_or_else(|p| p.into_inner()).extend(sites);
+    }
+
+    /// The publisher read a site's state (counted whether it succeeded or not).
+    pub(crate) fn count_read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The states read by the publisher so far.
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
     }
 
     /// A site's new state (its JSON), handed to every watcher.
