@@ -179,6 +179,37 @@ pub fn select<R: Row>(rest: &str) -> RawQuery {
     RawQuery::prepared(format!("SELECT {} FROM {} {rest}", R::select_list(), R::TABLE))
 }
 
+/// The backend of [`AnyConnection`], which rows are read from.
+pub type Backend = <AnyConnection as diesel::Connection>::Backend;
+
+/// Reads the field `name` of a row being built, expected at column `*at`
+/// (the select lists of [`row!`](crate::row) follow the fields' order), and
+/// moves `at` past the column read. A column of another name there (a
+/// hand-written select in another order, a row embedded after other
+/// columns) is looked up by its name instead, so the order is a fast path,
+/// never a condition: diesel's own lookup compares the name with every
+/// column before it, which for a wide row (an event's 17 columns) cost more
+/// than decoding its values.
+#[inline]
+pub fn field<'a, ST, T, R>(row: &R, at: &mut usize, name: &str) -> diesel::deserialize::Result<T>
+where
+    R: diesel::row::NamedRow<'a, Backend>,
+    T: diesel::deserialize::FromSql<ST, Backend>,
+{
+    use diesel::row::{Field as _, Row, RowIndex};
+    // The field is dropped before a lookup by name: SQLite's row lends its
+    // statement to one of them at a time.
+    let in_place = Row::get(row, *at).is_some_and(|f| f.field_name() == Some(name));
+    let index = if in_place {
+        *at
+    } else {
+        RowIndex::<&str>::idx(row, name).ok_or_else(|| format!("Column `{name}` was not present in query"))?
+    };
+    *at = index + 1;
+    let f = Row::get(row, index).ok_or_else(|| format!("Column `{name}` was not present in query"))?;
+    T::from_nullable_sql(f.value())
+}
+
 /// Declares a row struct and what reads and writes it.
 ///
 /// - `struct X in table { … }`: a row of a `db::schema` table, implementing
@@ -230,7 +261,7 @@ macro_rules! row {
         }
     ) => {
         $(#[$meta])*
-        #[derive(diesel::QueryableByName, diesel::Queryable, diesel::Selectable)]
+        #[derive(diesel::Queryable, diesel::Selectable)]
         #[diesel(table_name = $crate::db::schema::$table)]
         $vis struct $name {
             $(
@@ -241,6 +272,11 @@ macro_rules! row {
             $($(#[$fm])* $fv $f: $t,)*
         }
         $crate::row!(@impl $name [$($gen)?], $table, $f0 $(, $f)*);
+        $crate::row!(@read $name,
+            $($gen: diesel::dsl::SqlTypeOf<$crate::db::schema::$table::$gen>,)?
+            $f0: diesel::dsl::SqlTypeOf<$crate::db::schema::$table::$f0>
+            $(, $f: diesel::dsl::SqlTypeOf<$crate::db::schema::$table::$f>)*
+        );
     };
     (
         $(#[$meta:meta])*
@@ -250,10 +286,24 @@ macro_rules! row {
         }
     ) => {
         $(#[$meta])*
-        #[derive(diesel::QueryableByName)]
         $vis struct $name {
-            $(#[$fm])* #[diesel(sql_type = <$t as $crate::db::row::Sql>::Type)] $fv $f: $t,
-            $($(#[$fms])* #[diesel(sql_type = <$ts as $crate::db::row::Sql>::Type)] $fvs $fs: $ts,)*
+            $(#[$fm])* $fv $f: $t,
+            $($(#[$fms])* $fvs $fs: $ts,)*
+        }
+        $crate::row!(@read $name,
+            $f: <$t as $crate::db::row::Sql>::Type
+            $(, $fs: <$ts as $crate::db::row::Sql>::Type)*
+        );
+    };
+    (@read $name:ident, $($f:ident : $st:ty),+ $(,)?) => {
+        impl diesel::deserialize::QueryableByName<$crate::db::row::Backend> for $name {
+            fn build<'__a>(
+                __row: &impl diesel::row::NamedRow<'__a, $crate::db::row::Backend>,
+            ) -> diesel::deserialize::Result<Self> {
+                let mut __at = 0usize;
+                $(let $f = $crate::db::row::field::<$st, _, _>(__row, &mut __at, stringify!($f))?;)+
+                Ok(Self { $($f),+ })
+            }
         }
     };
     (@generated) => { None };
@@ -296,6 +346,8 @@ macro_rules! row {
 
 #[cfg(test)]
 mod tests {
+    use diesel::QueryableByName;
+
     use super::Row;
 
     crate::row! {
@@ -351,5 +403,45 @@ mod tests {
             super::select::<Hit>("WHERE at > ?").sql,
             "SELECT site_id, goal_id, at, event_id FROM web_goal_hits WHERE at > ?"
         );
+    }
+
+    crate::row! {
+        #[derive(Debug, PartialEq, Clone)]
+        struct Pair {
+            n: i64,
+            label: Option<String>,
+        }
+    }
+
+    /// A row embedded after a column of its own, as `KeyedVisitor` embeds one.
+    #[derive(Debug, PartialEq, QueryableByName)]
+    struct Keyed {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        key: String,
+        #[diesel(embed)]
+        pair: Pair,
+    }
+
+    fn memory() -> crate::db::AnyConnection {
+        use diesel::Connection;
+        crate::db::AnyConnection::Sqlite(diesel::SqliteConnection::establish(":memory:").unwrap())
+    }
+
+    #[test]
+    fn a_row_reads_its_columns_in_any_order_and_after_others() {
+        let mut conn = memory();
+        let read = |conn: &mut crate::db::AnyConnection, sql: &str| {
+            crate::db::sql::RawQuery::new(sql).load::<Pair>(conn).map_err(|e| e.to_string())
+        };
+        let want = Pair { n: 7, label: Some("x".into()) };
+        assert_eq!(read(&mut conn, "SELECT 7 AS n, 'x' AS label").unwrap(), std::slice::from_ref(&want));
+        assert_eq!(read(&mut conn, "SELECT 'x' AS label, 7 AS n").unwrap(), std::slice::from_ref(&want), "by name");
+        assert_eq!(read(&mut conn, "SELECT 1 AS other, 7 AS n, 'x' AS label").unwrap(), std::slice::from_ref(&want));
+        let keyed =
+            crate::db::sql::RawQuery::new("SELECT 'k' AS key, 7 AS n, NULL AS label").load::<Keyed>(&mut conn).unwrap();
+        assert_eq!(keyed, [Keyed { key: "k".into(), pair: Pair { n: 7, label: None } }]);
+        // A missing column is an error, never a panic.
+        let missing = read(&mut conn, "SELECT 7 AS n").unwrap_err();
+        assert!(missing.contains("label"), "{missing}");
     }
 }
