@@ -197,14 +197,15 @@ where
     T: diesel::deserialize::FromSql<ST, Backend>,
 {
     use diesel::row::{Field as _, Row, RowIndex};
-    // The field is dropped before a lookup by name: SQLite's row lends its
-    // statement to one of them at a time.
-    let in_place = Row::get(row, *at).is_some_and(|f| f.field_name() == Some(name));
-    let index = if in_place {
-        *at
-    } else {
-        RowIndex::<&str>::idx(row, name).ok_or_else(|| format!("Column `{name}` was not present in query"))?
-    };
+    if let Some(f) = Row::get(row, *at)
+        && f.field_name() == Some(name)
+    {
+        *at += 1;
+        return T::from_nullable_sql(f.value());
+    }
+    // Out of place: the field above is dropped by now, as it must be before
+    // a lookup by name (SQLite's row lends its statement to one at a time).
+    let index = RowIndex::<&str>::idx(row, name).ok_or_else(|| format!("Column `{name}` was not present in query"))?;
     *at = index + 1;
     let f = Row::get(row, index).ok_or_else(|| format!("Column `{name}` was not present in query"))?;
     T::from_nullable_sql(f.value())
