@@ -188,6 +188,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    web_hour_sets_from (site_id) {
+        site_id -> Text,
+        complete_from -> BigInt,
+    }
+}
+
+diesel::table! {
     web_month_tier (site_id) {
         site_id -> Text,
         complete_from -> BigInt,

@@ -55,6 +55,22 @@ pub fn month_tiers(
     Ok(q.load::<SiteFrom>(conn)?.into_iter().map(|r| (r.site_id, r.complete_from)).collect())
 }
 
+/// The first hour from which the hour tier's page and source sets of every
+/// site of these hold all its events (migration 27): the latest of their
+/// `web_hour_sets_from` rows, 0 when none has one. Hours before it are
+/// counted from the events as well.
+pub fn hour_sets_from(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResult<i64> {
+    if site_ids.is_empty() {
+        return Ok(0);
+    }
+    let mut q = RawQuery::new(format!(
+        "SELECT COALESCE(MAX(complete_from), 0) AS n FROM web_hour_sets_from WHERE site_id IN {}",
+        placeholders(site_ids.len())
+    ));
+    q.texts(site_ids);
+    Ok(q.load::<crate::db::row::Count>(conn)?.first().map_or(0, |r| r.n))
+}
+
 /// A site whose earlier months are still to be built, and its `complete_from`.
 pub fn month_tier_pending(conn: &mut AnyConnection) -> QueryResult<Option<(String, i64)>> {
     let q = RawQuery::new(

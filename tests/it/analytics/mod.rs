@@ -16,6 +16,7 @@ mod crash;
 pub mod definitions;
 mod demo_traffic;
 mod funnels;
+mod hour_sets;
 mod ledger;
 mod mmdb;
 mod month_tier;
@@ -492,8 +493,8 @@ backend_test!(overview_counts_from_the_rollups_once_each, analytics_builder, |fe
     assert_eq!(series.iter().map(|b| b["pageviews"].as_i64().unwrap()).sum::<i64>(), 3);
     assert_eq!(series[0]["pageviews"], 0);
     assert_eq!(h["totals"]["visitors"], 2);
-    assert_eq!(h["pages"][0]["visitors"], 2, "hourly page visitors from the events");
-    assert_eq!(h["sources"][0]["visitors"], 2, "hourly source visitors from the events' sessions");
+    assert_eq!(h["pages"][0]["visitors"], 2, "hourly page visitors from the hour sets");
+    assert_eq!(h["sources"][0]["visitors"], 2, "hourly source visitors from the hour sets");
     // A day with nothing: zeros, not nulls, and null rates.
     let empty =
         fed.both(Some(&t), "overview", json!({"siteIds": ["loja"], "from": from - DAY, "to": from - 1})).await.unwrap();

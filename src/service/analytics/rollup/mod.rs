@@ -193,14 +193,14 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
             if change.is_some_and(Change::counts_visitor)
                 && let Some(n) = numbers.get(&(o.site_id.clone(), o.visitor_id.clone()))
             {
+                // Every tier, the hour's included: an hourly overview counts
+                // its pages' and sources' visitors from these sets.
                 d.visitor(&o.site_id, tier, o.at, Dimension::All, "", *n);
-                if tier != Tier::Hour {
-                    if change == Some(Change::Pageview) {
-                        d.visitor(&o.site_id, tier, o.at, Dimension::Page, &o.route, *n);
-                    }
-                    if let Some(s) = session {
-                        d.visitor(&o.site_id, tier, o.at, Dimension::Source, &s.source, *n);
-                    }
+                if change == Some(Change::Pageview) {
+                    d.visitor(&o.site_id, tier, o.at, Dimension::Page, &o.route, *n);
+                }
+                if let Some(s) = session {
+                    d.visitor(&o.site_id, tier, o.at, Dimension::Source, &s.source, *n);
                 }
             }
         }

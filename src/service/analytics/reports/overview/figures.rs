@@ -18,14 +18,10 @@ use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::reporting::timezone::{LocalDays, utc_days_inside};
 use crate::store::analytics::rollups as r;
 
-/// How the pages' and sources' visitors are counted.
-enum KeyVisitors {
-    /// From the day and month sets of the parts.
-    Sets,
-    /// From the retained events of these inclusive ranges.
-    Hits(Vec<(i64, i64)>),
-    /// Both: the sets of the whole UTC days, the events of the edges.
-    SetsAndHits(Vec<(i64, i64)>),
+/// The parts of `ranges` (inclusive) before `from`: the hours whose page
+/// and source sets may lack events applied by a version that kept none.
+fn before(ranges: &[(i64, i64)], from: i64) -> Vec<(i64, i64)> {
+    ranges.iter().filter(|(f, _)| *f < from).map(|(f, t)| (*f, (*t).min(from - 1))).collect()
 }
 
 pub(super) struct Figures {
@@ -37,9 +33,11 @@ pub(super) struct Figures {
     pub totals: r::Counters,
     /// Distinct visitors of the whole range per site.
     pub site_visitors: HashMap<String, i64>,
-    /// The tier parts the breakdowns read, per group of sites.
+    /// The tier parts the breakdowns and the key sets read, per group of sites.
     pub groups: Vec<(Vec<String>, Vec<Part>)>,
-    key_visitors: KeyVisitors,
+    /// The inclusive ranges whose retained events the pages' and sources'
+    /// visitors also read: hours older than the sites' hour sets.
+    hit_ranges: Vec<(i64, i64)>,
 }
 
 fn read(bits: &[u8]) -> Result<RoaringBitmap> {
@@ -59,13 +57,12 @@ impl Figures {
 
     /// The inclusive ranges whose events the panels read (their visitors).
     pub fn rows_read(&self) -> Vec<(i64, i64)> {
-        match &self.key_visitors {
-            KeyVisitors::Sets => Vec::new(),
-            KeyVisitors::Hits(ranges) | KeyVisitors::SetsAndHits(ranges) => ranges.clone(),
-        }
+        self.hit_ranges.clone()
     }
 
-    /// The pages' and the sources' distinct visitors for these keys.
+    /// The pages' and the sources' distinct visitors for these keys: the
+    /// sets of the parts, with the visitors of the events of `hit_ranges`
+    /// added by number (a union, so an hour both hold counts once).
     pub fn key_visitors(
         &self,
         conn: &mut AnyConnection,
@@ -73,28 +70,15 @@ impl Figures {
         page_keys: &[String],
         source_keys: &[String],
     ) -> Result<(HashMap<String, i64>, HashMap<String, i64>)> {
-        let sets = |conn: &mut AnyConnection| -> Result<_> {
-            Ok((
-                key_sets(conn, &self.groups, Dimension::Page, page_keys)?,
-                key_sets(conn, &self.groups, Dimension::Source, source_keys)?,
-            ))
-        };
+        let mut pages = key_sets(conn, &self.groups, Dimension::Page, page_keys)?;
+        let mut sources = key_sets(conn, &self.groups, Dimension::Source, source_keys)?;
+        if !self.hit_ranges.is_empty() {
+            let (page_ids, source_ids) = hit_ids(conn, ids, &self.hit_ranges, page_keys, source_keys)?;
+            pages = with_ids(conn, pages, page_ids)?;
+            sources = with_ids(conn, sources, source_ids)?;
+        }
         let len = |s: &RoaringBitmap| s.len();
-        Ok(match &self.key_visitors {
-            KeyVisitors::Sets => {
-                let (pages, sources) = sets(conn)?;
-                (counted(pages, len), counted(sources, len))
-            }
-            KeyVisitors::Hits(ranges) => {
-                let (pages, sources) = hit_ids(conn, ids, ranges, page_keys, source_keys)?;
-                (counted(pages, |s| s.len() as u64), counted(sources, |s| s.len() as u64))
-            }
-            KeyVisitors::SetsAndHits(ranges) => {
-                let (pages, sources) = sets(conn)?;
-                let (page_ids, source_ids) = hit_ids(conn, ids, ranges, page_keys, source_keys)?;
-                (counted(with_ids(conn, pages, page_ids)?, len), counted(with_ids(conn, sources, source_ids)?, len))
-            }
-        })
+        Ok((counted(pages, len), counted(sources, len)))
     }
 }
 
@@ -109,7 +93,7 @@ impl Figures {
             totals: r::Counters::default(),
             site_visitors: HashMap::new(),
             groups,
-            key_visitors: KeyVisitors::Sets,
+            hit_ranges: Vec::new(),
         }
     }
 }
@@ -137,7 +121,7 @@ pub(super) fn utc(
     let all_sets = r::sets(conn, ids, tier.as_str(), from, to, Dimension::All.as_str(), None)?;
     let mut f = Figures::empty(buckets, range_parts::groups(conn, ids, tier, from, to)?);
     if interval == Interval::Hour {
-        f.key_visitors = KeyVisitors::Hits(vec![(from, to)]);
+        f.hit_ranges = before(&[(from, to)], r::hour_sets_from(conn, ids)?);
     }
     f.counted(&counter_rows, Some);
     // Visitors: distinct per bucket and per site, summed over sites (rule OVR-05).
@@ -193,7 +177,7 @@ pub(super) fn local(conn: &mut AnyConnection, ids: &[String], days: &LocalDays, 
         (None, edges) => (vec![(ids.to_vec(), vec![(Tier::Hour, from, to)])], edges),
     };
     let mut f = Figures::empty(days.starts().iter().copied(), groups);
-    f.key_visitors = KeyVisitors::SetsAndHits(edges);
+    f.hit_ranges = before(&edges, r::hour_sets_from(conn, ids)?);
     f.counted(&counter_rows, |b| days.day_of(b));
     // A local day's visitors are the union of its hours' sets; a site's, of all of them.
     let mut day_sets: HashMap<(&str, i64), RoaringBitmap> = HashMap::new();
@@ -209,4 +193,19 @@ pub(super) fn local(conn: &mut AnyConnection, ids: &[String], days: &LocalDays, 
     }
     f.site_visitors = site_sets.into_iter().map(|(k, v)| (k.to_string(), v.len() as i64)).collect();
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hours_before_the_hour_sets_are_read_from_events() {
+        let h = HOUR_MS;
+        let ranges = [(0, 3 * h - 1), (20 * h, 24 * h - 1)];
+        assert_eq!(before(&ranges, 0), vec![], "sets from the start: no events read");
+        assert_eq!(before(&ranges, 2 * h), vec![(0, 2 * h - 1)]);
+        assert_eq!(before(&ranges, 21 * h), vec![(0, 3 * h - 1), (20 * h, 21 * h - 1)]);
+        assert_eq!(before(&ranges, 30 * h), ranges.to_vec(), "sets not yet kept: every hour from events");
+    }
 }

@@ -1,6 +1,7 @@
 //! Distinct visitors per key of the pages and sources panels (rule OVR-05):
-//! from the per-day and month sets where whole UTC days are read, from the
-//! retained events where hours are (rule OVR-09).
+//! from the hour, day and month sets of the parts read (rule OVR-09), and
+//! from the retained events of hours older than the site's hour sets
+//! (`web_hour_sets_from`, migration 27), unioned with them.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -9,7 +10,7 @@ use roaring::RoaringBitmap;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::reports::range_parts::Part;
-use crate::service::analytics::vocabulary::{Dimension, EventKind, Tier};
+use crate::service::analytics::vocabulary::{Dimension, EventKind};
 use crate::store::analytics as store;
 use crate::store::analytics::rollups as r;
 
@@ -18,8 +19,7 @@ type KeySets = BTreeMap<(String, String), RoaringBitmap>;
 /// Per (site, key), the distinct visitors' ids.
 type KeyIds = BTreeMap<(String, String), HashSet<String>>;
 
-/// The visitors per key of a dimension in the day and month parts of
-/// `groups` (the hour parts have no sets per key).
+/// The visitors per key of a dimension in the parts of `groups`.
 pub(super) fn key_sets(
     conn: &mut AnyConnection,
     groups: &[(Vec<String>, Vec<Part>)],
@@ -31,7 +31,7 @@ pub(super) fn key_sets(
         return Ok(per);
     }
     for (group, parts) in groups {
-        for (tier, from, to) in parts.iter().filter(|(t, _, _)| *t != Tier::Hour) {
+        for (tier, from, to) in parts {
             for s in r::sets(conn, group, tier.as_str(), *from, *to, d.as_str(), Some(keys))? {
                 *per.entry((s.site_id, s.key)).or_default() |=
                     RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
