@@ -44,10 +44,13 @@ fn lines(hours: std::ops::Range<i64>, tag: &str) -> Vec<Value> {
     out
 }
 
+/// Distinct visitors per key.
+type PerKey = BTreeMap<String, usize>;
+
 /// Distinct visitors per page and per source (`(direct)` without one), by hand.
-fn hand_count(lines: &[Value]) -> (BTreeMap<String, usize>, BTreeMap<String, usize>) {
-    let (mut pages, mut sources): (BTreeMap<String, BTreeSet<&str>>, BTreeMap<String, BTreeSet<&str>>) =
-        Default::default();
+fn hand_count(lines: &[Value]) -> (PerKey, PerKey) {
+    let mut pages: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    let mut sources: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
     for l in lines {
         let v = l["visitorId"].as_str().unwrap();
         pages.entry(l["path"].as_str().unwrap().into()).or_default().insert(v);
@@ -63,7 +66,7 @@ async fn hourly(fed: &Fed) -> Value {
 }
 
 /// The answer's visitors per page and per source.
-fn answered(o: &Value) -> (BTreeMap<String, usize>, BTreeMap<String, usize>) {
+fn answered(o: &Value) -> (PerKey, PerKey) {
     let of = |panel: &str, key: &str| {
         o[panel]
             .as_array()
