@@ -82,6 +82,14 @@ async fn run(app: &TestApp, statement: String) {
     app.state.cx.write_plain(move |c| Ok(diesel::sql_query(statement).execute(c)?)).await.unwrap();
 }
 
+/// A day of retention for the detail (the events `day()` holds go), the aggregates kept.
+async fn purge_events(app: &TestApp, at_least: usize) {
+    let policy = json!({"siteId": "loja", "eventsDays": 1, "sessionsDays": 1, "conversionsDays": 1,
+        "profilesDays": 1, "aggregatesDays": 3650});
+    app.post("/v1/analytics/setRetentionPolicy", policy).await.ok();
+    assert!(rastrod::actors::retention::drain(&app.state.cx).await.unwrap() >= at_least as u64);
+}
+
 // rule: OVR-09
 // rule: OVR-05
 backend_test!(hourly_page_and_source_visitors_come_from_hour_sets_and_outlive_the_events, analytics_builder, |fed| {
@@ -101,10 +109,7 @@ backend_test!(hourly_page_and_source_visitors_come_from_hour_sets_and_outlive_th
     assert!(o.get("approximateDays").is_none());
 
     // The events go (a day of retention); the hour sets stay with the aggregates.
-    let policy = json!({"siteId": "loja", "eventsDays": 1, "sessionsDays": 1, "conversionsDays": 1,
-        "profilesDays": 1, "aggregatesDays": 3650});
-    app.post("/v1/analytics/setRetentionPolicy", policy).await.ok();
-    assert!(rastrod::actors::retention::drain(&app.state.cx).await.unwrap() >= lines.len() as u64);
+    purge_events(app, lines.len()).await;
     let after = hourly(&fed).await;
     assert_eq!(answered(&after), want, "counted from the sets, not the purged events");
     assert!(after.get("approximateDays").is_none(), "nothing read from purged rows: {after}");
@@ -135,6 +140,13 @@ backend_test!(hours_before_a_sites_hour_sets_are_counted_from_their_events, anal
     let (pages, sources) = answered(&hourly(&fed).await);
     assert!(pages.values().sum::<usize>() < want.0.values().sum::<usize>(), "{pages:?} against {:?}", want.0);
     assert!(sources.values().sum::<usize>() < want.1.values().sum::<usize>());
+
+    // With the bound back and the events purged, the early hours are said approximate, the rest not.
+    run(app, format!("INSERT INTO web_hour_sets_from (site_id, complete_from) VALUES ('loja', {})", day() + 6 * HOUR))
+        .await;
+    purge_events(app, all.len()).await;
+    let early_hours: Vec<i64> = (0..6).map(|h| day() + h * HOUR).collect();
+    assert_eq!(hourly(&fed).await["approximateDays"], json!(early_hours));
 });
 
 // Migration 27's bound for a site that already had rollups: an hour

@@ -210,17 +210,29 @@ pub struct VitalsReport {
 /// Digests by key (a route, a device), each at a place that does not move,
 /// so a run of rows of one key is added without a lookup.
 #[derive(Default)]
-struct Keyed(Vec<(String, Digest)>, HashMap<String, usize>);
+struct Keyed {
+    digests: Vec<(String, Digest)>,
+    places: HashMap<String, usize>,
+}
 
 impl Keyed {
     /// The place of `key`'s digest, made empty when new.
     fn place(&mut self, key: String) -> usize {
-        if let Some(i) = self.1.get(&key) {
+        if let Some(i) = self.places.get(&key) {
             return *i;
         }
-        self.0.push((key.clone(), Digest::default()));
-        self.1.insert(key, self.0.len() - 1);
-        self.0.len() - 1
+        self.digests.push((key.clone(), Digest::default()));
+        self.places.insert(key, self.digests.len() - 1);
+        self.digests.len() - 1
+    }
+
+    /// Whether the digest at `place` is `key`'s.
+    fn holds(&self, place: usize, key: &str) -> bool {
+        self.digests[place].0 == key
+    }
+
+    fn add(&mut self, place: usize, metric: usize, value: i64, count: i64) {
+        self.digests[place].1.add(metric, value, count);
     }
 }
 
@@ -285,20 +297,20 @@ pub fn vitals_report(conn: &mut AnyConnection, a: VitalsArgs) -> Result<VitalsRe
         let Some(i) = METRICS.iter().position(|m| *m == r.metric) else { continue };
         all.add(i, r.value, r.count);
         let (route, device) = match at_hand {
-            Some((route, device)) if by_route.0[route].0 == r.route && by_device.0[device].0 == r.device => {
+            Some((route, device)) if by_route.holds(route, &r.route) && by_device.holds(device, &r.device) => {
                 (route, device)
             }
             _ => (by_route.place(r.route), by_device.place(r.device)),
         };
         at_hand = Some((route, device));
-        by_route.0[route].1.add(i, r.value, r.count);
-        by_device.0[device].1.add(i, r.value, r.count);
+        by_route.add(route, i, r.value, r.count);
+        by_device.add(device, i, r.value, r.count);
     }
     all.finish();
-    by_route.0.iter_mut().chain(by_device.0.iter_mut()).for_each(|(_, d)| d.finish());
-    let by_device: HashMap<String, Digest> = by_device.0.into_iter().collect();
+    by_route.digests.iter_mut().chain(by_device.digests.iter_mut()).for_each(|(_, d)| d.finish());
+    let by_device: HashMap<String, Digest> = by_device.digests.into_iter().collect();
     // Top pages by samples desc, then route by bytes (rule ARPT-18).
-    let mut pages: Vec<(String, Digest)> = by_route.0;
+    let mut pages: Vec<(String, Digest)> = by_route.digests;
     pages.sort_by(|(ra, da), (rb, db)| db.samples().cmp(&da.samples()).then_with(|| ra.as_bytes().cmp(rb.as_bytes())));
     pages.truncate(TOP_PAGES);
     let empty = Digest::default();

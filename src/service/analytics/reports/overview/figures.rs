@@ -56,8 +56,8 @@ impl Figures {
     }
 
     /// The inclusive ranges whose events the panels read (their visitors).
-    pub fn rows_read(&self) -> Vec<(i64, i64)> {
-        self.hit_ranges.clone()
+    pub fn rows_read(&self) -> &[(i64, i64)] {
+        &self.hit_ranges
     }
 
     /// The pages' and the sources' distinct visitors for these keys: the

@@ -212,7 +212,7 @@ fn approximate_days(
     (from, to): (i64, i64),
 ) -> Result<Option<Vec<i64>>> {
     let Some(cutoff) = approximate::cutoff(conn, ids)?.filter(|c| *c > from) else { return Ok(None) };
-    let read: Vec<(i64, i64)> = if raw { vec![(from, to)] } else { fig.rows_read() };
+    let read: Vec<(i64, i64)> = if raw { vec![(from, to)] } else { fig.rows_read().to_vec() };
     let starts: Vec<i64> = fig.series.keys().copied().collect();
     let days = approximate::buckets(&starts, to, &read, cutoff);
     Ok((!days.is_empty()).then_some(days))
