@@ -97,6 +97,11 @@ pub fn funnels(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Vec<Funne
     web_funnels::table.filter(web_funnels::site_id.eq(site_id)).select(FunnelRow::as_select()).load(conn)
 }
 
+/// The funnels of several sites, with one read.
+pub fn funnels_of_sites(conn: &mut AnyConnection, site_ids: &[String]) -> QueryResult<Vec<FunnelRow>> {
+    web_funnels::table.filter(web_funnels::site_id.eq_any(site_ids)).select(FunnelRow::as_select()).load(conn)
+}
+
 pub fn insert_funnel(conn: &mut AnyConnection, f: &FunnelRow) -> QueryResult<usize> {
     diesel::insert_into(web_funnels::table).values(f.clone()).execute(conn)
 }

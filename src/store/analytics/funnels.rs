@@ -75,19 +75,26 @@ pub fn steps_between(
     q.load(conn)
 }
 
-/// The rows of some visitors of a site, every funnel, by `(at, event_id)`.
-pub fn steps_of_visitors(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> QueryResult<Vec<StepRow>> {
-    if visitor_ids.is_empty() {
+/// The rows of some visitors of some sites, every funnel, by `(at, event_id)`:
+/// one read for every site of a live answer. A visitor id asked for one site
+/// may bring another site's rows too; each row's funnel names its site.
+pub fn steps_of_visitors(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    visitor_ids: &[String],
+) -> QueryResult<Vec<StepRow>> {
+    if site_ids.is_empty() || visitor_ids.is_empty() {
         return Ok(Vec::new());
     }
     // Sorted here: an ORDER BY at would tempt the planner into the (site, at)
     // index and a walk over every step row of the site.
     let mut q = RawQuery::new(format!(
         "SELECT funnel_id, visitor_id, at, event_id, steps FROM web_funnel_steps \
-         WHERE site_id = ? AND visitor_id IN {}",
+         WHERE site_id IN {} AND visitor_id IN {}",
+        placeholders(site_ids.len()),
         placeholders(visitor_ids.len())
     ));
-    q.text(site_id).texts(visitor_ids);
+    q.texts(site_ids).texts(visitor_ids);
     let mut rows: Vec<StepRow> = q.load(conn)?;
     rows.sort_by(|a, b| (a.at, &a.event_id).cmp(&(b.at, &b.event_id)));
     Ok(rows)

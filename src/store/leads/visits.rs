@@ -36,10 +36,15 @@ pub fn of_lead(conn: &mut AnyConnection, lead_id: &str) -> QueryResult<Option<Le
     lead_visits::table.find(lead_id).select(LeadVisitRow::as_select()).first(conn).optional()
 }
 
-/// The leads the visitors of one site became, oldest first.
-pub fn of_visitors(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> QueryResult<Vec<LeadVisitRow>> {
+/// The leads the visitors of some sites became, oldest first (a row's
+/// `site_id` says whose: a visitor id may recur on another of the sites).
+pub fn of_visitors(
+    conn: &mut AnyConnection,
+    site_ids: &[String],
+    visitor_ids: &[String],
+) -> QueryResult<Vec<LeadVisitRow>> {
     lead_visits::table
-        .filter(lead_visits::site_id.eq(site_id))
+        .filter(lead_visits::site_id.eq_any(site_ids))
         .filter(lead_visits::visitor_id.eq_any(visitor_ids))
         .order((lead_visits::lead_at.asc(), lead_visits::lead_id.asc()))
         .select(LeadVisitRow::as_select())

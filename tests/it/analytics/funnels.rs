@@ -133,6 +133,60 @@ backend_test!(funnels_count_visitors_reaching_ordered_steps_in_the_window, analy
     assert_eq!(r["funnels"].as_array().unwrap().len(), 1);
 });
 
+// rule: OVR-13
+backend_test!(a_visitor_id_live_on_two_sites_shows_each_sites_own_funnel, analytics_builder, |fed| {
+    // One read takes every site's funnels and step rows, so a visitor id that
+    // recurs on another site must still get only its own site's level.
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    site(app, "outra", false).await;
+    fed.grant(&["loja", "outra"], &[READ, CONFIGURE]).await;
+    let cfg = configurer(&fed);
+    let on_loja = write(&fed, &cfg, "upsertFunnel", checkout("checkout"), true).await;
+    let mut other = checkout("compra");
+    other["siteId"] = json!("outra");
+    let on_outra = write(&fed, &cfg, "upsertFunnel", other, true).await;
+    drain(app).await;
+    // The same id: all three steps on loja, the first only on outra; a
+    // second visitor on outra alone, at step two.
+    track(app, "loja", "v_visitor000a", vec![pageview("l1", "/produto/1"), custom("add_to_cart", "/produto/1")]).await;
+    track(app, "loja", "v_visitor000a", vec![pageview("l2", "/obrigado")]).await;
+    track(app, "outra", "v_visitor000a", vec![pageview("o1", "/produto/9")]).await;
+    track(app, "outra", "v_visitor000b", vec![pageview("o2", "/produto/8"), custom("add_to_cart", "/produto/8")]).await;
+    let t = reader(&fed);
+    let live = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja", "outra"], "now": T0 + 1})).await.unwrap();
+    let row = |s: &str, v: &str| {
+        live["visitors"].as_array().unwrap().iter().find(|r| r["siteId"] == s && r["visitorId"] == v).cloned().unwrap()
+    };
+    assert_eq!(live["count"], 3);
+    assert_eq!(
+        row("loja", "v_visitor000a")["funnel"],
+        json!({"funnelId": on_loja, "key": "checkout", "step": 3, "steps": 3})
+    );
+    assert_eq!(
+        row("outra", "v_visitor000a")["funnel"],
+        json!({"funnelId": on_outra, "key": "compra", "step": 1, "steps": 3})
+    );
+    assert_eq!(
+        row("outra", "v_visitor000b")["funnel"],
+        json!({"funnelId": on_outra, "key": "compra", "step": 2, "steps": 3})
+    );
+    // The server's own `now` goes through each site's cached state: the same rows.
+    let now = rastrod::clock::Clock::now_ms(&*app.clock);
+    let cached = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja", "outra"], "now": now})).await.unwrap();
+    let funnels = |a: &Value| {
+        let mut v: Vec<String> = a["visitors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| format!("{} {} {}", r["siteId"], r["visitorId"], r["funnel"]))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(funnels(&cached), funnels(&live));
+});
+
 // rule: ARPT-11
 backend_test!(an_alias_and_its_person_are_one_visitor_of_a_funnel, analytics_builder, |fed| {
     let app = &fed.app;

@@ -405,45 +405,56 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
     })
 }
 
-/// The live rows' `funnel` (rule OVR-13): per visitor, the funnel it advanced
-/// furthest over its indexed events, ties by key.
+/// The live rows' `funnel` (rule OVR-13): per (site, visitor), the funnel it
+/// advanced furthest over its indexed events, ties by key. Every site's
+/// funnels and step rows come with one read each, whatever the sites.
 pub fn live_funnels(
     conn: &mut AnyConnection,
-    site_id: &str,
+    site_ids: &[String],
     visitor_ids: &[String],
-) -> Result<HashMap<String, LiveFunnel>> {
+) -> Result<HashMap<(String, String), LiveFunnel>> {
     let mut out = HashMap::new();
     if visitor_ids.is_empty() {
         return Ok(out);
     }
-    let funnels: BTreeMap<String, FunnelRow> =
-        defs_store::funnels(conn, site_id).map_err(db)?.into_iter().map(|f| (f.id.clone(), f)).collect();
+    let funnels: BTreeMap<String, (FunnelRow, usize)> = defs_store::funnels_of_sites(conn, site_ids)
+        .map_err(db)?
+        .into_iter()
+        .map(|f| {
+            let n = steps_of(&f).len();
+            (f.id.clone(), (f, n))
+        })
+        .collect();
     if funnels.is_empty() {
         return Ok(out);
     }
-    let rows = store::steps_of_visitors(conn, site_id, visitor_ids).map_err(db)?;
+    let rows = store::steps_of_visitors(conn, site_ids, visitor_ids).map_err(db)?;
     let mut per: HashMap<(&str, &str), Vec<(i64, i64)>> = HashMap::new();
     for r in &rows {
         per.entry((r.visitor_id.as_str(), r.funnel_id.as_str())).or_default().push((r.at, r.steps));
     }
-    let mut best: HashMap<&str, (usize, &FunnelRow, usize)> = HashMap::new();
+    // A funnel belongs to one site, so (its site, the visitor) is whose level it is.
+    let mut best: HashMap<(&str, &str), (usize, &FunnelRow, usize)> = HashMap::new();
     for ((visitor, funnel_id), r) in &per {
-        let Some(f) = funnels.get(*funnel_id) else { continue };
-        let n = steps_of(f).len();
-        let l = level(r, n, f.window_ms);
+        let Some((f, n)) = funnels.get(*funnel_id) else { continue };
+        let l = level(r, *n, f.window_ms);
         if l == 0 {
             continue;
         }
-        let better = match best.get(visitor) {
+        let who = (f.site_id.as_str(), *visitor);
+        let better = match best.get(&who) {
             None => true,
             Some((bl, bf, _)) => l > *bl || (l == *bl && f.key < bf.key),
         };
         if better {
-            best.insert(visitor, (l, f, n));
+            best.insert(who, (l, f, *n));
         }
     }
-    for (visitor, (l, f, n)) in best {
-        out.insert(visitor.to_string(), LiveFunnel { funnel_id: f.id.clone(), key: f.key.clone(), step: l, steps: n });
+    for ((site, visitor), (l, f, n)) in best {
+        out.insert(
+            (site.to_string(), visitor.to_string()),
+            LiveFunnel { funnel_id: f.id.clone(), key: f.key.clone(), step: l, steps: n },
+        );
     }
     Ok(out)
 }

@@ -2,7 +2,7 @@
 //! the keys of the goals the session completed and its affiliate, read once
 //! for a whole page of rows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 use utoipa::ToSchema;
@@ -65,20 +65,26 @@ impl Extras {
     ) -> Result<Extras> {
         let sessions: Vec<&SessionRow> = sessions.into_iter().collect();
         let mut extras = Extras::load(conn, sessions.iter().copied())?;
-        let mut by_site: HashMap<&str, Vec<String>> = HashMap::new();
-        for s in &sessions {
-            by_site.entry(&s.site_id).or_default().push(s.visitor_id.clone());
-        }
-        for (site, visitors) in by_site {
-            for chunk in visitors.chunks(400) {
-                for (visitor, f) in crate::service::analytics::reports::funnels::live_funnels(conn, site, chunk)? {
-                    extras.funnels.insert((site.to_string(), visitor), f);
+        // Every site's funnels, step rows and WhatsApp leads with one read
+        // each (per chunk of visitors), not a read per site.
+        let mut site_ids: Vec<String> = sessions.iter().map(|s| s.site_id.clone()).collect();
+        site_ids.sort();
+        site_ids.dedup();
+        let mut visitor_ids: Vec<String> = sessions.iter().map(|s| s.visitor_id.clone()).collect();
+        visitor_ids.sort();
+        visitor_ids.dedup();
+        let wanted: HashSet<(&str, &str)> =
+            sessions.iter().map(|s| (s.site_id.as_str(), s.visitor_id.as_str())).collect();
+        for chunk in visitor_ids.chunks(400) {
+            for (who, f) in crate::service::analytics::reports::funnels::live_funnels(conn, &site_ids, chunk)? {
+                if wanted.contains(&(who.0.as_str(), who.1.as_str())) {
+                    extras.funnels.insert(who, f);
                 }
-                // Oldest first, so the latest lead of a visitor is the one kept.
-                for v in crate::store::leads::visits::of_visitors(conn, site, chunk)? {
-                    extras
-                        .leads
-                        .insert((site.to_string(), v.visitor_id), LiveLead { lead_id: v.lead_id, at: v.lead_at });
+            }
+            // Oldest first, so the latest lead of a visitor is the one kept.
+            for v in crate::store::leads::visits::of_visitors(conn, &site_ids, chunk)? {
+                if wanted.contains(&(v.site_id.as_str(), v.visitor_id.as_str())) {
+                    extras.leads.insert((v.site_id, v.visitor_id), LiveLead { lead_id: v.lead_id, at: v.lead_at });
                 }
             }
         }

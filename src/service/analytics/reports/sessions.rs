@@ -320,16 +320,9 @@ pub fn visitor_journey(conn: &mut AnyConnection, a: VisitorJourneyArgs) -> Resul
     rows.truncate(limit as usize);
     rows.reverse();
     let mut leads = Vec::new();
-    for site in &a.site_ids {
-        for v in crate::store::leads::visits::of_visitors(conn, site, &ids)? {
-            if (a.from..a.to).contains(&v.lead_at) {
-                leads.push(JourneyLead {
-                    site_id: v.site_id,
-                    lead_id: v.lead_id,
-                    session_id: v.session_id,
-                    at: v.lead_at,
-                });
-            }
+    for v in crate::store::leads::visits::of_visitors(conn, &a.site_ids, &ids)? {
+        if (a.from..a.to).contains(&v.lead_at) {
+            leads.push(JourneyLead { site_id: v.site_id, lead_id: v.lead_id, session_id: v.session_id, at: v.lead_at });
         }
     }
     leads.sort_by_key(|l| l.at);
