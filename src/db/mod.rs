@@ -273,6 +273,23 @@ pub fn migrate(conn: &mut AnyConnection) -> Result<()> {
     Ok(())
 }
 
+/// Reverts the applied migrations of the connection's backend, newest
+/// first, through the one whose version is `version` (`20261205000028` for
+/// `2026-12-05-000028_…`): the round-trip tests of a migration that converts
+/// data. Answers how many were reverted.
+pub fn revert_through(conn: &mut AnyConnection, version: &str) -> Result<usize> {
+    let mut n = 0;
+    loop {
+        let migrations = if conn.is_sqlite() { SQLITE_MIGRATIONS } else { POSTGRES_MIGRATIONS };
+        let reverted =
+            conn.revert_last_migration(migrations).map_err(|e| Error::internal(format!("migrations: {e}")))?;
+        n += 1;
+        if reverted.to_string() == version {
+            return Ok(n);
+        }
+    }
+}
+
 /// Connection errors from libpq may echo the URL; keep passwords out of messages.
 fn redact_url_error(msg: &str) -> String {
     if msg.contains("password") { "authentication or connection failed".into() } else { msg.to_string() }

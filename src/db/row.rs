@@ -133,7 +133,7 @@ crate::row! {
 
 /// Binds per statement at most: under SQLite's oldest limit (999), so a
 /// statement's text has a few shapes and each stays prepared.
-const BINDS_PER_STATEMENT: usize = 960;
+pub const BINDS_PER_STATEMENT: usize = 960;
 
 /// Inserts `rows` with one multi-row statement per chunk, each followed by
 /// `tail` (an `ON CONFLICT …` clause, or empty). An upsert must not meet one

@@ -386,14 +386,13 @@ diesel::table! {
 }
 
 diesel::table! {
-    web_vital_digests (site_id, day, metric, route, device, value) {
+    web_vital_digests (site_id, day, metric, route, device) {
         site_id -> Text,
         day -> BigInt,
         metric -> Text,
         route -> Text,
         device -> Text,
-        value -> BigInt,
-        count -> BigInt,
+        pairs -> Binary,
     }
 }
 

@@ -356,25 +356,16 @@ crate::row! {
         pub metric: String,
         pub route: String,
         pub device: String,
-        pub value: i64,
-        pub count: i64,
+        pub pairs: Vec<u8>,
     }
 }
 
+/// Up to `limit` digest cells of the site whose route is one of `keys`.
 pub fn digests(conn: &mut AnyConnection, site_id: &str, keys: &[String], limit: usize) -> QueryResult<Vec<DigestRow>> {
     let mut q = RawQuery::new(format!(
-        "SELECT day, metric, route, device, value, count FROM web_vital_digests WHERE site_id = ? AND route IN {} LIMIT ?",
+        "SELECT day, metric, route, device, pairs FROM web_vital_digests WHERE site_id = ? AND route IN {} LIMIT ?",
         placeholders(keys.len())
     ));
     q.text(site_id).texts(keys).int(limit as i64);
     q.load(conn)
-}
-
-pub fn delete_digest(conn: &mut AnyConnection, site_id: &str, r: &DigestRow) -> QueryResult<usize> {
-    let mut q = RawQuery::new(
-        "DELETE FROM web_vital_digests WHERE site_id = ? AND day = ? AND metric = ? AND route = ? AND device = ? \
-         AND value = ?",
-    );
-    q.text(site_id).int(r.day).text(r.metric.as_str()).text(r.route.as_str()).text(r.device.as_str()).int(r.value);
-    q.execute(conn)
 }

@@ -113,7 +113,7 @@ fn row_name(conn: &AnyConnection, table: &str) -> &'static str {
     match table {
         _ if !conn.is_sqlite() => "ctid",
         "web_funnel_steps" => "funnel_id, at, event_id",
-        "web_vital_digests" => "site_id, day, metric, route, device, value",
+        "web_vital_digests" => "site_id, day, metric, route, device",
         _ => "rowid",
     }
 }

@@ -270,7 +270,8 @@ crate::row! {
     }
 }
 
-/// A stored set's bytes (portable roaring format), if any.
+/// A stored set's bytes (portable roaring format), if any, row-locked on
+/// PostgreSQL until the transaction ends (the caller writes it back).
 pub fn set_bits(
     conn: &mut AnyConnection,
     site_id: &str,
@@ -279,11 +280,38 @@ pub fn set_bits(
     dim: &str,
     key: &str,
 ) -> QueryResult<Option<Vec<u8>>> {
-    let mut q = RawQuery::prepared(
-        "SELECT bits FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = ? AND key = ?",
-    );
+    let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE" };
+    let mut q = RawQuery::prepared(format!(
+        "SELECT bits FROM web_visitor_sets WHERE site_id = ? AND tier = ? AND bucket = ? AND dim = ? AND key = ?{lock}"
+    ));
     q.text(site_id).text(tier).int(bucket).text(dim).text(key);
     Ok(q.load::<BitsRow>(conn)?.into_iter().next().map(|r| r.bits))
+}
+
+/// Stores a new set unless one is there (another transaction may have
+/// made it meanwhile): answers whether it was stored.
+pub fn insert_set(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    tier: &str,
+    bucket: i64,
+    dim: &str,
+    key: &str,
+    bits: Vec<u8>,
+) -> QueryResult<bool> {
+    let row = SetPut { site_id, tier, bucket, dim, key, bits };
+    Ok(row::insert::<SetPut<'_>, _>(conn, &[row], " ON CONFLICT (site_id, tier, bucket, dim, key) DO NOTHING")? == 1)
+}
+
+crate::row! {
+    struct SetPut<'a> in web_visitor_sets {
+        site_id: &'a str,
+        tier: &'a str,
+        bucket: i64,
+        dim: &'a str,
+        key: &'a str,
+        bits: Vec<u8>,
+    }
 }
 
 pub fn put_set(
@@ -295,16 +323,6 @@ pub fn put_set(
     key: &str,
     bits: Vec<u8>,
 ) -> QueryResult<usize> {
-    crate::row! {
-        struct SetPut<'a> in web_visitor_sets {
-            site_id: &'a str,
-            tier: &'a str,
-            bucket: i64,
-            dim: &'a str,
-            key: &'a str,
-            bits: Vec<u8>,
-        }
-    }
     let row = SetPut { site_id, tier, bucket, dim, key, bits };
     row::insert::<SetPut<'_>, _>(
         conn,

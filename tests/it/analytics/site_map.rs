@@ -326,6 +326,81 @@ backend_test!(vitals_report_gives_exact_p75_ratings_by_page_and_device, analytic
     assert_eq!(wide["metrics"], metrics);
 });
 
+/// The shape of the digests table: rows, and the samples they hold (one
+/// row per value before migration 28, one per cell after).
+async fn digest_shape(app: &TestApp, revert: bool) -> (i64, i64) {
+    use rastrod::service::effects::{Effects, Written};
+    #[derive(diesel::QueryableByName)]
+    struct Shape {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        n: i64,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        samples: i64,
+    }
+    let sql = if revert {
+        "SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(SUM(count), 0) AS BIGINT) AS samples FROM web_vital_digests"
+    } else {
+        // Each pair is 8 bytes; the samples are not summed in SQL here.
+        "SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(SUM(length(pairs)), 0) / 8 AS BIGINT) AS samples \
+         FROM web_vital_digests"
+    };
+    let shape = app
+        .state
+        .cx
+        .write_alone(move |c| {
+            use diesel::RunQueryDsl;
+            if revert {
+                rastrod::db::revert_through(c, "20261205000028")?;
+            }
+            let shape: Vec<Shape> = diesel::sql_query(sql).load(c)?;
+            if revert {
+                rastrod::db::migrate(c)?;
+            }
+            Ok(Written::new(shape, Effects::quiet()))
+        })
+        .await
+        .unwrap();
+    (shape[0].n, shape[0].samples)
+}
+
+// rule: ARPT-18
+backend_test!(packed_digests_migrate_down_and_up_to_the_same_answers, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    // The hand-counted data set, and a fifth visitor on `/` whose lcp 3000
+    // makes that value's count 2 in its cell.
+    let mut batches = vitals_batches();
+    let again = json!({"type": "vitals", "pageviewId": format!("p_{:0>16}", "5"), "lcp": 3000});
+    batches.push(("v_visitor0005", UA, vec![pageview("5", "/"), again]));
+    for (visitor, ua, events) in batches {
+        let body = json!({"siteId": "loja", "visitorId": visitor, "events": events});
+        assert_eq!(track_as(app, &body, &[("user-agent", ua)]).await.status, 200);
+    }
+    drain(app).await;
+    let (from, to) = today();
+    let ask = || fed.both(Some(&t), "vitalsReport", json!({"siteId": "loja", "from": from, "to": to}));
+    let packed = ask().await.unwrap();
+    assert_eq!(packed["metrics"][0], vital("lcp", 5, json!(3000), json!("needs-improvement"), [2, 2, 1]));
+    // Packed: one row per cell (lcp, inp, cls on `/` desktop; lcp, inp, cls,
+    // ttfb, fcp on `/p/1` mobile), the 11 distinct values among them.
+    assert_eq!(digest_shape(app, false).await, (8, 11));
+    // Migration 28 reverted: a row per distinct value, all 12 samples; then
+    // applied again, the same cells and the same answer.
+    assert_eq!(digest_shape(app, true).await, (11, 12));
+    assert_eq!(digest_shape(app, false).await, (8, 11));
+    assert_eq!(ask().await.unwrap(), packed);
+    // The converted cells take new samples: one more lcp of 3000 on `/`.
+    let more = json!({"type": "vitals", "pageviewId": format!("p_{:0>16}", "6"), "lcp": 3000});
+    let body = json!({"siteId": "loja", "visitorId": "v_visitor0006", "events": [pageview("6", "/"), more]});
+    assert_eq!(track_as(app, &body, &[("user-agent", UA)]).await.status, 200);
+    drain(app).await;
+    let v = ask().await.unwrap();
+    assert_eq!(v["metrics"][0], vital("lcp", 6, json!(3000), json!("needs-improvement"), [2, 3, 1]));
+    assert_eq!(digest_shape(app, false).await, (8, 11), "a count grows in its pair");
+});
+
 // rule: ARPT-02
 backend_test!(vitals_and_the_map_need_complete_utc_days_up_to_ninety, analytics_builder, |fed| {
     let app = &fed.app;
@@ -396,3 +471,110 @@ backend_test!(with_the_site_map_off_the_function_and_the_feature_are_gone, site_
     assert_eq!(app.count("web_map_routes").await, 2);
     assert_eq!(app.count("web_map_transitions").await, 1);
 });
+
+/// A migrated PostgreSQL database of its own and a connection to it (None
+/// when PostgreSQL is not configured).
+fn pg_database() -> Option<(crate::common::TestDb, rastrod::db::AnyConnection)> {
+    let db = crate::common::TestDb::postgres()?;
+    let mut conn = pg_connect(&db.url);
+    rastrod::db::migrate(&mut conn).unwrap();
+    Some((db, conn))
+}
+
+fn pg_connect(url: &str) -> rastrod::db::AnyConnection {
+    use diesel::Connection;
+    rastrod::db::AnyConnection::Postgresql(diesel::PgConnection::establish(url).unwrap())
+}
+
+/// Runs `first` and `second` in two transactions of two connections to the
+/// database at `url`, as two processes' report actors would: `first` does
+/// its work and holds its transaction open until `second` is seen waiting
+/// for a lock (a condition, not a time), then commits; `second` then ends.
+fn two_at_once<F, S>(url: &str, main: &mut rastrod::db::AnyConnection, first: F, second: S)
+where
+    F: FnOnce(&mut rastrod::db::AnyConnection) -> rastrod::error::Result<()> + Send,
+    S: FnOnce(&mut rastrod::db::AnyConnection) -> rastrod::error::Result<()> + Send,
+{
+    use diesel::{Connection, RunQueryDsl};
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let waiter = format!("second-{}-{n}", std::process::id());
+    let (done, go) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
+    std::thread::scope(|s| {
+        let (mut a, mut b) = (pg_connect(url), pg_connect(url));
+        diesel::sql_query(format!("SET application_name = '{waiter}'")).execute(&mut b).unwrap();
+        let a = s.spawn(move || {
+            a.transaction::<_, rastrod::error::Error, _>(|c| {
+                first(c)?;
+                done.0.send(()).unwrap();
+                go.1.recv().unwrap();
+                Ok(())
+            })
+        });
+        done.1.recv().unwrap();
+        let b = s.spawn(move || b.transaction::<_, rastrod::error::Error, _>(second));
+        #[derive(diesel::QueryableByName)]
+        struct Waiting {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            n: i64,
+        }
+        let sql = format!(
+            "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE application_name = '{waiter}' AND wait_event_type = 'Lock'"
+        );
+        let mut polls = 0;
+        while diesel::sql_query(&sql).load::<Waiting>(main).unwrap()[0].n == 0 {
+            polls += 1;
+            assert!(polls < 2_000, "the second transaction never waited for the first");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        go.0.send(()).unwrap();
+        a.join().unwrap().unwrap();
+        b.join().unwrap().unwrap();
+    });
+}
+
+/// Two report actors (two processes on one PostgreSQL) can add to the same
+/// new digest cell at once: the second waits for the first's commit and adds
+/// to what it wrote, so neither sample is lost.
+// rule: STORE-04
+#[test]
+fn two_processes_adding_to_one_new_digest_cell_keep_both_samples() {
+    use diesel::RunQueryDsl;
+    use rastrod::store::analytics::vitals::{self, Cell};
+    use std::collections::BTreeMap;
+    let Some((db, mut conn)) = pg_database() else { return };
+    let cell = Cell { site_id: "loja".into(), day: 0, metric: "lcp".into(), route: "/".into(), device: String::new() };
+    let adding = |value: i64| BTreeMap::from([(cell.clone(), BTreeMap::from([(value, 1)]))]);
+    let (first, second) = (adding(100), adding(200));
+    two_at_once(&db.url, &mut conn, move |c| Ok(vitals::add(c, &first)?), move |c| Ok(vitals::add(c, &second)?));
+    #[derive(diesel::QueryableByName)]
+    struct Pairs {
+        #[diesel(sql_type = diesel::sql_types::Binary)]
+        pairs: Vec<u8>,
+    }
+    let rows: Vec<Pairs> = diesel::sql_query("SELECT pairs FROM web_vital_digests").load(&mut conn).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(vitals::unpack(&rows[0].pairs).collect::<Vec<_>>(), vec![(100, 1), (200, 1)]);
+}
+
+/// The same for a visitor set that two processes' batches both create, and
+/// then both extend: every visitor number stays in it.
+// rule: STORE-04
+#[test]
+fn two_processes_uniting_into_one_visitor_set_keep_every_visitor() {
+    use rastrod::service::analytics::rollup::unite_set;
+    use roaring::RoaringBitmap;
+    let Some((db, mut conn)) = pg_database() else { return };
+    let at = ("loja", "day", 0, "page", "/");
+    let set = |ns: &[u32]| ns.iter().copied().collect::<RoaringBitmap>();
+    let stored = |conn: &mut rastrod::db::AnyConnection| {
+        let bits = rastrod::store::analytics::rollups::set_bits(conn, "loja", "day", 0, "page", "/").unwrap();
+        RoaringBitmap::deserialize_from(&bits.expect("the set is stored")[..]).unwrap()
+    };
+    let (one, two) = (set(&[1]), set(&[2]));
+    two_at_once(&db.url, &mut conn, move |c| unite_set(c, at, &one), move |c| unite_set(c, at, &two));
+    assert_eq!(stored(&mut conn), set(&[1, 2]), "a new set made by two processes at once");
+    let (three, four) = (set(&[3]), set(&[4]));
+    two_at_once(&db.url, &mut conn, move |c| unite_set(c, at, &three), move |c| unite_set(c, at, &four));
+    assert_eq!(stored(&mut conn), set(&[1, 2, 3, 4]), "a stored set extended by two processes at once");
+}

@@ -211,19 +211,9 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     for ((site, tier, b, dm, key), n) in &d.breakdowns {
         r::add_breakdown(conn, site, tier.as_str(), *b, dm.as_str(), key, *n).map_err(db)?;
     }
-    for ((site, tier, b, dm, key), added) in d.sets {
-        let (tier, dm) = (tier.as_str(), dm.as_str());
-        let mut set = match r::set_bits(conn, &site, tier, b, dm, &key).map_err(db)? {
-            Some(bytes) => RoaringBitmap::deserialize_from(&bytes[..]).map_err(Error::internal)?,
-            None => RoaringBitmap::new(),
-        };
-        let before = set.len();
-        set |= added;
-        if set.len() != before {
-            let mut bytes = Vec::with_capacity(set.serialized_size());
-            set.serialize_into(&mut bytes).map_err(Error::internal)?;
-            r::put_set(conn, &site, tier, b, dm, &key, bytes).map_err(db)?;
-        }
+    // In key order, so two processes lock shared sets in the same order.
+    for ((site, tier, b, dm, key), added) in &d.sets {
+        unite_set(conn, (site, tier.as_str(), *b, dm.as_str(), key), added)?;
     }
     for ((site, tier, b, goal), (completions, sessions)) in &d.goals {
         goal_store::add_counter(conn, site, tier.as_str(), *b, goal, *completions, *sessions).map_err(db)?;
@@ -239,6 +229,40 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
         store::delete_outbox(conn, chunk).map_err(db)?;
     }
     Ok(rows.len())
+}
+
+/// A visitor set's key: (site, tier, bucket, dimension, key).
+pub type SetAt<'a> = (&'a str, &'a str, i64, &'a str, &'a str);
+
+/// Unites `added` into the stored set at `at`, exactly across processes
+/// (STORE-04): a stored set is row-locked as it is read (PostgreSQL), so a
+/// second process adding to it waits and then reads the first one's union;
+/// a new set is inserted only if still absent, and when another transaction
+/// made it meanwhile (and has committed, which the insert waits for) it is
+/// read again and united.
+pub fn unite_set(conn: &mut AnyConnection, at: SetAt<'_>, added: &RoaringBitmap) -> Result<()> {
+    let (site, tier, b, dm, key) = at;
+    let bytes_of = |set: &RoaringBitmap| -> Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(set.serialized_size());
+        set.serialize_into(&mut bytes).map_err(Error::internal)?;
+        Ok(bytes)
+    };
+    for _ in 0..2 {
+        match r::set_bits(conn, site, tier, b, dm, key).map_err(db)? {
+            Some(stored) => {
+                let mut set = RoaringBitmap::deserialize_from(&stored[..]).map_err(Error::internal)?;
+                let before = set.len();
+                set |= added;
+                if set.len() != before {
+                    r::put_set(conn, site, tier, b, dm, key, bytes_of(&set)?).map_err(db)?;
+                }
+                return Ok(());
+            }
+            None if r::insert_set(conn, site, tier, b, dm, key, bytes_of(added)?).map_err(db)? => return Ok(()),
+            None => {}
+        }
+    }
+    Err(Error::internal("a visitor set was made and deleted while being united"))
 }
 
 /// The dense numbers of the batch's counted visitors, per site.

@@ -12,7 +12,7 @@
 //! the rollups: breakdowns (pages, entry pages), page visitor sets, site-map
 //! routes and transitions, vitals digests.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
 use roaring::RoaringBitmap;
 
@@ -184,13 +184,8 @@ fn sets(conn: &mut AnyConnection, m: &Mover, site: &str, batch: usize) -> Result
     let rows = store::sets(conn, site, ROUTE_SETS, &keys, batch)?;
     for row in &rows {
         let Some(to) = m.target(&row.key) else { continue };
-        let mut set = RoaringBitmap::deserialize_from(&row.bits[..]).map_err(Error::internal)?;
-        if let Some(bytes) = r::set_bits(conn, site, &row.tier, row.bucket, ROUTE_SETS, &to)? {
-            set |= RoaringBitmap::deserialize_from(&bytes[..]).map_err(Error::internal)?;
-        }
-        let mut bytes = Vec::with_capacity(set.serialized_size());
-        set.serialize_into(&mut bytes).map_err(Error::internal)?;
-        r::put_set(conn, site, &row.tier, row.bucket, ROUTE_SETS, &to, bytes)?;
+        let set = RoaringBitmap::deserialize_from(&row.bits[..]).map_err(Error::internal)?;
+        super::unite_set(conn, (site, &row.tier, row.bucket, ROUTE_SETS, &to), &set)?;
         store::delete_set(conn, site, ROUTE_SETS, row)?;
     }
     Ok(more(rows.len(), batch))
@@ -233,18 +228,24 @@ fn digests(conn: &mut AnyConnection, m: &Mover, site: &str, batch: usize) -> Res
         return Ok(Progress::Done);
     }
     let rows = store::digests(conn, site, &keys, batch)?;
+    let mut moved = Vec::new();
+    let mut into: BTreeMap<Cell, BTreeMap<i64, i64>> = BTreeMap::new();
     for row in &rows {
         let Some(to) = m.target(&row.route) else { continue };
-        store::delete_digest(conn, site, row)?;
-        let cell = Cell {
+        let cell = |route: &str| Cell {
             site_id: site.to_string(),
             day: row.day,
             metric: row.metric.clone(),
-            route: to,
+            route: route.to_string(),
             device: row.device.clone(),
-            value: row.value,
         };
-        vitals::add(conn, &cell, row.count)?;
+        moved.push(cell(&row.route));
+        let target = into.entry(cell(&to)).or_default();
+        for (value, count) in vitals::unpack(&row.pairs) {
+            *target.entry(value).or_default() += count;
+        }
     }
+    vitals::delete(conn, &moved.iter().collect::<Vec<_>>())?;
+    vitals::add(conn, &into)?;
     Ok(more(rows.len(), batch))
 }

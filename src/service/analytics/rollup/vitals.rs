@@ -50,27 +50,23 @@ pub fn changes(before: &EventRow, after: &EventRow) -> Vec<OutboxRow> {
 
 /// Merges a batch's vitals rows into the digests (in the report actor's transaction).
 pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow], sessions: &HashMap<String, SessionRow>) -> Result<()> {
-    let mut deltas: BTreeMap<Cell, i64> = BTreeMap::new();
+    let mut deltas: BTreeMap<Cell, BTreeMap<i64, i64>> = BTreeMap::new();
     for o in rows.iter().filter(|o| o.kind == Change::Vital.as_str()) {
         let Some(metric) = o.name.clone() else { continue };
         let device = sessions.get(&o.session_id).and_then(|s| s.device.clone()).unwrap_or_default();
-        let cell = |value| Cell {
-            site_id: o.site_id.clone(),
-            day: bucket(Tier::Day, o.at),
-            metric: metric.clone(),
-            route: o.route.clone(),
-            device: device.clone(),
-            value,
-        };
+        let cell =
+            Cell { site_id: o.site_id.clone(), day: bucket(Tier::Day, o.at), metric, route: o.route.clone(), device };
+        let values = deltas.entry(cell).or_default();
         if let Some(old) = o.vital_old {
-            *deltas.entry(cell(old)).or_default() -= 1;
+            *values.entry(old).or_default() -= 1;
         }
         if let Some(new) = o.vital_new {
-            *deltas.entry(cell(new)).or_default() += 1;
+            *values.entry(new).or_default() += 1;
         }
     }
-    for (cell, n) in deltas.iter().filter(|(_, n)| **n != 0) {
-        store::add(conn, cell, *n).map_err(Error::from)?;
-    }
-    Ok(())
+    deltas.retain(|_, values| {
+        values.retain(|_, n| *n != 0);
+        !values.is_empty()
+    });
+    store::add(conn, &deltas).map_err(Error::from)
 }
