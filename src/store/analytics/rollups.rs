@@ -270,15 +270,14 @@ crate::row! {
     }
 }
 
+/// A visitor set's key: (site, tier, bucket, dimension, key).
+pub type SetAt<'a> = (&'a str, &'a str, i64, &'a str, &'a str);
+
 /// A stored set's bytes (portable roaring format), if any, row-locked on
 /// PostgreSQL until the transaction ends (the caller writes it back).
 pub fn set_bits(
     conn: &mut AnyConnection,
-    site_id: &str,
-    tier: &str,
-    bucket: i64,
-    dim: &str,
-    key: &str,
+    (site_id, tier, bucket, dim, key): SetAt<'_>,
 ) -> QueryResult<Option<Vec<u8>>> {
     let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE" };
     let mut q = RawQuery::prepared(format!(
@@ -290,45 +289,33 @@ pub fn set_bits(
 
 /// Stores a new set unless one is there (another transaction may have
 /// made it meanwhile): answers whether it was stored.
-pub fn insert_set(
-    conn: &mut AnyConnection,
-    site_id: &str,
-    tier: &str,
-    bucket: i64,
-    dim: &str,
-    key: &str,
-    bits: Vec<u8>,
-) -> QueryResult<bool> {
-    let row = SetPut { site_id, tier, bucket, dim, key, bits };
-    Ok(row::insert::<SetPut<'_>, _>(conn, &[row], " ON CONFLICT (site_id, tier, bucket, dim, key) DO NOTHING")? == 1)
+pub fn insert_set(conn: &mut AnyConnection, at: SetAt<'_>, bits: Vec<u8>) -> QueryResult<bool> {
+    Ok(write_set(conn, at, bits, "DO NOTHING")? == 1)
 }
 
-crate::row! {
-    struct SetPut<'a> in web_visitor_sets {
-        site_id: &'a str,
-        tier: &'a str,
-        bucket: i64,
-        dim: &'a str,
-        key: &'a str,
-        bits: Vec<u8>,
-    }
+/// Stores the set, replacing the one there.
+pub fn put_set(conn: &mut AnyConnection, at: SetAt<'_>, bits: Vec<u8>) -> QueryResult<usize> {
+    write_set(conn, at, bits, "DO UPDATE SET bits = excluded.bits")
 }
 
-pub fn put_set(
+fn write_set(
     conn: &mut AnyConnection,
-    site_id: &str,
-    tier: &str,
-    bucket: i64,
-    dim: &str,
-    key: &str,
+    (site_id, tier, bucket, dim, key): SetAt<'_>,
     bits: Vec<u8>,
+    on_conflict: &str,
 ) -> QueryResult<usize> {
+    crate::row! {
+        struct SetPut<'a> in web_visitor_sets {
+            site_id: &'a str,
+            tier: &'a str,
+            bucket: i64,
+            dim: &'a str,
+            key: &'a str,
+            bits: Vec<u8>,
+        }
+    }
     let row = SetPut { site_id, tier, bucket, dim, key, bits };
-    row::insert::<SetPut<'_>, _>(
-        conn,
-        &[row],
-        " ON CONFLICT (site_id, tier, bucket, dim, key) DO UPDATE SET bits = excluded.bits",
-    )
+    row::insert::<SetPut<'_>, _>(conn, &[row], &format!(" ON CONFLICT (site_id, tier, bucket, dim, key) {on_conflict}"))
 }
 
 crate::row! {

@@ -568,7 +568,7 @@ fn two_processes_uniting_into_one_visitor_set_keep_every_visitor() {
     let at = ("loja", "day", 0, "page", "/");
     let set = |ns: &[u32]| ns.iter().copied().collect::<RoaringBitmap>();
     let stored = |conn: &mut rastrod::db::AnyConnection| {
-        let bits = rastrod::store::analytics::rollups::set_bits(conn, "loja", "day", 0, "page", "/").unwrap();
+        let bits = rastrod::store::analytics::rollups::set_bits(conn, at).unwrap();
         RoaringBitmap::deserialize_from(&bits.expect("the set is stored")[..]).unwrap()
     };
     let (one, two) = (set(&[1]), set(&[2]));

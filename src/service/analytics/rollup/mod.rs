@@ -231,34 +231,30 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     Ok(rows.len())
 }
 
-/// A visitor set's key: (site, tier, bucket, dimension, key).
-pub type SetAt<'a> = (&'a str, &'a str, i64, &'a str, &'a str);
-
 /// Unites `added` into the stored set at `at`, exactly across processes
 /// (STORE-04): a stored set is row-locked as it is read (PostgreSQL), so a
 /// second process adding to it waits and then reads the first one's union;
 /// a new set is inserted only if still absent, and when another transaction
 /// made it meanwhile (and has committed, which the insert waits for) it is
 /// read again and united.
-pub fn unite_set(conn: &mut AnyConnection, at: SetAt<'_>, added: &RoaringBitmap) -> Result<()> {
-    let (site, tier, b, dm, key) = at;
+pub fn unite_set(conn: &mut AnyConnection, at: r::SetAt<'_>, added: &RoaringBitmap) -> Result<()> {
     let bytes_of = |set: &RoaringBitmap| -> Result<Vec<u8>> {
         let mut bytes = Vec::with_capacity(set.serialized_size());
         set.serialize_into(&mut bytes).map_err(Error::internal)?;
         Ok(bytes)
     };
     for _ in 0..2 {
-        match r::set_bits(conn, site, tier, b, dm, key).map_err(db)? {
+        match r::set_bits(conn, at).map_err(db)? {
             Some(stored) => {
                 let mut set = RoaringBitmap::deserialize_from(&stored[..]).map_err(Error::internal)?;
                 let before = set.len();
                 set |= added;
                 if set.len() != before {
-                    r::put_set(conn, site, tier, b, dm, key, bytes_of(&set)?).map_err(db)?;
+                    r::put_set(conn, at, bytes_of(&set)?).map_err(db)?;
                 }
                 return Ok(());
             }
-            None if r::insert_set(conn, site, tier, b, dm, key, bytes_of(added)?).map_err(db)? => return Ok(()),
+            None if r::insert_set(conn, at, bytes_of(added)?).map_err(db)? => return Ok(()),
             None => {}
         }
     }

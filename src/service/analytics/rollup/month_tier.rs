@@ -43,7 +43,7 @@ pub fn build_step(conn: &mut AnyConnection) -> Result<bool> {
     for ((dim, key), set) in sets {
         let mut bytes = Vec::with_capacity(set.serialized_size());
         set.serialize_into(&mut bytes).map_err(Error::internal)?;
-        r::put_set(conn, &site, Tier::Month.as_str(), month, &dim, &key, bytes).map_err(db)?;
+        r::put_set(conn, (&site, Tier::Month.as_str(), month, &dim, &key), bytes).map_err(db)?;
     }
     r::set_month_tier(conn, &site, if first >= month { 0 } else { month }).map_err(db)?;
     Ok(true)
