@@ -382,6 +382,7 @@ diesel::table! {
         current_path -> Text,
         current_route -> Text,
         sessions -> BigInt,
+        handed_over -> Bool,
     }
 }
 

@@ -399,10 +399,10 @@ pub fn put_visitor_state(
 ) -> QueryResult<usize> {
     let mut q = RawQuery::new(
         "INSERT INTO web_visitors (site_id, visitor_id, session_id, session_started_at, last_at, current_path, \
-         current_route, sessions) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (site_id, visitor_id) DO UPDATE SET \
-         session_id = excluded.session_id, session_started_at = excluded.session_started_at, \
+         current_route, sessions, handed_over) VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE) ON CONFLICT (site_id, visitor_id) \
+         DO UPDATE SET session_id = excluded.session_id, session_started_at = excluded.session_started_at, \
          last_at = excluded.last_at, current_path = excluded.current_path, current_route = excluded.current_route, \
-         sessions = excluded.sessions",
+         sessions = excluded.sessions, handed_over = FALSE",
     );
     q.text(site_id)
         .text(visitor_id)
@@ -412,6 +412,22 @@ pub fn put_visitor_state(
         .text(&s.current_path)
         .text(&s.current_route)
         .int(s.sessions);
+    q.execute(conn)
+}
+
+/// The alias's row still names the session identify handed to the person:
+/// it is no live visitor of its own until the alias starts another session
+/// (rule SES-19; acceptance keeps the mark while it goes on in that one).
+pub fn mark_handed_over(
+    conn: &mut AnyConnection,
+    site_id: &str,
+    visitor_id: &str,
+    session_id: &str,
+) -> QueryResult<usize> {
+    let mut q = RawQuery::new(
+        "UPDATE web_visitors SET handed_over = TRUE WHERE site_id = ? AND visitor_id = ? AND session_id = ?",
+    );
+    q.text(site_id).text(visitor_id).text(session_id);
     q.execute(conn)
 }
 

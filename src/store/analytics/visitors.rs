@@ -32,6 +32,7 @@ crate::row! {
         pub current_path: &'a str,
         pub current_route: &'a str,
         pub sessions: i64,
+        pub handed_over: bool,
     }
 }
 
@@ -78,7 +79,7 @@ pub fn lock_visitors(
     for chunk in ids.chunks(CHUNK) {
         let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::columns()));
         for (i, id) in chunk.iter().enumerate() {
-            q.push(if i == 0 { "(?, ?, '', 0, 0, '', '', 0)" } else { ", (?, ?, '', 0, 0, '', '', 0)" });
+            q.push(if i == 0 { "(?, ?, '', 0, 0, '', '', 0, FALSE)" } else { ", (?, ?, '', 0, 0, '', '', 0, FALSE)" });
             q.text(site_id).text(id.as_str());
         }
         q.push(" ON CONFLICT (site_id, visitor_id)");
@@ -113,6 +114,6 @@ pub fn update_visitors(conn: &mut AnyConnection, rows: &[VisitorUpdate<'_>]) -> 
         " ON CONFLICT (site_id, visitor_id) DO UPDATE SET session_id = excluded.session_id, \
          session_started_at = excluded.session_started_at, last_at = excluded.last_at, \
          current_path = excluded.current_path, current_route = excluded.current_route, \
-         sessions = excluded.sessions",
+         sessions = excluded.sessions, handed_over = excluded.handed_over",
     )
 }

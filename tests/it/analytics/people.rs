@@ -777,3 +777,66 @@ backend_test!(slow: a_login_in_a_real_browser_keeps_the_session, analytics_build
     assert_eq!(b.js("return localStorage.getItem('rastro_vid');", json!([])).await, json!(u));
     b.quit().await;
 });
+
+/// Migration 29 reverted and applied again on the app's database: the rows'
+/// hand-over marks made anew from the aliases and the sessions.
+async fn remake_handed_over_marks(app: &TestApp) {
+    use rastrod::service::effects::{Effects, Written};
+    app.state
+        .cx
+        .write_alone(|c| {
+            rastrod::db::revert_through(c, "20261205000029")?;
+            rastrod::db::migrate(c)?;
+            Ok(Written::new((), Effects::quiet()))
+        })
+        .await
+        .unwrap();
+}
+
+// rule: SES-19
+// rule: OVR-12
+// The alias's row keeps naming the session identify handed to the person,
+// and the alias's next event goes on in it: that row is no live visitor of
+// its own (the person's is) until the alias starts another session. Read
+// from the database (a `now` a minute from the server clock), where the
+// count walks the rows' mark instead of the aliases.
+backend_test!(an_alias_row_handed_over_stays_hidden_until_the_alias_starts_another_session, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ]).await;
+    let t = reader(&fed);
+    app.clock.set(T0);
+    let s = track(app, "loja", ANON, vec![pageview("1", "/")]).await["sessionId"].clone();
+    app.clock.advance(MINUTE);
+    let a = identify(app, "loja", json!({"externalId": "user-1", "visitorId": ANON})).await.ok();
+    let u = a["visitorId"].as_str().unwrap().to_string();
+    let (f, t) = (&fed, &t);
+    let live = |now: i64| async move {
+        let v = f.both(Some(t), "liveVisitors", json!({"siteIds": ["loja"], "now": now})).await.unwrap();
+        let ids: Vec<String> =
+            v["visitors"].as_array().unwrap().iter().map(|r| r["visitorId"].as_str().unwrap().to_string()).collect();
+        (v["count"].as_i64().unwrap(), ids)
+    };
+    assert_eq!(live(T0 + 2 * MINUTE).await, (1, vec![u.clone()]), "identify marks the alias's row");
+    app.clock.advance(MINUTE);
+    assert_eq!(track(app, "loja", ANON, vec![pageview("2", "/p/1")]).await["sessionId"], s);
+    let now = T0 + 3 * MINUTE;
+    assert_eq!(live(now).await, (1, vec![u.clone()]), "the person once, not its alias too");
+    remake_handed_over_marks(app).await;
+    assert_eq!(live(now).await, (1, vec![u.clone()]), "the migration marks the alias's row");
+    // An hour on, the alias starts a session of its own: its row is shown
+    // again, the person's is out of the window.
+    app.clock.advance(60 * MINUTE);
+    let s2 = track(app, "loja", ANON, vec![pageview("3", "/")]).await["sessionId"].clone();
+    assert_ne!(s2, s);
+    let now = T0 + 63 * MINUTE;
+    assert_eq!(live(now).await, (1, vec![ANON.to_string()]));
+    // Both in one window: the person goes on in the handed session, the alias in its own.
+    app.clock.advance(MINUTE);
+    track(app, "loja", &u, vec![pageview("4", "/conta")]).await;
+    let (count, mut ids) = live(now + MINUTE).await;
+    ids.sort();
+    let mut both = vec![ANON.to_string(), u.clone()];
+    both.sort();
+    assert_eq!((count, ids), (2, both));
+});

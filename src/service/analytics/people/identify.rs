@@ -220,6 +220,7 @@ fn hand_over(
     }
     store::set_session_visitor(c, &state.session_id, canonical)?;
     let sessions = mine.map_or(state.sessions, |m| m.sessions.max(state.sessions));
+    store::mark_handed_over(c, site, anon, &state.session_id)?;
     store::put_visitor_state(c, site, canonical, &VisitorState { sessions, ..state })?;
     Ok(())
 }

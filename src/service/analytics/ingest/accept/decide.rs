@@ -535,6 +535,7 @@ pub fn decide(v: &Visit, loaded: Loaded, events: Vec<Option<Incoming>>, ids: &mu
                 current_path,
                 current_route,
                 sessions: sessions.seen,
+                handed_over: current.is_some_and(|t| t.row.visitor_id != v.visitor_id),
             })
         }
         // Nothing moved the visitor: a placeholder row made by the lock goes.

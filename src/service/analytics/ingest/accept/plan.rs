@@ -87,6 +87,10 @@ pub struct VisitorState {
     pub current_path: String,
     pub current_route: String,
     pub sessions: i64,
+    /// Its session belongs to another id: identify handed it to the person
+    /// this (alias) id names, and the alias's event went on in it (rule
+    /// SES-19). Such a row is not a live visitor of its own.
+    pub handed_over: bool,
 }
 
 /// What becomes of the visitor's row.

@@ -208,6 +208,30 @@ fn after_the_idle_time_a_returning_session_opens() {
     assert_eq!(state.sessions, 2);
 }
 
+// rule: SES-19
+#[test]
+fn an_alias_going_on_in_a_handed_over_session_stays_marked_until_it_starts_its_own() {
+    // Identify gave the alias's open session to the person: the session's
+    // visitor is another id than the one the alias's events carry.
+    let handed = |ago: i64| {
+        let mut loaded = returning(ago);
+        if let Some(s) = loaded.current.as_mut() {
+            s.visitor_id = "u_person".into();
+        }
+        loaded
+    };
+    let plan = run(handed(5 * MIN), vec![pageview("p1", "https://loja.example.com/b")]);
+    let VisitorWrite::Update(state) = &plan.visitor else { panic!("{:?}", plan.visitor) };
+    assert_eq!((state.session_id.as_str(), state.handed_over), ("s0", true));
+    let plan = run(handed(31 * MIN), vec![pageview("p1", "https://loja.example.com/b")]);
+    let VisitorWrite::Update(state) = &plan.visitor else { panic!("{:?}", plan.visitor) };
+    assert_ne!(state.session_id, "s0");
+    assert!(!state.handed_over, "a session of its own");
+    let plan = run(returning(5 * MIN), vec![pageview("p1", "https://loja.example.com/b")]);
+    let VisitorWrite::Update(state) = &plan.visitor else { panic!("{:?}", plan.visitor) };
+    assert!(!state.handed_over, "its own session");
+}
+
 // rule: TRK-29
 #[test]
 fn a_resent_or_foreign_pageview_changes_nothing() {

@@ -47,6 +47,7 @@ pub fn write_round(conn: &mut AnyConnection, plans: &[(&Visit, &Plan)]) -> Resul
                 current_path: &s.current_path,
                 current_route: &s.current_route,
                 sessions: s.sessions,
+                handed_over: s.handed_over,
             }),
             VisitorWrite::DropIfEmpty => {
                 store::drop_empty_visitor(conn, &v.site_id, &v.visitor_id)?;
