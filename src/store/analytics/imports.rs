@@ -72,10 +72,12 @@ pub fn tracking_since(conn: &mut AnyConnection, site_id: &str) -> QueryResult<Op
 
 /// A site's live state: its visitor rows whose last pageview or custom event
 /// is at or after `since`, with their sessions (the live read cache's fill).
+/// An alias's row whose session identify handed to the person is not one
+/// (rule SES-19): the person's row is.
 pub fn live_since(conn: &mut AnyConnection, site_id: &str, since: i64) -> QueryResult<Vec<(LiveRow, SessionRow)>> {
     let mut q = RawQuery::prepared(
         "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id FROM web_visitors \
-         WHERE site_id = ? AND last_at >= ? AND session_id <> ''",
+         WHERE site_id = ? AND last_at >= ? AND session_id <> '' AND NOT handed_over",
     );
     q.text(site_id).int(since);
     let rows: Vec<LiveRow> = q.load(conn)?;

@@ -181,9 +181,7 @@ pub fn live_visitors_of(
         let mut entries = Vec::new();
         for site in &a.site_ids {
             entries.extend(
-                store::live_since(conn, site, a.now - window_ms)?
-                    .into_iter()
-                    .filter(|(v, s)| v.visitor_id == s.visitor_id && v.last_at <= a.now),
+                store::live_since(conn, site, a.now - window_ms)?.into_iter().filter(|(v, _)| v.last_at <= a.now),
             );
         }
         latest(passing(conn, &site_rows, entries, &rules)?, limit)
@@ -317,11 +315,7 @@ pub async fn live_visitors_with(
                 let rows = reader
                     .read(move |c| {
                         crate::service::sites::require(c, &sid)?;
-                        // An alias's row whose session passed to the identified id is not shown.
-                        let rows: Vec<(LiveRow, SessionRow)> = store::live_since(c, &sid, since)?
-                            .into_iter()
-                            .filter(|(v, s)| v.visitor_id == s.visitor_id)
-                            .collect();
+                        let rows: Vec<(LiveRow, SessionRow)> = store::live_since(c, &sid, since)?;
                         let pairs: Vec<(String, String)> =
                             rows.iter().map(|(v, _)| (v.site_id.clone(), v.visitor_id.clone())).collect();
                         let profiles = people::profile_refs(c, &pairs)?;
