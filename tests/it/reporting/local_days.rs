@@ -52,6 +52,53 @@ async fn raw(app: &TestApp, site: &'static str) -> (Vec<Hit>, Vec<Session>) {
         .unwrap()
 }
 
+#[derive(QueryableByName)]
+struct GoalMark {
+    #[diesel(sql_type = Text)]
+    goal_id: String,
+    #[diesel(sql_type = BigInt)]
+    at: i64,
+    /// 1: a completion (`web_goal_hits`), 0: a goal session (`web_session_goals`, at its start).
+    #[diesel(sql_type = BigInt)]
+    completion: i64,
+}
+
+/// A site's goal completions and goal sessions, straight from the database.
+async fn goal_marks(app: &TestApp, site: &'static str) -> Vec<GoalMark> {
+    app.state
+        .cx
+        .read(move |c| {
+            use diesel::RunQueryDsl;
+            Ok(diesel::sql_query(format!(
+                "SELECT goal_id, at, CAST(1 AS BIGINT) AS completion FROM web_goal_hits WHERE site_id = '{site}' \
+                 UNION ALL SELECT goal_id, started_at AS at, CAST(0 AS BIGINT) AS completion FROM web_session_goals WHERE site_id = '{site}'"
+            ))
+            .load::<GoalMark>(c)?)
+        })
+        .await
+        .unwrap()
+}
+
+/// The overview's `topGoals` are the raw rows' (completions, goal sessions) per goal over `[from, to]`.
+fn same_top_goals(o: &serde_json::Value, marks: &[GoalMark], (from, to): (i64, i64), name: &str) {
+    let mut want: HashMap<&str, (i64, i64)> = HashMap::new();
+    for m in marks.iter().filter(|m| (from..=to).contains(&m.at)) {
+        let e = want.entry(&m.goal_id).or_default();
+        if m.completion == 1 { e.0 += 1 } else { e.1 += 1 }
+    }
+    let got: HashMap<&str, (i64, i64)> = o["topGoals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            let n = |k: &str| g[k].as_i64().unwrap();
+            (g["goalId"].as_str().unwrap(), (n("completions"), n("sessions")))
+        })
+        .collect();
+    assert!(!got.is_empty(), "{name}: the demo completes goals");
+    assert_eq!(got, want, "{name}: topGoals");
+}
+
 /// What the raw rows say about each local day of `[from, to]` and the whole range.
 #[derive(Default, Debug, PartialEq)]
 struct Recount {
@@ -140,6 +187,7 @@ backend_test!(local_days_are_the_zones_own_days_exactly_as_the_raw_rows_say, fak
     assert!(rastrod::demo::analytics::seed(&app.state.cx, T0).await.unwrap() > 0);
     crate::analytics::drain(&app).await;
     let (hits, sessions) = raw(&app, "loja-x").await;
+    let marks = goal_marks(&app, "loja-x").await;
     // São Paulo (UTC−3), Tokyo (+9, cutting the demo's afternoons), Lisbon
     // (its 25-hour day, 25 October 2026) and Sydney (its 23-hour day, 4 October 2026).
     // Kolkata (+5:30) and Kathmandu (+5:45) split UTC hours: read from the rows.
@@ -157,6 +205,8 @@ backend_test!(local_days_are_the_zones_own_days_exactly_as_the_raw_rows_say, fak
         let days: Vec<i64> = series.iter().map(|p| p["bucketStart"].as_i64().unwrap()).collect();
         assert_eq!(days, want.days.keys().copied().collect::<Vec<_>>(), "{name}: the zone's midnights");
         same_figures(&o, &want, name);
+        // The whole UTC days inside from the day tier, the edge hours from the hour tier.
+        same_top_goals(&o, &marks, (from, to), name);
         for row in o["sources"].as_array().unwrap() {
             assert_eq!(row["sessions"].as_i64().unwrap(), want.sources[row["source"].as_str().unwrap()], "{name}");
         }

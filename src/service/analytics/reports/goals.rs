@@ -16,8 +16,6 @@ use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::numbers::{Fixed, rate};
 use crate::service::analytics::reports::span::{self, Piece};
 use crate::service::analytics::reports::zone;
-use crate::service::analytics::rollup::buckets::bucket;
-use crate::service::analytics::vocabulary::Tier;
 use crate::service::reporting::compare::{self, Changes, Compare};
 use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone;
@@ -251,18 +249,14 @@ pub fn goals_report(conn: &mut AnyConnection, a: GoalsArgs) -> Result<GoalsRepor
 }
 
 /// The overview's `topGoals` (rule OVR-11): the range's goal rollups ranked
-/// by completions, goals removed since included with `removed: true`.
-pub fn top_goals(
-    conn: &mut AnyConnection,
-    site_ids: &[String],
-    tier: Tier,
-    from: i64,
-    to: i64,
-) -> Result<Vec<TopGoal>> {
+/// by completions, goals removed since included with `removed: true`. The
+/// whole UTC days inside come from the day tier and only the hours around
+/// them from the hour tier, as `goalsReport` reads them: 90 local days are
+/// about 90 day rows per goal, not 2,160 hour rows.
+pub fn top_goals(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> Result<Vec<TopGoal>> {
     let mut rows: Vec<(i64, i64, String, String, String, bool)> = Vec::new();
     for site in site_ids {
-        let mut counts = HashMap::new();
-        add_counts(&mut counts, store::counters(conn, site, tier.as_str(), bucket(tier, from), to + 1).map_err(db)?);
+        let counts = counts_between(conn, site, from, to)?;
         if counts.is_empty() {
             continue;
         }

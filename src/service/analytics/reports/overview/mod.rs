@@ -19,7 +19,7 @@ use crate::service::analytics::reports::goals;
 use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::Part;
 use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
-use crate::service::analytics::vocabulary::{Dimension, Tier};
+use crate::service::analytics::vocabulary::Dimension;
 use crate::service::reporting::compare::Compare;
 use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone::{LocalDays, Zone};
@@ -181,22 +181,14 @@ fn breakdowns(conn: &mut AnyConnection, groups: &[(Vec<String>, Vec<Part>)]) -> 
 
 /// The panels from the rollups: the breakdowns of the figures' parts, the
 /// visitors of the top pages and sources, the goals' rows.
-fn rollup_panels(
-    conn: &mut AnyConnection,
-    fig: &figures::Figures,
-    ids: &[String],
-    a: &OverviewArgs,
-    local: bool,
-) -> Result<Panels> {
+fn rollup_panels(conn: &mut AnyConnection, fig: &figures::Figures, ids: &[String], a: &OverviewArgs) -> Result<Panels> {
     let rows = breakdowns(conn, &fig.groups)?;
     let keys = |d: Dimension| -> Vec<String> {
         top(rows.get(d.as_str()).cloned().unwrap_or_default()).into_iter().filter_map(|(k, _)| k).collect()
     };
     let (page_keys, source_keys) = (keys(Dimension::Page), keys(Dimension::Source));
     let (page_visitors, source_visitors) = fig.key_visitors(conn, ids, &page_keys, &source_keys)?;
-    // Local days and hours read the goals' hour rows (exact for both).
-    let tier = if local || a.interval == Interval::Hour { Tier::Hour } else { Tier::Day };
-    let top_goals = goals::top_goals(conn, ids, tier, a.from, a.to)?;
+    let top_goals = goals::top_goals(conn, ids, a.from, a.to)?;
     Ok(Panels { rows, page_visitors, source_visitors, top_goals })
 }
 
@@ -281,7 +273,7 @@ pub fn overview_of(conn: &mut AnyConnection, a: OverviewArgs, public: bool, max_
         let b = breakdown.map(|(d, limit, offset)| filtered::breakdown(&kept, (a.from, a.to), &d, limit, offset));
         (panels, b)
     } else {
-        (rollup_panels(conn, &fig, ids, &a, local.is_some())?, None)
+        (rollup_panels(conn, &fig, ids, &a)?, None)
     };
 
     let money = |cents: i64| -> Money {
