@@ -103,13 +103,13 @@ diesel::table! {
 }
 
 diesel::table! {
-    web_funnel_steps (funnel_id, at, event_id) {
+    web_funnel_days (funnel_id, day, visitor_id) {
         funnel_id -> Text,
-        site_id -> Text,
+        day -> BigInt,
         visitor_id -> Text,
-        at -> BigInt,
-        event_id -> Text,
-        steps -> BigInt,
+        site_id -> Text,
+        first_at -> BigInt,
+        entries -> Binary,
     }
 }
 

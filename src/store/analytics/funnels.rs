@@ -1,83 +1,175 @@
 //! The funnel step index and its rebuilds (ARPT-11,
-//! ARPT-13): one row per (funnel, event) matching any step, the matched steps
-//! as bits.
+//! ARPT-13): for each funnel, the events matching any of its steps, the
+//! matched steps as bits, packed by (funnel, UTC day, visitor) since
+//! migration 30: a report reads a row per visitor-day, not per event.
+
+use std::collections::BTreeMap;
 
 use diesel::QueryResult;
 
 use super::EventRow;
 use crate::db::AnyConnection;
-use crate::db::row::Row;
+use crate::db::row::{self, Row};
 use crate::db::sql::{RawQuery, placeholders};
 
+/// The index's days are UTC days, as the rollups' day tier.
+const DAY_MS: i64 = 86_400_000;
+
+/// The UTC day an instant falls in.
+pub fn day_of(at: i64) -> i64 {
+    at - at.rem_euclid(DAY_MS)
+}
+
+/// One event of the index: whose, when, which, the steps it matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepRow {
+    pub funnel_id: String,
+    pub visitor_id: String,
+    pub at: i64,
+    pub event_id: String,
+    /// Bit i: the event matches step i + 1.
+    pub steps: i64,
+}
+
+/// One packed entry as read: the event's time, its step bits, its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry<'a> {
+    pub at: i64,
+    pub steps: i64,
+    pub event_id: &'a [u8],
+}
+
+/// The bytes of an entry before its id: time (8), steps (2), id length (1).
+const HEAD: usize = 11;
+
+/// Appends an entry as migration 30 packs it: the time, the step bits and
+/// the id's length, big-endian, then the id. Steps past 16 bits or an id
+/// past 255 bytes (neither of which the daemon makes) are refused rather
+/// than cut.
+pub fn pack_into(out: &mut Vec<u8>, at: i64, steps: i64, event_id: &[u8]) -> Result<(), &'static str> {
+    let steps = u16::try_from(steps).map_err(|_| "funnel step bits outside 16 bits")?;
+    let len = u8::try_from(event_id.len()).map_err(|_| "an event id longer than 255 bytes")?;
+    out.extend_from_slice(&at.to_be_bytes());
+    out.extend_from_slice(&steps.to_be_bytes());
+    out.push(len);
+    out.extend_from_slice(event_id);
+    Ok(())
+}
+
+/// The entries of stored `entries`, in stored order (a truncated trailing
+/// entry, which no writer makes, ends the walk).
+pub fn unpack(entries: &[u8]) -> impl Iterator<Item = Entry<'_>> + '_ {
+    let mut rest = entries;
+    std::iter::from_fn(move || {
+        if rest.len() < HEAD {
+            return None;
+        }
+        let len = usize::from(rest[10]);
+        if rest.len() < HEAD + len {
+            return None;
+        }
+        let at = i64::from_be_bytes(rest[..8].try_into().ok()?);
+        let steps = i64::from(u16::from_be_bytes([rest[8], rest[9]]));
+        let event_id = &rest[HEAD..HEAD + len];
+        rest = &rest[HEAD + len..];
+        Some(Entry { at, steps, event_id })
+    })
+}
+
+/// Sorts entries by `(at, event_id)` and drops an event seen twice (a
+/// rebuild may append what acceptance already did): the order every
+/// funnel computation reads them in.
+pub fn settle(entries: &mut Vec<Entry<'_>>) {
+    entries.sort_unstable_by(|a, b| (a.at, a.event_id).cmp(&(b.at, b.event_id)));
+    entries.dedup_by(|a, b| a.at == b.at && a.event_id == b.event_id);
+}
+
 crate::row! {
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct StepRow in web_funnel_steps {
+    /// A stored row of the index: one visitor's entries of one funnel and day.
+    #[derive(Debug, Clone)]
+    pub struct DayRow in web_funnel_days {
         pub funnel_id: String,
+        pub day: i64,
         pub visitor_id: String,
-        pub at: i64,
-        pub event_id: String,
-        /// Bit i: the event matches step i + 1.
-        pub steps: i64,
+        pub site_id: String,
+        pub first_at: i64,
+        pub entries: Vec<u8>,
     }
 }
 
-crate::row! {
-    /// A step row as [`insert_steps`] writes it: a [`StepRow`] of one site.
-    struct StepWrite<'a> in web_funnel_steps {
-        funnel_id: &'a str,
-        site_id: &'a str,
-        visitor_id: &'a str,
-        at: i64,
-        event_id: &'a str,
-        steps: i64,
-    }
+fn packing(e: &'static str) -> diesel::result::Error {
+    diesel::result::Error::SerializationError(e.into())
 }
 
+/// Adds a site's step rows to the index: the rows of one (funnel, day,
+/// visitor) packed together and appended to the stored row with one
+/// multi-row upsert per chunk. Appending is done by the database (`||`), so
+/// two processes adding to one row on PostgreSQL both land, without a read;
+/// rows go in key order, so they lock in one order and never deadlock.
 pub fn insert_steps(conn: &mut AnyConnection, site_id: &str, rows: &[StepRow]) -> QueryResult<usize> {
-    let rows: Vec<StepWrite<'_>> = rows
-        .iter()
-        .map(|r| StepWrite {
-            funnel_id: &r.funnel_id,
-            site_id,
-            visitor_id: &r.visitor_id,
-            at: r.at,
-            event_id: &r.event_id,
-            steps: r.steps,
+    let mut days: BTreeMap<(&str, i64, &str), (i64, Vec<u8>)> = BTreeMap::new();
+    for r in rows {
+        let (first, entries) =
+            days.entry((&r.funnel_id, day_of(r.at), &r.visitor_id)).or_insert_with(|| (r.at, Vec::new()));
+        *first = (*first).min(r.at);
+        pack_into(entries, r.at, r.steps, r.event_id.as_bytes()).map_err(packing)?;
+    }
+    let rows: Vec<DayRow> = days
+        .into_iter()
+        .map(|((funnel_id, day, visitor_id), (first_at, entries))| DayRow {
+            funnel_id: funnel_id.to_string(),
+            day,
+            visitor_id: visitor_id.to_string(),
+            site_id: site_id.to_string(),
+            first_at,
+            entries,
         })
         .collect();
-    crate::db::row::insert::<StepWrite<'_>, _>(conn, &rows, " ON CONFLICT (funnel_id, at, event_id) DO NOTHING")
+    let tail = if conn.is_sqlite() {
+        // SQLite's `||` makes text of two blobs; the cast keeps the bytes a blob.
+        " ON CONFLICT (funnel_id, day, visitor_id) DO UPDATE SET \
+         entries = CAST(web_funnel_days.entries || excluded.entries AS BLOB), \
+         first_at = MIN(web_funnel_days.first_at, excluded.first_at)"
+    } else {
+        " ON CONFLICT (funnel_id, day, visitor_id) DO UPDATE SET \
+         entries = web_funnel_days.entries || excluded.entries, \
+         first_at = LEAST(web_funnel_days.first_at, excluded.first_at)"
+    };
+    row::insert::<DayRow, _>(conn, &rows, tail)
 }
 
 crate::row! {
-    /// What a report needs of a step row: whose, when, which steps.
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub struct StepHit in web_funnel_steps {
+    /// What a report reads of a stored row: whose, and the entries.
+    #[derive(Debug, Clone)]
+    pub struct VisitorDay in web_funnel_days {
         pub visitor_id: String,
-        pub at: i64,
-        pub steps: i64,
+        pub day: i64,
+        pub entries: Vec<u8>,
     }
 }
 
-/// A funnel's rows with `at` in `[from, to]`, by `(at, event_id)`, `limit` at
-/// most (only the columns a report reads: a 90-day range is many rows).
-pub fn steps_between(
+/// A funnel's rows of the UTC days `[from_day, to_day]`, by `(day,
+/// visitor)`, `limit` at most (a 90-day range is many rows; an entry
+/// outside the caller's range is the caller's to leave out).
+pub fn days_between(
     conn: &mut AnyConnection,
     funnel_id: &str,
-    from: i64,
-    to: i64,
+    from_day: i64,
+    to_day: i64,
     limit: usize,
-) -> QueryResult<Vec<StepHit>> {
+) -> QueryResult<Vec<VisitorDay>> {
     let mut q = RawQuery::prepared(
-        "SELECT visitor_id, at, steps FROM web_funnel_steps \
-         WHERE funnel_id = ? AND at >= ? AND at <= ? ORDER BY at, event_id LIMIT ?",
+        "SELECT visitor_id, day, entries FROM web_funnel_days \
+         WHERE funnel_id = ? AND day >= ? AND day <= ? ORDER BY day, visitor_id LIMIT ?",
     );
-    q.text(funnel_id).int(from).int(to).int(limit as i64);
+    q.text(funnel_id).int(from_day).int(to_day).int(limit as i64);
     q.load(conn)
 }
 
-/// The rows of some visitors of some sites, every funnel, by `(at, event_id)`:
-/// one read for every site of a live answer. A visitor id asked for one site
-/// may bring another site's rows too; each row's funnel names its site.
+/// The rows of some visitors of some sites, every funnel, unpacked and by
+/// `(at, event_id)`, each event once: one read for every site of a live
+/// answer. A visitor id asked for one site may bring another site's rows
+/// too; each row's funnel names its site.
 pub fn steps_of_visitors(
     conn: &mut AnyConnection,
     site_ids: &[String],
@@ -86,25 +178,112 @@ pub fn steps_of_visitors(
     if site_ids.is_empty() || visitor_ids.is_empty() {
         return Ok(Vec::new());
     }
-    // Sorted here: an ORDER BY at would tempt the planner into the (site, at)
-    // index and a walk over every step row of the site.
     let mut q = RawQuery::new(format!(
-        "SELECT funnel_id, visitor_id, at, event_id, steps FROM web_funnel_steps \
-         WHERE site_id IN {} AND visitor_id IN {}",
+        "SELECT {} FROM web_funnel_days WHERE site_id IN {} AND visitor_id IN {}",
+        DayRow::select_list(),
         placeholders(site_ids.len()),
         placeholders(visitor_ids.len())
     ));
     q.texts(site_ids).texts(visitor_ids);
-    let mut rows: Vec<StepRow> = q.load(conn)?;
-    rows.sort_by(|a, b| (a.at, &a.event_id).cmp(&(b.at, &b.event_id)));
-    Ok(rows)
+    let days: Vec<DayRow> = q.load(conn)?;
+    let mut out = Vec::new();
+    for d in &days {
+        let mut entries: Vec<Entry<'_>> = unpack(&d.entries).collect();
+        settle(&mut entries);
+        out.extend(entries.iter().map(|e| StepRow {
+            funnel_id: d.funnel_id.clone(),
+            visitor_id: d.visitor_id.clone(),
+            at: e.at,
+            event_id: String::from_utf8_lossy(e.event_id).into_owned(),
+            steps: e.steps,
+        }));
+    }
+    out.sort_by(|a, b| (a.at, &a.event_id).cmp(&(b.at, &b.event_id)));
+    Ok(out)
 }
 
 /// A funnel's rows go (its definition changed, or it was removed).
 pub fn delete_steps(conn: &mut AnyConnection, funnel_id: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new("DELETE FROM web_funnel_steps WHERE funnel_id = ?");
+    let mut q = RawQuery::new("DELETE FROM web_funnel_days WHERE funnel_id = ?");
     q.text(funnel_id);
     q.execute(conn)
+}
+
+/// Retention of the index (RET-04): a site's entries before `cutoff` go, at
+/// most `limit` rows touched. A row whose day ended by the cutoff is
+/// deleted whole; a row of the cutoff's own day keeps its later entries
+/// (read, locked on PostgreSQL, and written back, or deleted once empty).
+pub fn trim_before(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: usize) -> QueryResult<usize> {
+    let key = super::retention::row_name(conn, "web_funnel_days");
+    let mut q = RawQuery::new(format!(
+        "DELETE FROM web_funnel_days WHERE ({key}) IN (SELECT {key} FROM web_funnel_days \
+         WHERE site_id = ? AND first_at < ? AND day < ? LIMIT ?)"
+    ));
+    q.text(site_id).int(cutoff).int(day_of(cutoff)).int(limit as i64);
+    let mut n = q.execute(conn)?;
+    if n >= limit {
+        return Ok(n);
+    }
+    let lock = if conn.is_sqlite() { "" } else { " FOR UPDATE" };
+    let mut q = row::select::<DayRow>(&format!(
+        "WHERE site_id = ? AND first_at < ? AND day = ? ORDER BY funnel_id, day, visitor_id LIMIT ?{lock}"
+    ));
+    q.text(site_id).int(cutoff).int(day_of(cutoff)).int((limit - n) as i64);
+    for mut d in q.load::<DayRow>(conn)? {
+        let mut kept = Vec::with_capacity(d.entries.len());
+        let mut first = None::<i64>;
+        for e in unpack(&d.entries).filter(|e| e.at >= cutoff) {
+            first = Some(first.map_or(e.at, |f| f.min(e.at)));
+            pack_into(&mut kept, e.at, e.steps, e.event_id).map_err(packing)?;
+        }
+        let mut q = match first {
+            Some(first_at) => {
+                let mut q = RawQuery::new(
+                    "UPDATE web_funnel_days SET entries = ?, first_at = ? \
+                     WHERE funnel_id = ? AND day = ? AND visitor_id = ?",
+                );
+                q.bytes(kept).int(first_at);
+                q
+            }
+            None => RawQuery::new("DELETE FROM web_funnel_days WHERE funnel_id = ? AND day = ? AND visitor_id = ?"),
+        };
+        q.text(std::mem::take(&mut d.funnel_id)).int(d.day).text(std::mem::take(&mut d.visitor_id));
+        q.execute(conn)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Moves the rows of `ids` (a person and its aliases, forgotten) to
+/// `fresh`: their rows of one (funnel, day) become one row.
+pub fn rewrite_visitors(conn: &mut AnyConnection, site_id: &str, ids: &[String], fresh: &str) -> QueryResult<()> {
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let mut q = row::select::<DayRow>(&format!("WHERE site_id = ? AND visitor_id IN {}", placeholders(ids.len())));
+    q.text(site_id).texts(ids);
+    let rows: Vec<DayRow> = q.load(conn)?;
+    let mut q = RawQuery::new(format!(
+        "DELETE FROM web_funnel_days WHERE site_id = ? AND visitor_id IN {}",
+        placeholders(ids.len())
+    ));
+    q.text(site_id).texts(ids);
+    q.execute(conn)?;
+    let mut merged: BTreeMap<(String, i64), DayRow> = BTreeMap::new();
+    for r in rows {
+        match merged.get_mut(&(r.funnel_id.clone(), r.day)) {
+            Some(m) => {
+                m.first_at = m.first_at.min(r.first_at);
+                m.entries.extend_from_slice(&r.entries);
+            }
+            None => {
+                merged.insert((r.funnel_id.clone(), r.day), DayRow { visitor_id: fresh.to_string(), ..r });
+            }
+        }
+    }
+    let rows: Vec<DayRow> = merged.into_values().collect();
+    row::insert::<DayRow, _>(conn, &rows, "")?;
+    Ok(())
 }
 
 crate::row! {
@@ -192,4 +371,35 @@ pub fn events_between(
     ));
     q.text(site_id).int(from).int(to).int(limit as i64);
     q.load(conn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_unpack_as_packed_and_settle_in_order_each_event_once() {
+        let mut packed = Vec::new();
+        for (at, steps, id) in [(5_i64, 2_i64, "e_b"), (3, 1, "e_a"), (5, 4, "e_a"), (3, 1, "e_a")] {
+            pack_into(&mut packed, at, steps, id.as_bytes()).unwrap();
+        }
+        let mut entries: Vec<Entry<'_>> = unpack(&packed).collect();
+        assert_eq!(entries.len(), 4);
+        assert_eq!(entries[0], Entry { at: 5, steps: 2, event_id: b"e_b" });
+        settle(&mut entries);
+        let got: Vec<(i64, i64, &[u8])> = entries.iter().map(|e| (e.at, e.steps, e.event_id)).collect();
+        assert_eq!(got, vec![(3, 1, &b"e_a"[..]), (5, 4, &b"e_a"[..]), (5, 2, &b"e_b"[..])]);
+        // A truncated tail ends the walk rather than reading past the bytes.
+        assert_eq!(unpack(&packed[..packed.len() - 1]).count(), 3);
+    }
+
+    #[test]
+    fn what_an_entry_cannot_hold_is_refused_not_cut() {
+        let mut out = Vec::new();
+        assert!(pack_into(&mut out, 0, 1 << 16, b"e_a").is_err());
+        assert!(pack_into(&mut out, 0, 1, &[b'x'; 256]).is_err());
+        assert!(out.is_empty());
+        assert_eq!(day_of(86_400_000 * 3 + 5), 86_400_000 * 3);
+        assert_eq!(day_of(-1), -86_400_000);
+    }
 }

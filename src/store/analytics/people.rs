@@ -493,12 +493,13 @@ pub fn rewrite_ids(conn: &mut AnyConnection, site_id: &str, ids: &[String], fres
         q.text(fresh).texts(chunk).texts(ids);
         q.execute(conn)?;
     }
-    for table in ["web_sessions", "web_outbox", "web_conversions", "web_funnel_steps"] {
+    for table in ["web_sessions", "web_outbox", "web_conversions"] {
         let mut q =
             RawQuery::new(format!("UPDATE {table} SET visitor_id = ? WHERE site_id = ? AND visitor_id IN {ins}"));
         q.text(fresh).text(site_id).texts(ids);
         q.execute(conn)?;
     }
+    super::funnels::rewrite_visitors(conn, site_id, ids, fresh)?;
     let mut q = RawQuery::new(format!("DELETE FROM web_visitors WHERE site_id = ? AND visitor_id IN {ins}"));
     q.text(site_id).texts(ids);
     q.execute(conn)?;

@@ -109,10 +109,10 @@ pub fn record_run(
 /// How a `DELETE … WHERE (row) IN (SELECT row …)` names a row of `table`:
 /// PostgreSQL's `ctid`; SQLite's `rowid`, or the primary key of the tables
 /// stored by their key (`WITHOUT ROWID`, migration 17), which have none.
-fn row_name(conn: &AnyConnection, table: &str) -> &'static str {
+pub(super) fn row_name(conn: &AnyConnection, table: &str) -> &'static str {
     match table {
         _ if !conn.is_sqlite() => "ctid",
-        "web_funnel_steps" => "funnel_id, at, event_id",
+        "web_funnel_days" => "funnel_id, day, visitor_id",
         "web_vital_digests" => "site_id, day, metric, route, device",
         _ => "rowid",
     }

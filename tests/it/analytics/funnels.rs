@@ -211,6 +211,44 @@ backend_test!(an_alias_and_its_person_are_one_visitor_of_a_funnel, analytics_bui
     let f = &r.unwrap()["funnels"][0];
     let reached: Vec<i64> = f["steps"].as_array().unwrap().iter().map(|s| s["visitors"].as_i64().unwrap()).collect();
     assert_eq!((f["entered"].as_i64(), f["completed"].as_i64(), reached), (Some(2), Some(1), vec![2, 1, 1]));
+    // Forgotten, the person and its alias become one fresh id: their index
+    // rows of the day merge into one, and the funnel counts the same.
+    let gone = app.delete(&format!("/v1/sites/loja/analytics/people/{u}")).await.ok();
+    assert_eq!(gone["removed"], true);
+    let r = fed.both(Some(&reader(&fed)), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await;
+    assert_eq!(r.unwrap()["funnels"][0]["steps"], f["steps"]);
+    assert_eq!(app.count("web_funnel_days").await, 2, "the fresh id's day and the other visitor's");
+});
+
+// The index is written at acceptance and by a rebuild: an event accepted
+// while its funnel's rebuild is pending is appended by both, and must count
+// once. One event matching two steps shows it: read twice, it would be both.
+// rule: ARPT-11
+// rule: ARPT-13
+// rule: OVR-13
+backend_test!(an_event_indexed_by_acceptance_and_by_a_rebuild_counts_once, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    let funnel = json!({"siteId": "loja", "key": "um", "name": "Produto um", "windowMs": 3_600_000, "steps": [
+        {"label": "Produto", "matcher": path("/produto/:id")},
+        {"label": "Produto um", "matcher": path("/produto/1")},
+        {"label": "Obrigado", "matcher": path("/obrigado")},
+    ]});
+    // Saved, its rebuild pending; then the visit, indexed at acceptance; then the rebuild.
+    write(&fed, &configurer(&fed), "upsertFunnel", funnel, false).await;
+    track(app, "loja", "v_visitor000a", vec![pageview("a1", "/produto/1")]).await;
+    app.clock.advance(MINUTE);
+    track(app, "loja", "v_visitor000a", vec![pageview("a2", "/obrigado")]).await;
+    drain(app).await;
+    let t = reader(&fed);
+    let (d0, d1) = today();
+    let r = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    let reached: Vec<i64> =
+        r["funnels"][0]["steps"].as_array().unwrap().iter().map(|s| s["visitors"].as_i64().unwrap()).collect();
+    assert_eq!(reached, vec![1, 0, 0], "one product view is one step");
+    let live = fed.both(Some(&t), "liveVisitors", json!({"siteIds": ["loja"], "now": T0 + MINUTE})).await.unwrap();
+    assert_eq!(live["visitors"][0]["funnel"]["step"], 1);
 });
 
 fn capped(backend: crate::common::Backend) -> FedBuilder {
@@ -274,3 +312,85 @@ backend_test!(a_funnel_previewed_counts_as_saved_and_writes_nothing, analytics_b
         json!({"siteId": "loja", "from": d0 + 1, "to": d1, "windowMs": 60_000, "steps": checkout("x")["steps"]});
     Fed::expect_err(fed.both(Some(&t), "previewFunnel", bad_day).await, 400, "INVALID_ARGUMENT");
 });
+
+// Migration 30 packs the step rows a database holds: reverted (one row per
+// event again, filled here with the rows the packed index held, and no
+// rebuild pending), then applied again, those rows become a row per
+// (funnel, day, visitor) and the report reads the same from them.
+// rule: ARPT-11
+backend_test!(step_rows_migrate_into_packed_days_to_the_same_answers, analytics_builder, |fed| {
+    use rastrod::service::effects::{Effects, Written};
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    write(&fed, &configurer(&fed), "upsertFunnel", checkout("checkout"), true).await;
+    drain(app).await;
+    visits(app).await;
+    drain(app).await;
+    let t = reader(&fed);
+    let (d0, d1) = today();
+    let before = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    expected(&before["funnels"][0], "checkout");
+    let shape = app
+        .state
+        .cx
+        .write_alone(|c| {
+            use diesel::RunQueryDsl;
+            use rastrod::store::analytics::funnels;
+            let visitors: Vec<String> = ["a", "b", "c", "d", "e"].iter().map(|v| format!("v_visitor000{v}")).collect();
+            let rows = funnels::steps_of_visitors(c, &["loja".to_string()], &visitors)?;
+            rastrod::db::revert_through(c, "20261205000030")?;
+            diesel::sql_query("DELETE FROM web_funnel_rebuilds").execute(c)?;
+            for r in &rows {
+                diesel::sql_query(format!(
+                    "INSERT INTO web_funnel_steps (funnel_id, site_id, visitor_id, at, event_id, steps) \
+                     VALUES ('{}', 'loja', '{}', {}, '{}', {})",
+                    r.funnel_id, r.visitor_id, r.at, r.event_id, r.steps
+                ))
+                .execute(c)?;
+            }
+            rastrod::db::migrate(c)?;
+            let days = funnels::days_between(c, &rows[0].funnel_id, i64::MIN, i64::MAX, 100)?;
+            let packed = days.iter().map(|d| funnels::unpack(&d.entries).count()).sum::<usize>();
+            Ok(Written::new((rows.len(), days.len(), packed), Effects::quiet()))
+        })
+        .await
+        .unwrap();
+    // Nine matching events (A three, B two, C two, D two) of one day: four rows.
+    assert_eq!(shape, (9, 4, 9));
+    let after = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    assert_eq!(after, before);
+    // A migrated row takes new entries: E now reaches the product.
+    track(app, "loja", "v_visitor000e", vec![pageview("e2", "/produto/9")]).await;
+    drain(app).await;
+    let more = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
+    assert_eq!(more["funnels"][0]["entered"], 5);
+});
+
+/// Two processes on one PostgreSQL appending to the same new (funnel, day,
+/// visitor) row at once: the second waits for the first's commit and
+/// appends to what it wrote, so neither event is lost.
+// rule: STORE-04
+#[test]
+fn two_processes_appending_to_one_new_funnel_day_keep_both_events() {
+    use rastrod::store::analytics::funnels::{self, StepRow};
+    let Some((db, mut conn)) = crate::analytics::site_map::pg_database() else { return };
+    let step = |at: i64, id: &str| StepRow {
+        funnel_id: "f_1".into(),
+        visitor_id: "v_visitor000a".into(),
+        at,
+        event_id: id.into(),
+        steps: 1,
+    };
+    let (first, second) = (vec![step(T0, "e_1")], vec![step(T0 + 1, "e_2")]);
+    crate::analytics::site_map::two_at_once(
+        &db.url,
+        &mut conn,
+        move |c| Ok(funnels::insert_steps(c, "loja", &first).map(|_| ())?),
+        move |c| Ok(funnels::insert_steps(c, "loja", &second).map(|_| ())?),
+    );
+    let days = funnels::days_between(&mut conn, "f_1", i64::MIN, i64::MAX, 10).unwrap();
+    assert_eq!(days.len(), 1);
+    let ids: Vec<&[u8]> = funnels::unpack(&days[0].entries).map(|e| e.event_id).collect();
+    assert_eq!(ids, vec![&b"e_1"[..], &b"e_2"[..]]);
+}

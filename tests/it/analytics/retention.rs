@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::analytics::definitions::{configurer, write};
+use crate::analytics::definitions::{configurer, path, write};
 use crate::analytics::{analytics_builder, drain, import, reader, site};
 use crate::backend_test;
 use crate::common::{DAY, T0, TestApp};
@@ -228,4 +228,55 @@ backend_test!(purging_a_profile_removes_its_aliases_and_at_last_its_identity, an
     let again = app.post("/v1/sites/loja/analytics/identify", identify(None)).await;
     assert_eq!(again.status, 201);
     assert_ne!(again.body["visitorId"], person);
+});
+
+// The funnel index keeps a visitor's entries of a day in one row: the
+// events cutoff falls inside such a day, so the row loses its entries
+// before the cutoff and keeps the later ones, as the events themselves do.
+// rule: RET-03
+// rule: RET-04
+backend_test!(retention_trims_a_funnel_index_row_at_a_cutoff_inside_its_day, small_batches, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    let cfg = configurer(&fed);
+    let step = |label: &str, p: &str| json!({"label": label, "matcher": path(p)});
+    let funnel = json!({"siteId": "loja", "key": "compra", "name": "Compra", "windowMs": 6 * 3_600_000,
+        "steps": [step("Produto", "/produto/:id"), step("Carrinho", "/carrinho"), step("Obrigado", "/obrigado")]});
+    write(&fed, &cfg, "upsertFunnel", funnel, true).await;
+    drain(app).await;
+    // The events cutoff at 20 days is T0 − 20 days, midday UTC.
+    let cutoff = T0 - 20 * DAY;
+    const HOUR: i64 = 3_600_000;
+    let view = |at: i64, visitor: &str, id: &str, path: &str| json!({"type": "pageview", "occurredAt": at, "visitorId": visitor, "pageviewId": format!("p_{id:0>16}"), "path": path});
+    let lines = vec![
+        // X: the product before the cutoff, the cart and the thank-you after: all three, then none.
+        view(cutoff - 3 * HOUR, "v_visitor000x", "1", "/produto/1"),
+        view(cutoff + HOUR, "v_visitor000x", "2", "/carrinho"),
+        view(cutoff + 2 * HOUR, "v_visitor000x", "3", "/obrigado"),
+        // Y: a thank-you page before the cutoff, the product and the cart after: two steps, kept.
+        view(cutoff - 2 * HOUR, "v_visitor000y", "4", "/obrigado"),
+        view(cutoff + HOUR, "v_visitor000y", "5", "/produto/2"),
+        view(cutoff + 90 * 60_000, "v_visitor000y", "6", "/carrinho"),
+    ];
+    assert_eq!(import(app, "loja", "history", &lines).await.status, 201);
+    drain(app).await;
+    let t = reader(&fed);
+    let (d0, d1) = day_of(cutoff);
+    let report = || {
+        let fed = &fed;
+        let t = t.clone();
+        async move {
+            let r = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await;
+            let f = r.unwrap()["funnels"][0].clone();
+            f["steps"].as_array().unwrap().iter().map(|s| s["visitors"].as_i64().unwrap()).collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(report().await, vec![2, 2, 1]);
+    write(&fed, &cfg, "setRetentionPolicy", policy(20, 20, 20, 20, 30), false).await;
+    retention_drain(app).await;
+    let status = fed.both(Some(&cfg), "retentionStatus", json!({"siteId": "loja"})).await.unwrap();
+    assert_eq!(status["backlog"]["events"], 0);
+    // X's product went with its event; Y's day row kept the product and the cart.
+    assert_eq!(report().await, vec![1, 1, 0]);
 });

@@ -474,7 +474,7 @@ backend_test!(with_the_site_map_off_the_function_and_the_feature_are_gone, site_
 
 /// A migrated PostgreSQL database of its own and a connection to it (None
 /// when PostgreSQL is not configured).
-fn pg_database() -> Option<(crate::common::TestDb, rastrod::db::AnyConnection)> {
+pub(crate) fn pg_database() -> Option<(crate::common::TestDb, rastrod::db::AnyConnection)> {
     let db = crate::common::TestDb::postgres()?;
     let mut conn = pg_connect(&db.url);
     rastrod::db::migrate(&mut conn).unwrap();
@@ -490,7 +490,7 @@ fn pg_connect(url: &str) -> rastrod::db::AnyConnection {
 /// database at `url`, as two processes' report actors would: `first` does
 /// its work and holds its transaction open until `second` is seen waiting
 /// for a lock (a condition, not a time), then commits; `second` then ends.
-fn two_at_once<F, S>(url: &str, main: &mut rastrod::db::AnyConnection, first: F, second: S)
+pub(crate) fn two_at_once<F, S>(url: &str, main: &mut rastrod::db::AnyConnection, first: F, second: S)
 where
     F: FnOnce(&mut rastrod::db::AnyConnection) -> rastrod::error::Result<()> + Send,
     S: FnOnce(&mut rastrod::db::AnyConnection) -> rastrod::error::Result<()> + Send,

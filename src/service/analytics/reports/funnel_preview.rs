@@ -73,11 +73,9 @@ pub fn preview_funnel(conn: &mut AnyConnection, a: PreviewFunnelArgs, cap: usize
         timezone: None,
         filters: Vec::new(),
     };
-    let mut rows = rows_in_range(conn, &draft, &a.steps, true, &range, cap)?;
-    let incomplete = rows.len() > cap;
-    rows.truncate(cap);
-    let persons = Persons::default().of_rows(conn, &a.site_id, &rows)?;
-    let report = funnel_report(&draft, &a.steps, &levels(&persons, &rows, a.steps.len(), a.window_ms));
+    let hits = rows_in_range(conn, &mut Persons::default(), &draft, &a.steps, true, &range, cap)?;
+    let incomplete = hits.incomplete;
+    let report = funnel_report(&draft, &a.steps, &levels(&hits.rows, a.steps.len(), a.window_ms));
     Ok(FunnelPreview {
         site_id: a.site_id,
         from: a.from,

@@ -25,7 +25,7 @@ use crate::service::reporting::filters::Filter;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
-use crate::store::analytics::funnels::{self as store, StepHit, StepRow};
+use crate::store::analytics::funnels::{self as store, Entry, StepRow};
 use crate::store::analytics::people as people_store;
 
 pub const MAX_FUNNEL_DAYS: i64 = 90;
@@ -99,6 +99,14 @@ pub struct FunnelsArgs {
     pub filters: Vec<Filter>,
 }
 
+/// An event of a funnel as the event-derived paths read it (a kept
+/// session's, or the events' own while the index is rebuilt).
+pub(super) struct StepHit {
+    visitor_id: String,
+    at: i64,
+    steps: i64,
+}
+
 /// Each funnel's rows in the range from the events of the kept sessions
 /// (REP-06, REP-07): every event of a kept session can be a step, as the
 /// index would have it, in `(at, eventId)` order.
@@ -114,18 +122,44 @@ fn kept_rows(funnels: &[(String, Vec<Step>)], kept: &kept::Kept) -> HashMap<Stri
     out
 }
 
-/// A funnel's rows in the range: from the index, or from the events while
-/// its index is rebuilt (the same rows, read slower: rule ARPT-13).
+/// A funnel's events in a range as its levels read them: each one's person
+/// number, time and step bits, in `(at, eventId)` order; `incomplete` when
+/// the range held more than the row cap (then the first `cap` are kept,
+/// so every figure is a lower bound: ARPT-13).
+pub(super) struct Hits {
+    pub rows: Vec<(u32, i64, i64)>,
+    pub incomplete: bool,
+}
+
+impl Hits {
+    /// Hits of rows already in `(at, eventId)` order.
+    pub(super) fn of(
+        conn: &mut AnyConnection,
+        persons: &mut Persons,
+        site_id: &str,
+        mut rows: Vec<StepHit>,
+        cap: usize,
+    ) -> Result<Hits> {
+        let incomplete = rows.len() > cap;
+        rows.truncate(cap);
+        let who = persons.of_visitors(conn, site_id, rows.iter().map(|r| r.visitor_id.as_str()))?;
+        Ok(Hits { rows: who.into_iter().zip(rows).map(|(p, r)| (p, r.at, r.steps)).collect(), incomplete })
+    }
+}
+
+/// A funnel's events in the range: from the index, or from the events
+/// while its index is rebuilt (the same rows, read slower: rule ARPT-13).
 pub(super) fn rows_in_range(
     conn: &mut AnyConnection,
+    persons: &mut Persons,
     f: &FunnelRow,
     steps: &[Step],
     rebuilding: bool,
     a: &FunnelsArgs,
     cap: usize,
-) -> Result<Vec<StepHit>> {
+) -> Result<Hits> {
     if !rebuilding {
-        return store::steps_between(conn, &f.id, a.from, a.to, cap + 1).map_err(db);
+        return indexed(conn, persons, f, a, cap);
     }
     let mut out = Vec::new();
     let (mut after_at, mut after_id) = (a.from - 1, String::from("\u{10FFFF}"));
@@ -146,8 +180,41 @@ pub(super) fn rows_in_range(
             _ => break,
         }
     }
-    out.truncate(cap + 1);
-    Ok(out)
+    Hits::of(conn, persons, &f.site_id, out, cap)
+}
+
+/// A funnel's events in the range from its packed index: the rows of the
+/// range's UTC days (one per visitor and day), each visitor numbered once
+/// per row, the entries inside the range put in `(at, eventId)` order with
+/// an event appended twice read once. Past the cap, the rows of the last
+/// day read (perhaps not all of them) are left out and the earliest `cap`
+/// events of the days before are kept.
+fn indexed(
+    conn: &mut AnyConnection,
+    persons: &mut Persons,
+    f: &FunnelRow,
+    a: &FunnelsArgs,
+    cap: usize,
+) -> Result<Hits> {
+    let mut days = store::days_between(conn, &f.id, store::day_of(a.from), store::day_of(a.to), cap + 1).map_err(db)?;
+    let mut incomplete = false;
+    if days.len() > cap {
+        incomplete = true;
+        let last = days.last().map(|d| d.day);
+        days.retain(|d| Some(d.day) != last);
+    }
+    let who = persons.of_visitors(conn, &f.site_id, days.iter().map(|d| d.visitor_id.as_str()))?;
+    let mut entries: Vec<(Entry<'_>, u32)> = Vec::new();
+    for (d, p) in days.iter().zip(who) {
+        entries.extend(store::unpack(&d.entries).filter(|e| e.at >= a.from && e.at <= a.to).map(|e| (e, p)));
+    }
+    entries.sort_unstable_by(|(x, _), (y, _)| (x.at, x.event_id).cmp(&(y.at, y.event_id)));
+    entries.dedup_by(|(x, _), (y, _)| x.at == y.at && x.event_id == y.event_id);
+    if entries.len() > cap {
+        incomplete = true;
+        entries.truncate(cap);
+    }
+    Ok(Hits { rows: entries.into_iter().map(|(e, p)| (p, e.at, e.steps)).collect(), incomplete })
 }
 
 /// The visitors of one report's rows as dense numbers, each alias numbered
@@ -162,16 +229,21 @@ pub(super) struct Persons {
 }
 
 impl Persons {
-    /// Each row's person number, in the rows' order.
-    pub(super) fn of_rows(&mut self, conn: &mut AnyConnection, site_id: &str, rows: &[StepHit]) -> Result<Vec<u32>> {
+    /// Each visitor's person number, in the visitors' order.
+    pub(super) fn of_visitors<'a>(
+        &mut self,
+        conn: &mut AnyConnection,
+        site_id: &str,
+        visitors: impl Iterator<Item = &'a str>,
+    ) -> Result<Vec<u32>> {
         let mut new: Vec<String> = Vec::new();
-        let mut out = Vec::with_capacity(rows.len());
-        for r in rows {
-            let n = match self.number.get(r.visitor_id.as_str()) {
+        let mut out = Vec::new();
+        for v in visitors {
+            let n = match self.number.get(v) {
                 Some(n) => *n,
                 None => {
-                    let n = self.intern(&r.visitor_id);
-                    new.push(r.visitor_id.clone());
+                    let n = self.intern(v);
+                    new.push(v.to_string());
                     n
                 }
             };
@@ -197,12 +269,12 @@ impl Persons {
     }
 }
 
-/// Each person's level in a funnel of `n` steps over its rows: the rows are
-/// grouped by person with one stable sort, which keeps each person's rows in
-/// `(at, event_id)` order (so an alias's rows and its person's interleave as
-/// they happened).
-pub(super) fn levels(persons: &[u32], rows: &[StepHit], n: usize, window_ms: i64) -> Vec<usize> {
-    let mut keyed: Vec<(u32, i64, i64)> = persons.iter().zip(rows).map(|(p, r)| (*p, r.at, r.steps)).collect();
+/// Each person's level in a funnel of `n` steps over its rows `(person, at,
+/// steps)` in `(at, eventId)` order: the rows are grouped by person with one
+/// stable sort, which keeps each person's rows in that order (so an alias's
+/// rows and its person's interleave as they happened).
+pub(super) fn levels(rows: &[(u32, i64, i64)], n: usize, window_ms: i64) -> Vec<usize> {
+    let mut keyed = rows.to_vec();
     keyed.sort_by_key(|(p, _, _)| *p);
     let mut out = Vec::new();
     let mut run: Vec<(i64, i64)> = Vec::new();
@@ -382,16 +454,12 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
     let mut persons = Persons::default();
     for f in &funnels {
         let steps = steps_of(f);
-        let mut rows = match filtered.as_mut() {
-            Some(rows) => rows.remove(&f.id).unwrap_or_default(),
-            None => rows_in_range(conn, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
+        let hits = match filtered.as_mut() {
+            Some(rows) => Hits::of(conn, &mut persons, &a.site_id, rows.remove(&f.id).unwrap_or_default(), cap)?,
+            None => rows_in_range(conn, &mut persons, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
         };
-        if rows.len() > cap {
-            incomplete = true;
-            rows.truncate(cap);
-        }
-        let of_rows = persons.of_rows(conn, &a.site_id, &rows)?;
-        out.push(funnel_report(f, &steps, &levels(&of_rows, &rows, steps.len(), f.window_ms)));
+        incomplete |= hits.incomplete;
+        out.push(funnel_report(f, &steps, &levels(&hits.rows, steps.len(), f.window_ms)));
     }
     Ok(FunnelsReport {
         site_id: a.site_id,

@@ -19,6 +19,7 @@ use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::sites;
 use crate::service::validate;
+use crate::store::analytics::funnels as funnel_store;
 use crate::store::analytics::people as people_store;
 use crate::store::analytics::retention::{self as store, JobRow, PolicyRow};
 
@@ -28,7 +29,9 @@ pub const MAX_DAYS: i64 = 3650;
 /// The tables of a class and the time each compares with the cutoff (§5.9).
 fn tables(class: RetentionClass) -> &'static [(&'static str, &'static str)] {
     match class {
-        RetentionClass::Events => &[("web_events", "occurred_at"), ("web_goal_hits", "at"), ("web_funnel_steps", "at")],
+        RetentionClass::Events => {
+            &[("web_events", "occurred_at"), ("web_goal_hits", "at"), ("web_funnel_days", "first_at")]
+        }
         RetentionClass::Sessions => &[
             ("web_sessions", "started_at"),
             ("web_session_goals", "started_at"),
@@ -86,7 +89,12 @@ pub fn delete_step(
         if left == 0 {
             break;
         }
-        left -= store::delete_before(conn, table, column, site_id, cutoff, left).map_err(db)?;
+        left -= match *table {
+            // A packed row of the cutoff's day keeps its later entries.
+            "web_funnel_days" => funnel_store::trim_before(conn, site_id, cutoff, left),
+            _ => store::delete_before(conn, table, column, site_id, cutoff, left),
+        }
+        .map_err(db)?;
     }
     if class == RetentionClass::Sessions && left > 0 {
         left -= store::delete_orphan_visitors(conn, site_id, cutoff, left).map_err(db)?;
