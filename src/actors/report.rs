@@ -8,13 +8,18 @@
 //! Then it moves pending funnel index rebuilds on, one bounded step per
 //! transaction, each step's position kept, so a restart resumes them, and
 //! builds the month tier of sites that had data before it existed, one
-//! (site, month) per transaction.
+//! (site, month) per transaction, and on PostgreSQL drops the live counters
+//! of buckets older than an hour past the live window.
 
 use super::periodic::Periodic;
+use crate::db::Backend;
 use crate::error::Result;
 use crate::service::analytics::{reports::funnels, rollup, rollup::month_tier};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
+use crate::store::analytics::live_counts;
+
+const HOUR_MS: i64 = 3_600_000;
 
 /// Applies every queued event now (tests, shutdown); answers how many.
 pub async fn drain(cx: &ServiceContext) -> Result<usize> {
@@ -54,6 +59,14 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
         })
         .await?
     {}
+    // PostgreSQL's live counters of buckets no window of the present reaches
+    // (a window asked of an older `now` counts the rows instead).
+    if cx.backend() == Backend::Postgres {
+        let keep = cx.config.live_window.as_millis() as i64 + HOUR_MS;
+        let before = cx.now() - keep;
+        let before = before - before.rem_euclid(live_counts::BUCKET_MS);
+        cx.write_alone(move |c| Ok(Written::new(live_counts::prune(c, before)?, Effects::quiet()))).await?;
+    }
     Ok(total)
 }
 

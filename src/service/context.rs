@@ -133,6 +133,11 @@ impl Context {
         }
     }
 
+    /// Which database this process runs on.
+    pub fn backend(&self) -> crate::db::Backend {
+        self.db.backend()
+    }
+
     /// The same database and clock under another configuration (tests,
     /// tools that change one setting).
     pub fn reconfigured(&self, config: Arc<Config>, graph_url: &str) -> Result<Context> {

@@ -12,6 +12,7 @@ pub mod goals;
 mod imports;
 mod keys;
 pub mod links;
+pub mod live_counts;
 mod outbox;
 pub mod people;
 mod reads;

@@ -18,6 +18,7 @@ mod demo_traffic;
 mod funnels;
 mod hour_sets;
 mod ledger;
+mod live_count;
 mod mmdb;
 mod month_tier;
 mod people;
