@@ -28,3 +28,6 @@ GROUP BY funnel_id, day, visitor_id;
 DROP TABLE web_funnel_steps;
 CREATE INDEX web_funnel_days_visitor ON web_funnel_days (site_id, visitor_id);
 CREATE INDEX web_funnel_days_site_first ON web_funnel_days (site_id, first_at);
+-- Statistics now: until autovacuum's analyze reaches the new table, the
+-- planner would walk a whole site's rows for a few visitors' (live rows).
+ANALYZE web_funnel_days;
