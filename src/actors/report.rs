@@ -14,12 +14,11 @@
 use super::periodic::Periodic;
 use crate::db::Backend;
 use crate::error::Result;
+use crate::service::analytics::rollup::buckets::HOUR_MS;
 use crate::service::analytics::{reports::funnels, rollup, rollup::month_tier};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
 use crate::store::analytics::live_counts;
-
-const HOUR_MS: i64 = 3_600_000;
 
 /// Applies every queued event now (tests, shutdown); answers how many.
 pub async fn drain(cx: &ServiceContext) -> Result<usize> {

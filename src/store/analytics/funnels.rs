@@ -39,6 +39,13 @@ pub struct Entry<'a> {
     pub event_id: &'a [u8],
 }
 
+impl<'a> Entry<'a> {
+    /// What orders entries and tells an event seen twice: its time, then its id.
+    pub fn key(&self) -> (i64, &'a [u8]) {
+        (self.at, self.event_id)
+    }
+}
+
 /// The bytes of an entry before its id: time (8), steps (2), id length (1).
 const HEAD: usize = 11;
 
@@ -80,8 +87,8 @@ pub fn unpack(entries: &[u8]) -> impl Iterator<Item = Entry<'_>> + '_ {
 /// rebuild may append what acceptance already did): the order every
 /// funnel computation reads them in.
 pub fn settle(entries: &mut Vec<Entry<'_>>) {
-    entries.sort_unstable_by(|a, b| (a.at, a.event_id).cmp(&(b.at, b.event_id)));
-    entries.dedup_by(|a, b| a.at == b.at && a.event_id == b.event_id);
+    entries.sort_unstable_by_key(Entry::key);
+    entries.dedup_by_key(|e| e.key());
 }
 
 crate::row! {
@@ -229,7 +236,7 @@ pub fn trim_before(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: 
         "WHERE site_id = ? AND first_at < ? AND day = ? ORDER BY funnel_id, day, visitor_id LIMIT ?{lock}"
     ));
     q.text(site_id).int(cutoff).int(day_of(cutoff)).int((limit - n) as i64);
-    for mut d in q.load::<DayRow>(conn)? {
+    for d in q.load::<DayRow>(conn)? {
         let mut kept = Vec::with_capacity(d.entries.len());
         let mut first = None::<i64>;
         for e in unpack(&d.entries).filter(|e| e.at >= cutoff) {
@@ -247,7 +254,7 @@ pub fn trim_before(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: 
             }
             None => RawQuery::new("DELETE FROM web_funnel_days WHERE funnel_id = ? AND day = ? AND visitor_id = ?"),
         };
-        q.text(std::mem::take(&mut d.funnel_id)).int(d.day).text(std::mem::take(&mut d.visitor_id));
+        q.text(d.funnel_id).int(d.day).text(d.visitor_id);
         q.execute(conn)?;
         n += 1;
     }

@@ -19,6 +19,8 @@ pub const BUCKET_MS: i64 = 10_000;
 /// on SQLite, for a window of less than a whole bucket, or for one that
 /// starts before the counters' horizon (the caller then counts the rows).
 pub fn count(conn: &mut AnyConnection, site_ids: &[String], from: i64, to: i64) -> QueryResult<Option<i64>> {
+    // (A window before the epoch, which no caller asks, is left to the rows
+    // rather than to bucket arithmetic on negative times.)
     if conn.is_sqlite() || site_ids.is_empty() || from < 0 {
         return Ok(None);
     }

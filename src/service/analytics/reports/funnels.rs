@@ -208,8 +208,8 @@ fn indexed(
     for (d, p) in days.iter().zip(who) {
         entries.extend(store::unpack(&d.entries).filter(|e| e.at >= a.from && e.at <= a.to).map(|e| (e, p)));
     }
-    entries.sort_unstable_by(|(x, _), (y, _)| (x.at, x.event_id).cmp(&(y.at, y.event_id)));
-    entries.dedup_by(|(x, _), (y, _)| x.at == y.at && x.event_id == y.event_id);
+    entries.sort_unstable_by_key(|(e, _)| e.key());
+    entries.dedup_by_key(|(e, _)| e.key());
     if entries.len() > cap {
         incomplete = true;
         entries.truncate(cap);
