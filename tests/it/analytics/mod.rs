@@ -2,7 +2,8 @@
 //! reads here (with the helpers the other analytics tests share); beside them
 //! `combined` (batches accepted together), `crash` (kill -9 of the real binary), `demo_traffic` (the demo's live
 //! visitors), `definitions`, `funnels`, `ledger`,
-//! `people`, `retention`, `month_tier`, `regroup`, `site_map`,
+//! `people`, `retention`, `month_tier`, `regroup`, `site_copy` (the
+//! tracker's copy of a site against another process's change), `site_map`,
 //! `tracked_links`, `whatsapp_refs` (the WhatsApp taps' references), and
 //! `mmdb`, the tests' own MaxMind DB writer.
 //!
@@ -24,6 +25,7 @@ mod month_tier;
 mod people;
 mod regroup;
 mod retention;
+mod site_copy;
 mod site_map;
 mod tracked_links;
 mod whatsapp_refs;

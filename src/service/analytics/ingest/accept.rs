@@ -16,12 +16,13 @@ mod plan;
 pub mod whatsapp;
 mod write;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::service::analytics::ingest::batch::Incoming;
+use crate::service::sites;
 pub use decide::event_time;
 use load::Definitions;
 pub use plan::{GoalHit, LandingClickId, Loaded, Outcome, Plan, SessionWrite, Visit, VisitorState, VisitorWrite};
@@ -69,6 +70,25 @@ pub fn add_to_open_session(conn: &mut AnyConnection, v: &Visit, session_id: &str
     let plan = decide::decide(v, loaded, events, &mut ids::time_ordered)?;
     write(conn, v, &plan)?;
     Ok(plan.outcome.accepted > 0)
+}
+
+/// The tracker checks a batch against its process's copy of the site, which
+/// may be up to `RASTRO_READ_CACHE_TTL` older than another process's change
+/// (`Tracker::sites`); the write takes each site's domains and route
+/// patterns as its own transaction reads them, once per site, so what lands
+/// follows the site as committed (rules TRK-17, ROUTE-03).
+pub fn refresh_sites(conn: &mut AnyConnection, batches: &mut [Batch]) -> Result<()> {
+    let mut read: HashMap<String, sites::Site> = HashMap::new();
+    for (v, _) in batches.iter_mut() {
+        if !read.contains_key(&v.site_id) {
+            read.insert(v.site_id.clone(), sites::get(conn, &v.site_id)?);
+        }
+        if let Some(site) = read.get(&v.site_id) {
+            v.domains.clone_from(&site.domains);
+            v.route_patterns.clone_from(&site.route_patterns);
+        }
+    }
+    Ok(())
 }
 
 /// Several batches in one write (issue 25), each decided as [`accept`]

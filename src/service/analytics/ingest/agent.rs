@@ -7,6 +7,9 @@
 //! iPadOS) are read first. Bots are our own must-be list plus woothee's
 //! crawler detection.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use serde::Serialize;
 
 /// Substrings that make a User-Agent a bot (§3.5's must-be list, and the
@@ -183,6 +186,44 @@ pub fn classify(ua: &str) -> Agent {
     Agent { browser: browser_of(ua, parsed.as_ref()), os, device: device_of(ua, os, parsed.as_ref()) }
 }
 
+/// User-Agents this process has classified. A browser sends the same string
+/// with every request and a site's visitors share a few hundred, so each is
+/// parsed once (Plausible keeps such a cache too). Bounded: past
+/// [`MAX_SEEN`] strings the map starts over, and a string longer than
+/// [`MAX_SEEN_LEN`] is classified every time rather than kept. Memory only:
+/// nothing here is logged or counted.
+#[derive(Default)]
+pub struct Seen {
+    agents: Mutex<HashMap<Box<str>, Option<Agent>>>,
+}
+
+const MAX_SEEN: usize = 4096;
+const MAX_SEEN_LEN: usize = 512;
+
+impl Seen {
+    /// None for a bot ([`is_bot`]); otherwise [`classify`]'s answer.
+    pub fn of(&self, ua: &str) -> Option<Agent> {
+        let lock = || self.agents.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(a) = lock().get(ua) {
+            return a.clone();
+        }
+        let agent = (!is_bot(ua)).then(|| classify(ua));
+        if ua.len() <= MAX_SEEN_LEN {
+            let mut agents = lock();
+            if agents.len() >= MAX_SEEN {
+                agents.clear();
+            }
+            agents.insert(ua.into(), agent.clone());
+        }
+        agent
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.agents.lock().unwrap().len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,5 +301,24 @@ mod tests {
             assert!(a.browser.is_none_or(|b| BROWSERS.contains(&b)));
             assert!(a.os.is_none_or(|o| OSES.contains(&o)));
         }
+    }
+
+    // rule: TRK-18, TRK-34
+    #[test]
+    fn a_seen_agent_answers_as_a_fresh_classification_and_the_cache_stays_bounded() {
+        let seen = Seen::default();
+        for ua in [CHROME_WIN, SAMSUNG, IPAD, INSTAGRAM, "curl/8.5.0", "", "Twitterbot/1.0"] {
+            let want = (!is_bot(ua)).then(|| classify(ua));
+            assert_eq!(seen.of(ua), want, "{ua:?} first");
+            assert_eq!(seen.of(ua), want, "{ua:?} again, from the cache");
+        }
+        assert_eq!(seen.len(), 7);
+        let long = format!("{CHROME_WIN} {}", "x".repeat(MAX_SEEN_LEN));
+        assert_eq!(seen.of(&long), Some(classify(&long)));
+        assert_eq!(seen.len(), 7, "a string past the length bound is not kept");
+        for i in 0..MAX_SEEN + 10 {
+            seen.of(&format!("Mozilla/5.0 Probe/{i}"));
+        }
+        assert!(seen.len() <= MAX_SEEN, "{}", seen.len());
     }
 }

@@ -19,7 +19,8 @@ pub async fn accept(cx: &Context, visit: Visit, events: Vec<Option<Incoming>>, l
     waiting.submit(cx, (visit, events), limit, many, one).await
 }
 
-fn many(c: &mut AnyConnection, batches: Vec<Batch>) -> Result<Written<Vec<Result<Outcome>>>> {
+fn many(c: &mut AnyConnection, mut batches: Vec<Batch>) -> Result<Written<Vec<Result<Outcome>>>> {
+    accept::refresh_sites(c, &mut batches)?;
     let sites: Vec<String> = batches.iter().map(|(v, _)| v.site_id.clone()).collect();
     let outcomes = accept::accept_many(c, batches)?;
     let mut effects = Effects::quiet();
@@ -29,7 +30,10 @@ fn many(c: &mut AnyConnection, batches: Vec<Batch>) -> Result<Written<Vec<Result
     Ok(Written::new(outcomes.into_iter().map(Ok).collect(), effects))
 }
 
-fn one(c: &mut AnyConnection, (v, events): Batch) -> Result<Written<Outcome>> {
+fn one(c: &mut AnyConnection, batch: Batch) -> Result<Written<Outcome>> {
+    let mut batch = [batch];
+    accept::refresh_sites(c, &mut batch)?;
+    let [(v, events)] = batch;
     let o = accept::accept(c, &v, events)?;
     let effects = Effects::live(&v.site_id, o.accepted > 0);
     Ok(Written::new(o, effects))

@@ -136,16 +136,19 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
             retry_after: Some(secs),
         }
     })?;
-    // Check 4: the site.
+    // Check 4: the site, from this process's copy (see `Tracker::sites`).
     let site_id = b.site_id.clone();
-    let site = cx.read(move |c| sites::get(c, &site_id)).await?;
+    let ttl = cx.config.read_cache_ttl.as_millis() as i64;
+    let read = cx.read(move |c| sites::get(c, &site_id));
+    let site = tracker.sites.get_or(b.site_id.clone(), cx.generation(), now, ttl, read).await?;
     let cookieless = site.cookieless;
     let answer =
         |accepted, rejected, bot| Answer { accepted, rejected, bot, cookieless, visitor_id: None, session_id: None };
     // Check 5: bots (rule TRK-18), before the Origin.
-    if b.bot || agent::is_bot(req.user_agent) {
-        return Ok(answer(0, 0, n));
-    }
+    let agent = match tracker.agents.of(req.user_agent) {
+        Some(agent) if !b.bot => agent,
+        _ => return Ok(answer(0, 0, n)),
+    };
     // Check 6: the Origin.
     if !origin_allowed(req.origin, req.referer, &site.domains) {
         return Ok(answer(0, n, 0));
@@ -190,7 +193,7 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         hash: b.hash,
         redact: cx.config.path_redaction,
         language: b.language.clone(),
-        agent: agent::classify(req.user_agent),
+        agent,
         country: location.0,
         region: location.1,
         idle_ms: cx.config.session_idle.as_millis() as i64,

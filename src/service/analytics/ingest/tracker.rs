@@ -1,10 +1,14 @@
-//! The tracker's state in this process: the rate limits and the salts of
-//! the days in use (held by the analytics runtime of the process).
+//! The tracker's state in this process: the rate limits, the salts of the
+//! days in use, and the copies of sites and User-Agents its checks read
+//! (held by the analytics runtime of the process).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use super::agent::Seen;
 use super::limits::Limits;
+use crate::service::read_cache::ReadCache;
+use crate::service::sites::Site;
 
 /// The tracker's state in this process: rate limits and the salts in use.
 pub struct Tracker {
@@ -13,6 +17,13 @@ pub struct Tracker {
     pub(crate) salts: Mutex<HashMap<i64, Vec<u8>>>,
     /// The batches waiting for the next combined write (`combine`).
     pub(crate) waiting: crate::service::combine::queue::Combiner<super::accept::Batch, super::accept::Outcome>,
+    /// The sites the checks before the write read (existence, cookieless,
+    /// the Origin's domains): valid until a write of this process that may
+    /// change them or `RASTRO_READ_CACHE_TTL`. The write itself reads the
+    /// domains and route patterns again (`accept::refresh_sites`).
+    pub(crate) sites: ReadCache<Site>,
+    /// The User-Agents classified so far.
+    pub(crate) agents: Seen,
 }
 
 impl Tracker {
@@ -26,6 +37,8 @@ impl Tracker {
             limits: Limits::new(config.tracker_ip_rate, config.tracker_site_rate, config.tracker_new_visitor_rate),
             salts: Mutex::default(),
             waiting: Default::default(),
+            sites: ReadCache::default(),
+            agents: Seen::default(),
         }
     }
 }
