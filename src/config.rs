@@ -87,6 +87,8 @@ settings! {
         "read connections in the pool (writes go through one group-commit writer)";
     write_batch_max: usize = "database.write_batch_max", "RASTRO_WRITE_BATCH_MAX", "256", parse_usize_nonzero,
         "most writes committed in one transaction by the group-commit writer";
+    database_writers: usize = "database.writers", "RASTRO_DATABASE_WRITERS", "2", parse_usize_nonzero,
+        "PostgreSQL: write connections committing batches at once (SQLite always has one writer)";
     write_queue_max: usize = "database.write_queue_max", "RASTRO_WRITE_QUEUE_MAX", "20000", parse_usize_nonzero,
         "most writes waiting for the writer; past it writes get 429 RATE_LIMITED";
     data_dir: PathBuf = "storage.data_dir", "RASTRO_DATA_DIR", "./data", parse_path,

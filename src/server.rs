@@ -26,7 +26,13 @@ use crate::service::context::Context;
 /// runs yet: the benchmarks and in-process tests that want no HTTP server
 /// start from here; everything else goes through [`start`].
 pub async fn open_state(config: Config, clock: SharedClock) -> Result<AppState> {
-    let db = Db::open(&config.database_url, config.database_pool_size, config.write_batch_max, config.write_queue_max)?;
+    let db = Db::open_with_writers(
+        &config.database_url,
+        config.database_pool_size,
+        config.write_batch_max,
+        config.write_queue_max,
+        config.database_writers,
+    )?;
     let fake = if config.meta_fake {
         let fake = crate::meta::fake::start("127.0.0.1:0")
             .await

@@ -136,6 +136,18 @@ impl Db {
     /// Opens the database (creating a SQLite file and its folder on first start)
     /// and runs the pending migrations.
     pub fn open(url: &str, pool_size: u32, write_batch_max: usize, write_queue_max: usize) -> Result<Db> {
+        Db::open_with_writers(url, pool_size, write_batch_max, write_queue_max, 1)
+    }
+
+    /// [`Db::open`] with `writers` write connections on PostgreSQL (SQLite
+    /// always has one: it allows one writer at a time).
+    pub fn open_with_writers(
+        url: &str,
+        pool_size: u32,
+        write_batch_max: usize,
+        write_queue_max: usize,
+        writers: usize,
+    ) -> Result<Db> {
         let url = DbUrl::parse(url).map_err(Error::invalid)?;
         if let DbUrl::Sqlite(path) = &url
             && let Some(dir) = path.parent()
@@ -149,10 +161,13 @@ impl Db {
         };
         let queries = Arc::new(AtomicU64::new(0));
         let manager = Manager { url, queries: queries.clone() };
-        let mut first = r2d2::ManageConnection::connect(&manager).map_err(|e| {
-            tracing::error!(error = %e, "database connection");
-            Error::unavailable(format!("cannot open the database: {}", redact_url_error(&e.to_string())))
-        })?;
+        let connect = || {
+            r2d2::ManageConnection::connect(&manager).map_err(|e| {
+                tracing::error!(error = %e, "database connection");
+                Error::unavailable(format!("cannot open the database: {}", redact_url_error(&e.to_string())))
+            })
+        };
+        let mut first = connect()?;
         migrate(&mut first)?;
         let pool = r2d2::Pool::builder()
             .max_size(pool_size)
@@ -160,7 +175,13 @@ impl Db {
             .connection_timeout(Duration::from_secs(10))
             .build(manager.clone())
             .map_err(Error::from)?;
-        let writer = Arc::new(Writer::start(first, manager, write_batch_max, write_queue_max));
+        let mut conns = vec![first];
+        if backend == Backend::Postgres {
+            for _ in 1..writers.max(1) {
+                conns.push(connect()?);
+            }
+        }
+        let writer = Arc::new(Writer::start(conns, manager, write_batch_max, write_queue_max));
         Ok(Db { pool, writer, backend, generation: Arc::default(), queries })
     }
 

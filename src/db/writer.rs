@@ -44,6 +44,8 @@ pub struct Stats {
     pub failed_batches: u64,
     /// Writes submitted and not yet answered.
     pub pending: u64,
+    /// Writer threads, each with its connection (one on SQLite).
+    pub writers: usize,
 }
 
 #[derive(Default)]
@@ -57,7 +59,7 @@ struct Counters {
 
 pub struct Writer {
     jobs: Mutex<Option<mpsc::Sender<Job>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
     counters: Arc<Counters>,
     /// Writes submitted and not yet answered; past `queue_max` new ones are
     /// refused with RATE_LIMITED instead of growing memory without bound.
@@ -66,17 +68,27 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn start(conn: AnyConnection, manager: super::Manager, batch_max: usize, queue_max: usize) -> Writer {
+    /// One writer thread per connection of `conns` (one on SQLite, which
+    /// allows one writer; on PostgreSQL, several, each taking the next
+    /// batch of the one queue, so the server runs one batch while the daemon
+    /// prepares another).
+    pub fn start(conns: Vec<AnyConnection>, manager: super::Manager, batch_max: usize, queue_max: usize) -> Writer {
         let (tx, rx) = mpsc::channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
         let counters = Arc::new(Counters::default());
-        let thread_counters = counters.clone();
-        let thread = std::thread::Builder::new()
-            .name("rastrod-writer".into())
-            .spawn(move || writer_loop(conn, &manager, rx, batch_max, &thread_counters))
-            .expect("spawning the writer thread");
+        let threads = conns
+            .into_iter()
+            .map(|conn| {
+                let (counters, manager, rx) = (counters.clone(), manager.clone(), rx.clone());
+                std::thread::Builder::new()
+                    .name("rastrod-writer".into())
+                    .spawn(move || writer_loop(conn, &manager, &rx, batch_max, &counters))
+                    .expect("spawning a writer thread")
+            })
+            .collect();
         Writer {
             jobs: Mutex::new(Some(tx)),
-            thread: Mutex::new(Some(thread)),
+            threads: Mutex::new(threads),
             counters,
             pending: Arc::new(AtomicU64::new(0)),
             queue_max: queue_max as u64,
@@ -151,7 +163,8 @@ impl Writer {
     /// Stops taking writes, lets the queued ones commit, and joins the thread.
     pub fn close(&self) {
         self.jobs.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(handle) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
+        for handle in threads {
             let _ = handle.join();
         }
     }
@@ -162,6 +175,7 @@ impl Writer {
             writes: self.counters.writes.load(Ordering::Relaxed),
             failed_batches: self.counters.failed_batches.load(Ordering::Relaxed),
             pending: self.pending.load(Ordering::SeqCst),
+            writers: self.threads.lock().unwrap_or_else(|p| p.into_inner()).len(),
         }
     }
 }
@@ -270,7 +284,7 @@ fn wait_until(rx: &mpsc::Receiver<()>, until: Instant) -> bool {
 fn writer_loop(
     mut conn: AnyConnection,
     manager: &super::Manager,
-    rx: mpsc::Receiver<Job>,
+    rx: &Mutex<mpsc::Receiver<Job>>,
     batch_max: usize,
     counters: &Counters,
 ) {
@@ -278,18 +292,24 @@ fn writer_loop(
     tune(&mut conn, checkpointer.is_some());
     // A job taken while filling a batch that must go alone waits here for the next transaction.
     let mut held: Option<Job> = None;
-    while let Some(first) = held.take().or_else(|| rx.recv().ok()) {
-        let alone = first.alone;
+    loop {
+        // The queue is this thread's while it takes a batch: the first job
+        // (waiting for one), then every job already queued behind it.
         let mut batch = Vec::with_capacity(batch_max.min(64));
-        batch.push(first);
-        while !alone && batch.len() < batch_max {
-            match rx.try_recv() {
-                Ok(job) if job.alone => {
-                    held = Some(job);
-                    break;
+        {
+            let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
+            let Some(first) = held.take().or_else(|| rx.recv().ok()) else { break };
+            let alone = first.alone;
+            batch.push(first);
+            while !alone && batch.len() < batch_max {
+                match rx.try_recv() {
+                    Ok(job) if job.alone => {
+                        held = Some(job);
+                        break;
+                    }
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
                 }
-                Ok(job) => batch.push(job),
-                Err(_) => break,
             }
         }
         let size = batch.len() as u64;

@@ -633,22 +633,47 @@ pub async fn fake_graph_process(http: &reqwest::Client) -> (Proc, String) {
     (proc, base)
 }
 
-/// The writer held by a write that waits until the answered sender sends
-/// (or is dropped), so the writes submitted meanwhile queue behind it; the
-/// handle answers the held write's outcome.
+/// Every writer thread held (one on SQLite, `RASTRO_DATABASE_WRITERS` on
+/// PostgreSQL), each by a write of its own that waits until the answered
+/// sender sends (or is dropped), so the writes submitted meanwhile queue
+/// behind them; the handle answers the held writes' outcome. The holds go
+/// alone (a transaction each), so no two of them share a thread.
 pub fn hold_writer(
     cx: &rastrod::service::context::Context,
 ) -> (std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<rastrod::error::Result<()>>) {
     let (release, held) = std::sync::mpsc::channel::<()>();
-    let cx = cx.clone();
-    let blocker = tokio::spawn(async move {
-        cx.write_plain(move |_| {
-            let _ = held.recv();
-            Ok(())
+    let gate = Arc::new((std::sync::Mutex::new(false), std::sync::Condvar::new()));
+    let opener = gate.clone();
+    std::thread::spawn(move || {
+        let _ = held.recv();
+        *opener.0.lock().unwrap() = true;
+        opener.1.notify_all();
+    });
+    let holds: Vec<_> = (0..writers(cx))
+        .map(|_| {
+            let (cx, gate) = (cx.clone(), gate.clone());
+            tokio::spawn(async move {
+                cx.write_alone(move |_| {
+                    let open = gate.0.lock().unwrap();
+                    drop(gate.1.wait_while(open, |open| !*open).unwrap());
+                    Ok(rastrod::service::effects::Written::plain(()))
+                })
+                .await
+            })
         })
-        .await
+        .collect();
+    let blocker = tokio::spawn(async move {
+        for h in holds {
+            h.await.unwrap()?;
+        }
+        Ok(())
     });
     (release, blocker)
+}
+
+/// The writer threads of this process (what [`hold_writer`] holds).
+pub fn writers(cx: &rastrod::service::context::Context) -> u64 {
+    cx.storage_stats().writer.writers as u64
 }
 
 /// Waits (5 s at most) until `queued()` counts `n`, then checks it does.

@@ -103,17 +103,19 @@ pub(crate) fn cpu_seconds(pid: &str) -> Option<f64> {
     Some(ticks / 100.0)
 }
 
-/// The CPU seconds of the daemon's group-commit writer thread (`rastrod-writer`).
+/// The CPU seconds of the daemon's group-commit writer threads (`rastrod-writer`;
+/// one on SQLite, `RASTRO_DATABASE_WRITERS` on PostgreSQL), summed.
 pub(crate) fn writer_cpu_seconds(pid: &str) -> Option<f64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut total = None;
     for t in tasks.flatten() {
         let tid = t.file_name().to_string_lossy().into_owned();
         let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
         if comm.trim() == "rastrod-writer" {
-            return cpu_seconds(&format!("{pid}/task/{tid}"));
+            total = Some(total.unwrap_or(0.0) + cpu_seconds(&format!("{pid}/task/{tid}"))?);
         }
     }
-    None
+    total
 }
 
 /// Nanoseconds on CPU of every thread of this process (Linux schedstat).

@@ -1,7 +1,7 @@
 //! Operations: the host key, the open routes, metrics and the secret canaries
 //! here; `hardening` (hostile clients on raw sockets), `shutdown` (SIGTERM of
-//! the real binary) and `scale_out` (two processes on one PostgreSQL) beside
-//! them.
+//! the real binary), `scale_out` (two processes on one PostgreSQL) and
+//! `writers` (several write connections on PostgreSQL) beside them.
 //!
 //! Authentication of the host API, the open operational routes, the OpenAPI
 //! document, metrics labels, and a canary hunt for secrets in every answer.
@@ -10,6 +10,7 @@ mod hardening;
 mod scale_out;
 mod schema;
 mod shutdown;
+mod writers;
 
 use std::collections::{BTreeMap, BTreeSet};
 
