@@ -84,7 +84,7 @@ settings! {
     database_url: String = "database.url", "RASTRO_DATABASE_URL", "sqlite://./data/rastrod.db", parse_db_url,
         "sqlite://path (relative or absolute) or postgres://...";
     database_pool_size: u32 = "database.pool_size", "RASTRO_DATABASE_POOL_SIZE", "8", parse_pool,
-        "read connections in the pool (writes go through one group-commit writer)";
+        "read connections in the pool (writes go through the group-commit writers)";
     write_batch_max: usize = "database.write_batch_max", "RASTRO_WRITE_BATCH_MAX", "256", parse_usize_nonzero,
         "most writes committed in one transaction by the group-commit writer";
     database_writers: usize = "database.writers", "RASTRO_DATABASE_WRITERS", "2", parse_usize_nonzero,

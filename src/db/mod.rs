@@ -16,7 +16,7 @@ use diesel::prelude::*;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
 use crate::error::{Error, Result};
-pub use writer::{Stats as WriterStats, Writer};
+pub use writer::{Lane, Stats as WriterStats, Writer};
 
 const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
 const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
@@ -226,6 +226,20 @@ impl Db {
     {
         let out = self.writer.submit_alone(f).await;
         self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        out
+    }
+
+    /// [`Db::write_tracked`] in `lane` (`alone`: in a transaction of its own).
+    pub async fn write_in<T, F, P>(&self, lane: Lane, alone: bool, f: F, changes_cached_reads: P) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+        P: FnOnce(&T) -> bool,
+    {
+        let out = self.writer.submit_in(lane, alone, f).await;
+        if out.as_ref().map_or(true, changes_cached_reads) {
+            self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         out
     }
 

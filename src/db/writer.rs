@@ -1,6 +1,8 @@
-//! Group commit. One thread owns the write connection; writes arrive as jobs,
-//! and every job waiting when a transaction starts joins it, each in its own
-//! savepoint. All of them are answered after the one commit, so a write is
+//! Group commit. A writer thread owns a write connection; writes arrive as
+//! jobs in one queue, and every job waiting when a transaction starts joins
+//! it, each in its own savepoint. SQLite has one writer thread; PostgreSQL
+//! more (`RASTRO_DATABASE_WRITERS`): the first takes every job in order, the
+//! others only jobs of [`Lane::Any`], so those commit beside the first's. All of them are answered after the one commit, so a write is
 //! acknowledged only once it is durable, at the cost of one fsync per batch
 //! instead of one per write. SQLite allows one writer at a time anyway; on
 //! PostgreSQL the same batching saves round trips and fsyncs.
@@ -34,7 +36,76 @@ type Run = Box<dyn FnOnce(&mut AnyConnection) -> (Completion, bool) + Send>;
 /// transaction (where it answers whether that transaction may commit).
 struct Job {
     alone: bool,
+    lane: Lane,
     run: Run,
+}
+
+/// The writes waiting, in submission order, shared by the writer threads.
+#[derive(Default)]
+struct Queue {
+    state: Mutex<Waiting>,
+    ready: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct Waiting {
+    jobs: std::collections::VecDeque<Job>,
+    /// No write is taken any more; the threads end once theirs are done.
+    closed: bool,
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `job` (false once closed).
+    fn push(&self, job: Job) -> bool {
+        let mut w = self.lock();
+        if w.closed {
+            return false;
+        }
+        w.jobs.push_back(job);
+        drop(w);
+        self.ready.notify_all();
+        true
+    }
+
+    fn close(&self) {
+        self.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    /// The next batch of a writer thread, waiting for one; None once the
+    /// queue is closed and holds nothing this thread may take. The first
+    /// thread (`ordered`) takes every write in order; the others only
+    /// [`Lane::Any`] ones, skipping the rest. A write that goes alone is a
+    /// batch by itself, and ends a batch that reached it.
+    fn take(&self, ordered: bool, batch_max: usize) -> Option<Vec<Job>> {
+        let mine = |j: &Job| ordered || j.lane == Lane::Any;
+        let mut w = self.lock();
+        loop {
+            if let Some(i) = w.jobs.iter().position(mine) {
+                let first = w.jobs.remove(i)?;
+                let mut batch = vec![first];
+                if !batch[0].alone {
+                    let mut k = i;
+                    while batch.len() < batch_max && k < w.jobs.len() {
+                        match &w.jobs[k] {
+                            j if j.alone && mine(j) => break,
+                            j if mine(j) => batch.extend(w.jobs.remove(k)),
+                            _ => k += 1,
+                        }
+                    }
+                }
+                return Some(batch);
+            }
+            if w.closed {
+                return None;
+            }
+            w = self.ready.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -57,8 +128,22 @@ struct Counters {
     truncate_wal: AtomicBool,
 }
 
+/// Which writer threads may run a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// The first writer, in the order submitted with every other such write:
+    /// the default, and what every write had before several writers.
+    Ordered,
+    /// Any writer thread (the first too, in order with the rest): only for
+    /// writes safe beside each other and beside the ordered ones: the
+    /// tracker's combined writes, which lock visitors in key order and
+    /// append in SQL, and are retried batch by batch should one fail (as a
+    /// deadlock's victim would be).
+    Any,
+}
+
 pub struct Writer {
-    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+    queue: Arc<Queue>,
     threads: Mutex<Vec<JoinHandle<()>>>,
     counters: Arc<Counters>,
     /// Writes submitted and not yet answered; past `queue_max` new ones are
@@ -69,25 +154,25 @@ pub struct Writer {
 
 impl Writer {
     /// One writer thread per connection of `conns` (one on SQLite, which
-    /// allows one writer; on PostgreSQL, several, each taking the next
-    /// batch of the one queue, so the server runs one batch while the daemon
-    /// prepares another).
+    /// allows one writer): the first takes every write in order; on
+    /// PostgreSQL the others each take the next batch of [`Lane::Any`]
+    /// writes, so the server runs one batch while the daemon prepares another.
     pub fn start(conns: Vec<AnyConnection>, manager: super::Manager, batch_max: usize, queue_max: usize) -> Writer {
-        let (tx, rx) = mpsc::channel::<Job>();
-        let rx = Arc::new(Mutex::new(rx));
+        let queue = Arc::new(Queue::default());
         let counters = Arc::new(Counters::default());
         let threads = conns
             .into_iter()
-            .map(|conn| {
-                let (counters, manager, rx) = (counters.clone(), manager.clone(), rx.clone());
+            .enumerate()
+            .map(|(i, conn)| {
+                let (counters, manager, queue) = (counters.clone(), manager.clone(), queue.clone());
                 std::thread::Builder::new()
                     .name("rastrod-writer".into())
-                    .spawn(move || writer_loop(conn, &manager, &rx, batch_max, &counters))
+                    .spawn(move || writer_loop(conn, &manager, &queue, i == 0, batch_max, &counters))
                     .expect("spawning a writer thread")
             })
             .collect();
         Writer {
-            jobs: Mutex::new(Some(tx)),
+            queue,
             threads: Mutex::new(threads),
             counters,
             pending: Arc::new(AtomicU64::new(0)),
@@ -101,7 +186,16 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
-        self.submit_as(false, f).await
+        self.submit_as(Lane::Ordered, false, f).await
+    }
+
+    /// [`Writer::submit`] (or, `alone`, [`Writer::submit_alone`]) in `lane`.
+    pub async fn submit_in<T, F>(&self, lane: Lane, alone: bool, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
+        self.submit_as(lane, alone, f).await
     }
 
     /// Runs `f` in a transaction of its own (a large write, see the module's
@@ -111,10 +205,10 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
-        self.submit_as(true, f).await
+        self.submit_as(Lane::Ordered, true, f).await
     }
 
-    async fn submit_as<T, F>(&self, alone: bool, f: F) -> Result<T>
+    async fn submit_as<T, F>(&self, lane: Lane, alone: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
@@ -138,12 +232,7 @@ impl Writer {
             }) as Completion;
             (done, ok)
         });
-        let job = Job { alone, run };
-        let sent = {
-            let guard = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-            guard.as_ref().is_some_and(|sender| sender.send(job).is_ok())
-        };
-        if !sent {
+        if !self.queue.push(Job { alone, lane, run }) {
             self.pending.fetch_sub(1, Ordering::SeqCst);
             return Err(Error::unavailable("shutting down"));
         }
@@ -162,7 +251,7 @@ impl Writer {
 
     /// Stops taking writes, lets the queued ones commit, and joins the thread.
     pub fn close(&self) {
-        self.jobs.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.queue.close();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
         for handle in threads {
             let _ = handle.join();
@@ -284,34 +373,14 @@ fn wait_until(rx: &mpsc::Receiver<()>, until: Instant) -> bool {
 fn writer_loop(
     mut conn: AnyConnection,
     manager: &super::Manager,
-    rx: &Mutex<mpsc::Receiver<Job>>,
+    queue: &Queue,
+    ordered: bool,
     batch_max: usize,
     counters: &Counters,
 ) {
     let checkpointer = if conn.is_sqlite() { Checkpointer::start(manager) } else { None };
     tune(&mut conn, checkpointer.is_some());
-    // A job taken while filling a batch that must go alone waits here for the next transaction.
-    let mut held: Option<Job> = None;
-    loop {
-        // The queue is this thread's while it takes a batch: the first job
-        // (waiting for one), then every job already queued behind it.
-        let mut batch = Vec::with_capacity(batch_max.min(64));
-        {
-            let rx = rx.lock().unwrap_or_else(|p| p.into_inner());
-            let Some(first) = held.take().or_else(|| rx.recv().ok()) else { break };
-            let alone = first.alone;
-            batch.push(first);
-            while !alone && batch.len() < batch_max {
-                match rx.try_recv() {
-                    Ok(job) if job.alone => {
-                        held = Some(job);
-                        break;
-                    }
-                    Ok(job) => batch.push(job),
-                    Err(_) => break,
-                }
-            }
-        }
+    while let Some(mut batch) = queue.take(ordered, batch_max) {
         let size = batch.len() as u64;
         let mut completions: Vec<Completion> = Vec::with_capacity(batch.len());
         let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -384,6 +453,38 @@ mod tests {
         struct N {
             n: i64,
         }
+    }
+
+    /// A job that only names itself: (lane, alone, name).
+    fn job(lane: super::Lane, alone: bool) -> super::Job {
+        super::Job { alone, lane, run: Box::new(|_| (Box::new(|_| ()), true)) }
+    }
+
+    fn shape(batch: &[super::Job]) -> Vec<(super::Lane, bool)> {
+        batch.iter().map(|j| (j.lane, j.alone)).collect()
+    }
+
+    // rule: STORE-11
+    #[test]
+    fn the_first_writer_takes_every_write_in_order_the_others_only_any_lane_ones() {
+        use super::Lane::{Any, Ordered};
+        let q = super::Queue::default();
+        for (lane, alone) in [(Ordered, false), (Any, false), (Ordered, false), (Any, false), (Any, true), (Any, false)]
+        {
+            assert!(q.push(job(lane, alone)));
+        }
+        // Another writer: the shared Any writes, past the ordered ones, up to the one that goes alone.
+        assert_eq!(shape(&q.take(false, 64).unwrap()), vec![(Any, false), (Any, false)]);
+        // The alone one by itself, then the last.
+        assert_eq!(shape(&q.take(false, 64).unwrap()), vec![(Any, true)]);
+        assert_eq!(shape(&q.take(false, 64).unwrap()), vec![(Any, false)]);
+        // The ordered writes are the first writer's, in order, within the batch bound.
+        assert!(q.push(job(Any, false)));
+        assert_eq!(shape(&q.take(true, 2).unwrap()), vec![(Ordered, false), (Ordered, false)]);
+        q.close();
+        assert!(!q.push(job(Ordered, false)), "closed");
+        assert_eq!(shape(&q.take(true, 64).unwrap()), vec![(Any, false)], "what was queued is still written");
+        assert!(q.take(true, 64).is_none() && q.take(false, 64).is_none());
     }
 
     fn db() -> (Db, std::path::PathBuf) {

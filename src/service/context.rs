@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::clock::SharedClock;
 use crate::config::Config;
 use crate::crypto::SecretsKey;
-use crate::db::{AnyConnection, Db};
+use crate::db::{AnyConnection, Db, Lane};
 use crate::error::{Code, Error, Result};
 use crate::meta::graph::GraphClient;
 use crate::service::analytics::runtime::Runtime;
@@ -181,6 +181,19 @@ impl Context {
         F: FnOnce(&mut AnyConnection) -> Result<Written<T>> + Send + 'static,
     {
         let written = self.db.write_alone(f).await?;
+        self.act_on(&written.effects);
+        Ok(written.value)
+    }
+
+    /// [`Context::write`] (or, `alone`, [`Context::write_alone`]) in a
+    /// writer lane: [`Lane::Any`] only for writes safe beside every other
+    /// (see `db::writer`).
+    pub async fn write_in<T, F>(&self, lane: Lane, alone: bool, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<Written<T>> + Send + 'static,
+    {
+        let written = self.db.write_in(lane, alone, f, |w: &Written<T>| w.effects.changes_cached_reads).await?;
         self.act_on(&written.effects);
         Ok(written.value)
     }

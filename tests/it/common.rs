@@ -649,11 +649,14 @@ pub fn hold_writer(
         *opener.0.lock().unwrap() = true;
         opener.1.notify_all();
     });
-    let holds: Vec<_> = (0..writers(cx))
-        .map(|_| {
+    use rastrod::db::Lane;
+    // The first writer takes the ordered lane, every other one the other lane.
+    let lanes = std::iter::once(Lane::Ordered).chain((1..writers(cx)).map(|_| Lane::Any));
+    let holds: Vec<_> = lanes
+        .map(|lane| {
             let (cx, gate) = (cx.clone(), gate.clone());
             tokio::spawn(async move {
-                cx.write_alone(move |_| {
+                cx.write_in(lane, true, move |_| {
                     let open = gate.0.lock().unwrap();
                     drop(gate.1.wait_while(open, |open| !*open).unwrap());
                     Ok(rastrod::service::effects::Written::plain(()))

@@ -23,7 +23,7 @@ use tokio::sync::oneshot;
 use queue::Reply;
 pub use queue::{Combiner, Combiners};
 
-use crate::db::AnyConnection;
+use crate::db::{AnyConnection, Lane};
 use crate::error::{Code, Error, Result};
 use crate::service::context::Context;
 use crate::service::effects::Written;
@@ -39,6 +39,20 @@ impl<I: Clone + Send + 'static, O: Send + 'static> Combiner<I, O> {
     /// Writes `item` with whatever else is queued; answers after the
     /// commit. Past `limit` waiting items, RATE_LIMITED.
     pub async fn submit(&self, cx: &Context, item: I, limit: usize, many: Many<I, O>, one: One<I, O>) -> Result<O> {
+        self.submit_in(cx, Lane::Ordered, item, limit, many, one).await
+    }
+
+    /// [`Combiner::submit`] with the combined write (and its retries) in
+    /// `lane`: [`Lane::Any`] only for writes safe beside every other.
+    pub async fn submit_in(
+        &self,
+        cx: &Context,
+        lane: Lane,
+        item: I,
+        limit: usize,
+        many: Many<I, O>,
+        one: One<I, O>,
+    ) -> Result<O> {
         let (reply, answer) = oneshot::channel();
         let schedule = {
             let mut q = self.lock();
@@ -49,19 +63,19 @@ impl<I: Clone + Send + 'static, O: Send + 'static> Combiner<I, O> {
             !std::mem::replace(&mut q.scheduled, true)
         };
         if schedule {
-            tokio::spawn(self.clone().write(cx.clone(), many, one));
+            tokio::spawn(self.clone().write(cx.clone(), lane, many, one));
         }
         answer.await.unwrap_or_else(|_| Err(Error::unavailable("a combined write was dropped")))
     }
 
     /// One combined write of the items queued when it runs.
-    async fn write(self, cx: Context, many: Many<I, O>, one: One<I, O>) {
+    async fn write(self, cx: Context, lane: Lane, many: Many<I, O>, one: One<I, O>) {
         let (tx, taken) = oneshot::channel::<Vec<Reply<O>>>();
         // The items, kept for a retry one by one should the combined write fail.
         let retry: Arc<Mutex<Vec<I>>> = Arc::default();
         let (keep, queue) = (retry.clone(), self.clone());
         let written = cx
-            .write(move |c| {
+            .write_in(lane, false, move |c| {
                 let (items, replies): (Vec<I>, Vec<Reply<O>>) = queue.take().into_iter().unzip();
                 let _ = tx.send(replies);
                 *keep.lock().unwrap_or_else(|p| p.into_inner()) = items.clone();
@@ -88,7 +102,7 @@ impl<I: Clone + Send + 'static, O: Send + 'static> Combiner<I, O> {
             Err(_) => {
                 let items = std::mem::take(&mut *retry.lock().unwrap_or_else(|p| p.into_inner()));
                 for (reply, item) in replies.into_iter().zip(items) {
-                    let _ = reply.send(cx.write(move |c| one(c, item)).await);
+                    let _ = reply.send(cx.write_in(lane, false, move |c| one(c, item)).await);
                 }
             }
         }

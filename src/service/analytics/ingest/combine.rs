@@ -7,7 +7,7 @@
 
 use super::accept::{self, Batch, Outcome, Visit};
 use super::batch::Incoming;
-use crate::db::AnyConnection;
+use crate::db::{AnyConnection, Lane};
 use crate::error::Result;
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
@@ -16,7 +16,8 @@ use crate::service::effects::{Effects, Written};
 /// the commit. Past `limit` waiting batches, RATE_LIMITED.
 pub async fn accept(cx: &Context, visit: Visit, events: Vec<Option<Incoming>>, limit: usize) -> Result<Outcome> {
     let waiting = cx.analytics.tracker.waiting.clone();
-    waiting.submit(cx, (visit, events), limit, many, one).await
+    // Safe beside every other write (see `Lane::Any`): any writer may take it.
+    waiting.submit_in(cx, Lane::Any, (visit, events), limit, many, one).await
 }
 
 fn many(c: &mut AnyConnection, mut batches: Vec<Batch>) -> Result<Written<Vec<Result<Outcome>>>> {
