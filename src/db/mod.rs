@@ -224,9 +224,7 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
-        let out = self.writer.submit_alone(f).await;
-        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        out
+        self.write_in(Lane::Ordered, true, f, |_| true).await
     }
 
     /// [`Db::write_tracked`] in `lane` (`alone`: in a transaction of its own).
@@ -251,11 +249,7 @@ impl Db {
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
         P: FnOnce(&T) -> bool,
     {
-        let out = self.writer.submit(f).await;
-        if out.as_ref().map_or(true, changes_cached_reads) {
-            self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        }
-        out
+        self.write_in(Lane::Ordered, false, f, changes_cached_reads).await
     }
 
     /// Changes after every write this process committed (or tried to) that

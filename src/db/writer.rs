@@ -180,35 +180,11 @@ impl Writer {
         }
     }
 
-    /// Runs `f` in the next batch; answers its outcome once the batch committed.
-    pub async fn submit<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
-    {
-        self.submit_as(Lane::Ordered, false, f).await
-    }
-
-    /// [`Writer::submit`] (or, `alone`, [`Writer::submit_alone`]) in `lane`.
+    /// Runs `f` in `lane`: in the next batch of a writer that takes it, in
+    /// its own savepoint, or `alone`, in a transaction of its own (a large
+    /// write, see the module's comment); answers its outcome once committed
+    /// (or rolled back).
     pub async fn submit_in<T, F>(&self, lane: Lane, alone: bool, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
-    {
-        self.submit_as(lane, alone, f).await
-    }
-
-    /// Runs `f` in a transaction of its own (a large write, see the module's
-    /// comment); answers its outcome once committed or rolled back.
-    pub async fn submit_alone<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
-    {
-        self.submit_as(Lane::Ordered, true, f).await
-    }
-
-    async fn submit_as<T, F>(&self, lane: Lane, alone: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
