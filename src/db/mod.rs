@@ -1,5 +1,5 @@
 //! Storage: one `AnyConnection` over SQLite and PostgreSQL, picked by the URL
-//! scheme; a read pool; one group-commit writer; migrations embedded per backend.
+//! scheme; a read pool; group-commit writers; migrations embedded per backend.
 
 pub mod row;
 pub mod schema;

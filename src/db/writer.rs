@@ -2,7 +2,8 @@
 //! jobs in one queue, and every job waiting when a transaction starts joins
 //! it, each in its own savepoint. SQLite has one writer thread; PostgreSQL
 //! more (`RASTRO_DATABASE_WRITERS`): the first takes every job in order, the
-//! others only jobs of [`Lane::Any`], so those commit beside the first's. All of them are answered after the one commit, so a write is
+//! others only jobs of [`Lane::Any`], so those commit beside the first's.
+//! All of them are answered after the one commit, so a write is
 //! acknowledged only once it is durable, at the cost of one fsync per batch
 //! instead of one per write. SQLite allows one writer at a time anyway; on
 //! PostgreSQL the same batching saves round trips and fsyncs.
@@ -145,6 +146,8 @@ pub enum Lane {
 pub struct Writer {
     queue: Arc<Queue>,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// How many threads `start` made (the handles go at `close`).
+    writers: usize,
     counters: Arc<Counters>,
     /// Writes submitted and not yet answered; past `queue_max` new ones are
     /// refused with RATE_LIMITED instead of growing memory without bound.
@@ -170,9 +173,10 @@ impl Writer {
                     .spawn(move || writer_loop(conn, &manager, &queue, i == 0, batch_max, &counters))
                     .expect("spawning a writer thread")
             })
-            .collect();
+            .collect::<Vec<_>>();
         Writer {
             queue,
+            writers: threads.len(),
             threads: Mutex::new(threads),
             counters,
             pending: Arc::new(AtomicU64::new(0)),
@@ -225,7 +229,7 @@ impl Writer {
         self.counters.truncate_wal.store(true, Ordering::SeqCst);
     }
 
-    /// Stops taking writes, lets the queued ones commit, and joins the thread.
+    /// Stops taking writes, lets the queued ones commit, and joins the threads.
     pub fn close(&self) {
         self.queue.close();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|p| p.into_inner()));
@@ -240,7 +244,7 @@ impl Writer {
             writes: self.counters.writes.load(Ordering::Relaxed),
             failed_batches: self.counters.failed_batches.load(Ordering::Relaxed),
             pending: self.pending.load(Ordering::SeqCst),
-            writers: self.threads.lock().unwrap_or_else(|p| p.into_inner()).len(),
+            writers: self.writers,
         }
     }
 }
@@ -431,7 +435,7 @@ mod tests {
         }
     }
 
-    /// A job that only names itself: (lane, alone, name).
+    /// A job that does nothing, known by its lane and whether it goes alone.
     fn job(lane: super::Lane, alone: bool) -> super::Job {
         super::Job { alone, lane, run: Box::new(|_| (Box::new(|_| ()), true)) }
     }
