@@ -135,10 +135,19 @@ crate::row! {
 /// statement's text has a few shapes and each stays prepared.
 pub const BINDS_PER_STATEMENT: usize = 960;
 
-/// Inserts `rows` with one multi-row statement per chunk, each followed by
-/// `tail` (an `ON CONFLICT …` clause, or empty). An upsert must not meet one
-/// key twice in a chunk (PostgreSQL refuses to change a row twice).
+/// Inserts `rows`, followed by `tail` (an `ON CONFLICT …` clause, or empty):
+/// on PostgreSQL with one statement that binds an array per column
+/// ([`RawQuery::execute_unnest`]), on SQLite with one multi-row statement per
+/// chunk of [`BINDS_PER_STATEMENT`] binds. An upsert must not meet one key
+/// twice in a call (PostgreSQL refuses to change a row twice in a statement).
 pub fn insert<R: Row, B: Borrow<R>>(conn: &mut AnyConnection, rows: &[B], tail: &str) -> QueryResult<usize> {
+    if let AnyConnection::Postgresql(pg) = conn {
+        let mut q = RawQuery::default();
+        for r in rows {
+            r.borrow().bind(&mut q);
+        }
+        return q.execute_unnest(pg, R::TABLE, R::columns(), R::WIDTH, tail);
+    }
     let per = (BINDS_PER_STATEMENT / R::WIDTH).max(1);
     let mut n = 0;
     for chunk in rows.chunks(per) {

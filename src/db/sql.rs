@@ -45,6 +45,20 @@ mod tests {
     use super::placeholders;
 
     #[test]
+    fn a_column_with_a_nullable_value_becomes_nullable_and_a_mismatch_is_an_error() {
+        use super::{Bind, Column};
+        let mut c = Column::of(Bind::Text("a".into()), 3);
+        c.push(Bind::OptText(None)).unwrap();
+        c.push(Bind::Text("c".into())).unwrap();
+        assert!(matches!(&c, Column::OptText(v) if *v == [Some("a".to_string()), None, Some("c".to_string())]));
+        let mut n = Column::of(Bind::BigInt(1), 2);
+        n.push(Bind::OptBigInt(None)).unwrap();
+        assert!(matches!(&n, Column::OptBigInt(v) if *v == [Some(1), None]));
+        let err = Column::of(Bind::BigInt(1), 2).push(Bind::Text("secret-canary".into())).unwrap_err().to_string();
+        assert!(!err.contains("secret-canary"), "no value in the message: {err}");
+    }
+
+    #[test]
     fn placeholder_lists() {
         assert_eq!(placeholders(1), "(?)");
         assert_eq!(placeholders(3), "(?, ?, ?)");
@@ -166,6 +180,144 @@ impl RawQuery {
     pub fn execute(&self, conn: &mut AnyConnection) -> diesel::QueryResult<usize> {
         use diesel::RunQueryDsl;
         if self.prepared { Prepared(self).execute(conn) } else { self.boxed(conn).execute(conn) }
+    }
+}
+
+/// One column of a multi-row write on PostgreSQL: every row's value of it,
+/// bound as one array (see [`RawQuery::execute_unnest`]).
+enum Column {
+    Text(Vec<String>),
+    OptText(Vec<Option<String>>),
+    BigInt(Vec<i64>),
+    OptBigInt(Vec<Option<i64>>),
+    Bytes(Vec<Vec<u8>>),
+    Bool(Vec<bool>),
+}
+
+impl Column {
+    fn of(first: Bind, rows: usize) -> Self {
+        let mut c = match &first {
+            Bind::Text(_) => Column::Text(Vec::with_capacity(rows)),
+            Bind::OptText(_) => Column::OptText(Vec::with_capacity(rows)),
+            Bind::BigInt(_) => Column::BigInt(Vec::with_capacity(rows)),
+            Bind::OptBigInt(_) => Column::OptBigInt(Vec::with_capacity(rows)),
+            Bind::Bytes(_) => Column::Bytes(Vec::with_capacity(rows)),
+            Bind::Bool(_) => Column::Bool(Vec::with_capacity(rows)),
+        };
+        // The first value always fits the column made for it.
+        let _ = c.push(first);
+        c
+    }
+
+    /// Adds one row's value; a nullable value in a column that had none so
+    /// far makes the column nullable. Any other mismatch is the caller's bug.
+    fn push(&mut self, b: Bind) -> diesel::QueryResult<()> {
+        match (&mut *self, b) {
+            (Column::Text(v), Bind::Text(s)) => v.push(s),
+            (Column::OptText(v), Bind::OptText(s)) => v.push(s),
+            (Column::OptText(v), Bind::Text(s)) => v.push(Some(s)),
+            (Column::BigInt(v), Bind::BigInt(i)) => v.push(i),
+            (Column::OptBigInt(v), Bind::OptBigInt(i)) => v.push(i),
+            (Column::OptBigInt(v), Bind::BigInt(i)) => v.push(Some(i)),
+            (Column::Bytes(v), Bind::Bytes(b)) => v.push(b),
+            (Column::Bool(v), Bind::Bool(b)) => v.push(b),
+            (Column::Text(v), Bind::OptText(s)) => {
+                let mut o: Vec<Option<String>> = std::mem::take(v).into_iter().map(Some).collect();
+                o.push(s);
+                *self = Column::OptText(o);
+            }
+            (Column::BigInt(v), Bind::OptBigInt(i)) => {
+                let mut o: Vec<Option<i64>> = std::mem::take(v).iter().copied().map(Some).collect();
+                o.push(i);
+                *self = Column::OptBigInt(o);
+            }
+            // Never the value itself in the message: it may be personal data.
+            _ => return Err(diesel::result::Error::QueryBuilderError("a column's values differ in type".into())),
+        }
+        Ok(())
+    }
+}
+
+impl RawQuery {
+    /// `INSERT INTO {table} ({columns}) SELECT … FROM UNNEST($1, …, $n)`,
+    /// then `tail`, on PostgreSQL: every row of a multi-row write in one
+    /// statement whose text depends only on the table and tail (issue 25's
+    /// "`UNNEST` arrays on PostgreSQL"), so it is parsed and planned once per
+    /// connection whatever the number of rows, and binds one array per column
+    /// instead of a value per cell. The rows go in their order (the
+    /// ordinality), as a `VALUES` list's do. `self` holds only the binds,
+    /// `width` per row, row after row.
+    pub fn execute_unnest(
+        self,
+        conn: &mut diesel::PgConnection,
+        table: &str,
+        columns: &str,
+        width: usize,
+        tail: &str,
+    ) -> diesel::QueryResult<usize> {
+        use diesel::RunQueryDsl;
+        if self.binds.is_empty() || width == 0 {
+            return Ok(0);
+        }
+        if self.binds.len() % width != 0 {
+            return Err(diesel::result::Error::QueryBuilderError("a row without all its binds".into()));
+        }
+        let rows = self.binds.len() / width;
+        let mut cols: Vec<Column> = Vec::with_capacity(width);
+        for (i, b) in self.binds.into_iter().enumerate() {
+            if i < width {
+                cols.push(Column::of(b, rows));
+            } else {
+                cols[i % width].push(b)?;
+            }
+        }
+        let head = format!("INSERT INTO {table} ({columns}) SELECT {columns} FROM UNNEST(");
+        let rest = format!(") WITH ORDINALITY AS u({columns}, rastro_ord) ORDER BY rastro_ord{tail}");
+        Unnest { head, columns: cols, rest }.execute(conn)
+    }
+}
+
+/// The statement of [`RawQuery::execute_unnest`], kept prepared per
+/// connection by its text like [`Prepared`].
+struct Unnest {
+    head: String,
+    columns: Vec<Column>,
+    rest: String,
+}
+
+impl diesel::query_builder::QueryId for Unnest {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl diesel::query_builder::Query for Unnest {
+    type SqlType = diesel::sql_types::Untyped;
+}
+
+impl diesel::RunQueryDsl<diesel::PgConnection> for Unnest {}
+
+impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for Unnest {
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> diesel::QueryResult<()> {
+        use diesel::sql_types::{Array, BigInt, Binary, Bool, Nullable, Text};
+        out.push_sql(&self.head);
+        for (i, c) in self.columns.iter().enumerate() {
+            if i > 0 {
+                out.push_sql(", ");
+            }
+            match c {
+                Column::Text(v) => out.push_bind_param::<Array<Text>, Vec<String>>(v)?,
+                Column::OptText(v) => out.push_bind_param::<Array<Nullable<Text>>, Vec<Option<String>>>(v)?,
+                Column::BigInt(v) => out.push_bind_param::<Array<BigInt>, Vec<i64>>(v)?,
+                Column::OptBigInt(v) => out.push_bind_param::<Array<Nullable<BigInt>>, Vec<Option<i64>>>(v)?,
+                Column::Bytes(v) => out.push_bind_param::<Array<Binary>, Vec<Vec<u8>>>(v)?,
+                Column::Bool(v) => out.push_bind_param::<Array<Bool>, Vec<bool>>(v)?,
+            }
+        }
+        out.push_sql(&self.rest);
+        Ok(())
     }
 }
 

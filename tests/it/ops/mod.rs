@@ -6,6 +6,7 @@
 //! Authentication of the host API, the open operational routes, the OpenAPI
 //! document, metrics labels, and a canary hunt for secrets in every answer.
 
+mod bulk_rows;
 mod hardening;
 mod scale_out;
 mod schema;
