@@ -259,7 +259,7 @@ impl RawQuery {
         if self.binds.is_empty() || width == 0 {
             return Ok(0);
         }
-        if self.binds.len() % width != 0 {
+        if !self.binds.len().is_multiple_of(width) {
             return Err(diesel::result::Error::QueryBuilderError("a row without all its binds".into()));
         }
         let rows = self.binds.len() / width;
