@@ -59,6 +59,16 @@ mod tests {
     }
 
     #[test]
+    fn a_prepared_statement_splits_its_text_at_each_placeholder_once() {
+        let mut q = super::RawQuery::prepared("SELECT ? + ?, 'x'");
+        q.int(1).int(2);
+        let p = super::Prepared::new(&q);
+        assert_eq!(p.parts, ["SELECT ", " + ", ", 'x'"]);
+        assert_eq!(super::Prepared::new(&super::RawQuery::prepared("SELECT 1")).parts, ["SELECT 1"]);
+        assert_eq!(super::Prepared::new(&super::RawQuery::prepared("?")).parts, ["", ""]);
+    }
+
+    #[test]
     fn placeholder_lists() {
         assert_eq!(placeholders(1), "(?)");
         assert_eq!(placeholders(3), "(?, ?, ?)");
@@ -174,12 +184,12 @@ impl RawQuery {
         T: diesel::QueryableByName<MultiBackend> + 'static,
     {
         use diesel::RunQueryDsl;
-        if self.prepared { Prepared(self).load(conn) } else { self.boxed(conn).load(conn) }
+        if self.prepared { Prepared::new(self).load(conn) } else { self.boxed(conn).load(conn) }
     }
 
     pub fn execute(&self, conn: &mut AnyConnection) -> diesel::QueryResult<usize> {
         use diesel::RunQueryDsl;
-        if self.prepared { Prepared(self).execute(conn) } else { self.boxed(conn).execute(conn) }
+        if self.prepared { Prepared::new(self).execute(conn) } else { self.boxed(conn).execute(conn) }
     }
 }
 
@@ -324,7 +334,28 @@ impl diesel::query_builder::QueryFragment<diesel::pg::Pg> for Unnest {
 /// A [`RawQuery`] written through diesel's query builder: the backend writes
 /// its own placeholders, and the statement is safe to cache, so diesel keeps
 /// it prepared per connection, keyed by its text and bind types.
-pub struct Prepared<'a>(&'a RawQuery);
+pub struct Prepared<'a> {
+    query: &'a RawQuery,
+    /// The text around the placeholders, found once per execution: diesel
+    /// walks a statement three times (its cache key, its safety, its binds),
+    /// and scanning a long multi-row text for `?` on every walk was a tenth
+    /// of SQLite's writer thread.
+    parts: Vec<&'a str>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(query: &'a RawQuery) -> Self {
+        let sql = query.sql.as_str();
+        let mut parts = Vec::with_capacity(query.binds.len() + 1);
+        let mut start = 0;
+        for at in memchr::memchr_iter(b'?', sql.as_bytes()) {
+            parts.push(&sql[start..at]);
+            start = at + 1;
+        }
+        parts.push(&sql[start..]);
+        Prepared { query, parts }
+    }
+}
 
 impl diesel::query_builder::QueryId for Prepared<'_> {
     type QueryId = ();
@@ -343,8 +374,8 @@ impl diesel::query_builder::QueryFragment<MultiBackend> for Prepared<'_> {
         mut out: diesel::query_builder::AstPass<'_, 'b, MultiBackend>,
     ) -> diesel::QueryResult<()> {
         use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
-        let mut binds = self.0.binds.iter();
-        let mut parts = self.0.sql.split('?');
+        let mut binds = self.query.binds.iter();
+        let mut parts = self.parts.iter();
         if let Some(first) = parts.next() {
             out.push_sql(first);
         }
