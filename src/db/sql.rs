@@ -338,7 +338,7 @@ pub struct Prepared<'a> {
     query: &'a RawQuery,
     /// The text around the placeholders, found once per execution: diesel
     /// walks a statement three times (its cache key, its safety, its binds),
-    /// and scanning a long multi-row text for `?` on every walk was a tenth
+    /// and scanning a long multi-row text for `?` on every walk was 8 %
     /// of SQLite's writer thread.
     parts: Vec<&'a str>,
 }
