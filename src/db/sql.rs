@@ -47,14 +47,17 @@ mod tests {
     #[test]
     fn a_column_with_a_nullable_value_becomes_nullable_and_a_mismatch_is_an_error() {
         use super::{Bind, Column};
-        let mut c = Column::of(Bind::Text("a".into()), 3);
+        let first = Bind::Text("a".into());
+        let mut c = Column::like(&first, 3);
+        c.push(first).unwrap();
         c.push(Bind::OptText(None)).unwrap();
         c.push(Bind::Text("c".into())).unwrap();
         assert!(matches!(&c, Column::OptText(v) if *v == [Some("a".to_string()), None, Some("c".to_string())]));
-        let mut n = Column::of(Bind::BigInt(1), 2);
+        let mut n = Column::like(&Bind::BigInt(0), 2);
+        n.push(Bind::BigInt(1)).unwrap();
         n.push(Bind::OptBigInt(None)).unwrap();
         assert!(matches!(&n, Column::OptBigInt(v) if *v == [Some(1), None]));
-        let err = Column::of(Bind::BigInt(1), 2).push(Bind::Text("secret-canary".into())).unwrap_err().to_string();
+        let err = Column::like(&Bind::BigInt(1), 2).push(Bind::Text("secret-canary".into())).unwrap_err().to_string();
         assert!(!err.contains("secret-canary"), "no value in the message: {err}");
     }
 
@@ -205,18 +208,16 @@ enum Column {
 }
 
 impl Column {
-    fn of(first: Bind, rows: usize) -> Self {
-        let mut c = match &first {
+    /// An empty column of `first`'s type, for `rows` values.
+    fn like(first: &Bind, rows: usize) -> Self {
+        match first {
             Bind::Text(_) => Column::Text(Vec::with_capacity(rows)),
             Bind::OptText(_) => Column::OptText(Vec::with_capacity(rows)),
             Bind::BigInt(_) => Column::BigInt(Vec::with_capacity(rows)),
             Bind::OptBigInt(_) => Column::OptBigInt(Vec::with_capacity(rows)),
             Bind::Bytes(_) => Column::Bytes(Vec::with_capacity(rows)),
             Bind::Bool(_) => Column::Bool(Vec::with_capacity(rows)),
-        };
-        // The first value always fits the column made for it.
-        let _ = c.push(first);
-        c
+        }
     }
 
     /// Adds one row's value; a nullable value in a column that had none so
@@ -276,10 +277,9 @@ impl RawQuery {
         let mut cols: Vec<Column> = Vec::with_capacity(width);
         for (i, b) in self.binds.into_iter().enumerate() {
             if i < width {
-                cols.push(Column::of(b, rows));
-            } else {
-                cols[i % width].push(b)?;
+                cols.push(Column::like(&b, rows));
             }
+            cols[i % width].push(b)?;
         }
         let head = format!("INSERT INTO {table} ({columns}) SELECT {columns} FROM UNNEST(");
         let rest = format!(") WITH ORDINALITY AS u({columns}, rastro_ord) ORDER BY rastro_ord{tail}");
