@@ -199,6 +199,8 @@ settings! {
         "inactivity that ends a session";
     session_max: Duration = "analytics.session_max", "RASTRO_SESSION_MAX", "24h", parse_duration,
         "longest session";
+    session_cache: usize = "analytics.session_cache", "RASTRO_SESSION_CACHE", "50000", parse_usize,
+        "visitors whose current session the tracker keeps in memory, confirmed by its stored version (0: none)";
     live_window: Duration = "analytics.live_window", "RASTRO_LIVE_WINDOW", "5m", parse_duration,
         "liveVisitors window (the manifest's liveWindowMs)";
     live_now_skew: Duration = "analytics.live_now_skew", "RASTRO_LIVE_NOW_SKEW", "120s", parse_duration,

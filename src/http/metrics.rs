@@ -20,6 +20,7 @@ fn render(st: &AppState) -> String {
     st.metrics.render_leadgen(&mut out);
     let storage = st.cx.storage_stats();
     let (connections, idle, w) = (storage.connections, storage.idle, storage.writer);
+    let sessions = st.cx.analytics.tracker.session_figures();
     let _ = write!(
         out,
         "# HELP rastrod_db_pool_connections Open read connections.\n# TYPE rastrod_db_pool_connections gauge\n\
@@ -41,7 +42,10 @@ fn render(st: &AppState) -> String {
          # HELP rastrod_db_queries_total SQL statements finished on every database connection (pool, writer, checkpointer).\n\
          # TYPE rastrod_db_queries_total counter\nrastrod_db_queries_total {}\n\
          # HELP rastrod_live_states_read_total Sites' live states read for the dashboards' live push.\n\
-         # TYPE rastrod_live_states_read_total counter\nrastrod_live_states_read_total {}\n",
+         # TYPE rastrod_live_states_read_total counter\nrastrod_live_states_read_total {}\n\
+         # HELP rastrod_tracker_sessions_total Tracker batches by where their visitor's current session came from.\n\
+         # TYPE rastrod_tracker_sessions_total counter\n\
+         rastrod_tracker_sessions_total{{source=\"memory\"}} {}\nrastrod_tracker_sessions_total{{source=\"read\"}} {}\n",
         connections.saturating_sub(idle),
         storage.pool_max,
         w.batches,
@@ -50,6 +54,8 @@ fn render(st: &AppState) -> String {
         w.pending,
         storage.queries,
         st.cx.analytics.push.reads(),
+        sessions.0,
+        sessions.1,
     );
     out
 }

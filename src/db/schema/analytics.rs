@@ -343,6 +343,7 @@ diesel::table! {
         is_returning -> Bool,
         conversions -> BigInt,
         revenue_cents -> BigInt,
+        version -> BigInt,
     }
 }
 

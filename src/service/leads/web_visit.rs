@@ -181,6 +181,7 @@ pub fn mark_in_session(conn: &mut AnyConnection, rules: SessionRules, lead_id: &
         trusted: true,
         click_key: None,
         user_agent: None,
+        kept_session: None,
     };
     let event = Incoming::Custom { ts: None, url, name: LEAD_EVENT.to_string(), properties: None, origin: None };
     accept::add_to_open_session(conn, &v, &visit.session_id, event)

@@ -4,7 +4,7 @@
 use super::*;
 
 crate::row! {
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct SessionRow in web_sessions {
         pub id: String,
         pub site_id: String,
@@ -51,17 +51,67 @@ pub fn sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<Ses
     q.load(conn)
 }
 
+/// A session with its version (rule STORE-12).
+#[derive(Debug, Clone, QueryableByName)]
+pub struct VersionedSession {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub version: i64,
+    #[diesel(embed)]
+    pub session: SessionRow,
+}
+
+/// Sessions by id, each with the version it was read at (rule STORE-12).
+pub fn versioned_sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<VersionedSession>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q = RawQuery::prepared(format!(
+        "SELECT version, {} FROM web_sessions WHERE id IN {}",
+        SessionRow::select_list(),
+        placeholders(ids.len())
+    ));
+    q.texts(ids);
+    q.load(conn)
+}
+
+#[derive(Debug, Clone, QueryableByName)]
+pub struct SessionVersion {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub id: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    pub version: i64,
+}
+
+/// The stored versions of these sessions (a deleted one has none), which
+/// confirm the copies the tracker keeps without reading the rows (rule
+/// STORE-12). A statement of its own, after the visitors' lock: on
+/// PostgreSQL each statement sees what committed before it began, and a
+/// read inside the lock's own statement could miss a session another
+/// process committed while the lock waited.
+pub fn session_versions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<SessionVersion>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut q =
+        RawQuery::prepared(format!("SELECT id, version FROM web_sessions WHERE id IN {}", placeholders(ids.len())));
+    q.texts(ids);
+    q.load(conn)
+}
+
 /// New sessions and moved ones of a combined acceptance, in a statement per
 /// chunk (issue 25): a new row is inserted whole; a stored one (`id`
 /// conflicts) takes only what a later event moves (its end, exit and
 /// counts), so the columns other
 /// writes keep (conversions, revenue) are left as they are. An id appears
-/// once (a statement may not change a row twice on PostgreSQL).
+/// once (a statement may not change a row twice on PostgreSQL). A new row
+/// starts at version 0 and a moved one goes one version up (rule STORE-12),
+/// so what the tracker keeps of it names its version without reading it.
 pub fn write_sessions(conn: &mut AnyConnection, rows: &[&SessionRow]) -> QueryResult<usize> {
     row::insert::<SessionRow, _>(
         conn,
         rows,
         " ON CONFLICT (id) DO UPDATE SET last_at = excluded.last_at, end_at = excluded.end_at, \
-         exit_path = excluded.exit_path, pageviews = excluded.pageviews, events = excluded.events",
+         exit_path = excluded.exit_path, pageviews = excluded.pageviews, events = excluded.events, \
+         version = web_sessions.version + 1",
     )
 }

@@ -2,7 +2,8 @@
 //! reads here (with the helpers the other analytics tests share); beside them
 //! `combined` (batches accepted together), `crash` (kill -9 of the real binary), `demo_traffic` (the demo's live
 //! visitors), `definitions`, `funnels`, `ledger`,
-//! `people`, `retention`, `month_tier`, `regroup`, `site_copy` (the
+//! `kept_sessions` (the tracker's kept sessions against their stored
+//! version), `people`, `retention`, `month_tier`, `regroup`, `site_copy` (the
 //! tracker's copy of a site against another process's change), `site_map`,
 //! `tracked_links`, `whatsapp_refs` (the WhatsApp taps' references), and
 //! `mmdb`, the tests' own MaxMind DB writer.
@@ -18,6 +19,7 @@ pub mod definitions;
 mod demo_traffic;
 mod funnels;
 mod hour_sets;
+mod kept_sessions;
 mod ledger;
 mod live_count;
 mod mmdb;

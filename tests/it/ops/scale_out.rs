@@ -139,8 +139,11 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
 
 // rule: STORE-07
 // rule: STORE-04
+// rule: STORE-12
 /// Two processes take one visitor's batches at the same time: one session,
-/// and their report actors, draining together, count each event once.
+/// and their report actors, draining together, count each event once. Each
+/// process keeps the session as its own last write left it, so every batch
+/// after the other process's must see the version moved and read the row.
 #[actix_web::test]
 async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
     let Some(db) = TestDb::postgres() else { return };
@@ -169,6 +172,10 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
     let sessions: std::collections::BTreeSet<String> =
         answers.iter().map(|a| a["sessionId"].as_str().unwrap().to_string()).collect();
     assert_eq!(sessions.len(), 1, "one session for one gap: {answers:?}");
+    // Each batch built on the other process's last write, never on its own copy.
+    let id = sessions.into_iter().next().unwrap();
+    let stored = a.cx.read(move |c| Ok(rastrod::store::analytics::session(c, &id)?)).await.unwrap().unwrap();
+    assert_eq!(stored.pageviews, 20, "{stored:?}");
     let (da, db_) = (rastrod::actors::report::drain(&a.cx), rastrod::actors::report::drain(&b.cx));
     let (na, nb) = tokio::join!(da, db_);
     assert_eq!(na.unwrap() + nb.unwrap(), 20, "each outbox row applied by one process");
@@ -204,6 +211,54 @@ async fn two_processes_share_one_visitors_session_and_count_each_event_once() {
             .await
             .unwrap();
     assert_eq!((next.page.len(), next.is_done), (0, true));
+    server_a.stop().await.unwrap();
+    server_b.stop().await.unwrap();
+}
+
+// rule: STORE-12
+/// One visitor's batches go to two processes in turn, each after the last is
+/// answered: each process kept the session as its own previous write left
+/// it, the other has moved it since, so every batch must see the version
+/// moved and read the row (a copy used anyway would count from its own
+/// stale pageviews).
+#[actix_web::test]
+async fn two_processes_taking_turns_build_on_each_others_writes() {
+    let Some(db) = TestDb::postgres() else { return };
+    let clock = ManualClock::new(T0);
+    let (server_a, server_b) = two_processes(&db, &clock).await;
+    let now = rastrod::clock::Clock::now_ms(&*clock);
+    let site = site("loja", Some(vec![crate::analytics::HOST.into()]));
+    server_a.state.cx.write_plain(move |c| sites::create(c, now, site)).await.unwrap();
+    let http = reqwest::Client::new();
+    let mut sessions = std::collections::BTreeSet::new();
+    for i in 0..12 {
+        let addr = if i % 2 == 0 { server_a.addr } else { server_b.addr };
+        let body = serde_json::json!({"siteId": "loja", "visitorId": "v_visitor0001",
+            "events": [crate::analytics::pageview(&i.to_string(), &format!("/p/{i}"))]});
+        let a: serde_json::Value = http
+            .post(format!("http://{addr}/rastro/events"))
+            .header("user-agent", crate::analytics::UA)
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(a["accepted"], 1, "{a}");
+        sessions.insert(a["sessionId"].as_str().unwrap().to_string());
+    }
+    assert_eq!(sessions.len(), 1, "one session: {sessions:?}");
+    let id = sessions.into_iter().next().unwrap();
+    let cx = server_b.state.cx.clone();
+    let stored = cx.read(move |c| Ok(rastrod::store::analytics::session(c, &id)?)).await.unwrap().unwrap();
+    assert_eq!((stored.pageviews, stored.exit_path.as_str()), (12, "/p/11"), "{stored:?}");
+    let memory = |st: &rastrod::server::RunningServer| st.state.cx.analytics.tracker.session_figures();
+    assert_eq!(
+        (memory(&server_a), memory(&server_b)),
+        ((0, 5), (0, 6)),
+        "every batch after the first read its session"
+    );
     server_a.stop().await.unwrap();
     server_b.stop().await.unwrap();
 }

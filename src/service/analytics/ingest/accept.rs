@@ -17,11 +17,13 @@ pub mod whatsapp;
 mod write;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
 use crate::service::analytics::ingest::batch::Incoming;
+use crate::service::analytics::ingest::session_cache::{KeptSession, SessionSource};
 use crate::service::sites;
 pub use decide::event_time;
 use load::Definitions;
@@ -46,9 +48,29 @@ pub type Batch = (Visit, Vec<Option<Incoming>>);
 /// Stores a batch's events (`None` = already rejected) for one visitor.
 pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>) -> Result<Outcome> {
     let loaded = load(conn, v, &events)?;
+    let read = (loaded.current_version, loaded.session_source);
     let plan = decide::decide(v, loaded, events, &mut ids::time_ordered)?;
     write(conn, v, &plan)?;
-    Ok(plan.outcome)
+    Ok(settled(plan, read))
+}
+
+/// The plan's outcome, with where its current session came from and the
+/// session as the write left it, its version named without a read (rule
+/// STORE-12): a new row is stored at 0, a moved one one above the version
+/// the lock read (the upsert adds one to whatever is stored, and only
+/// another writer between the two could make it more, which leaves the
+/// kept row unconfirmed, never wrong).
+fn settled(plan: Plan, (version, source): (Option<i64>, SessionSource)) -> Outcome {
+    let Plan { mut outcome, sessions, visitor, .. } = plan;
+    outcome.session_source = source;
+    let VisitorWrite::Update(state) = visitor else { return outcome };
+    let left = sessions.into_iter().find_map(|w| match w {
+        SessionWrite::Insert(row) if row.id == state.session_id => Some(KeptSession { row, version: 0 }),
+        SessionWrite::Update(row) if row.id == state.session_id => version.map(|v| KeptSession { row, version: v + 1 }),
+        _ => None,
+    });
+    outcome.left_session = left.map(Arc::new);
+    outcome
 }
 
 /// A custom event the server adds to a visitor's session (the WhatsApp
@@ -123,12 +145,13 @@ fn accept_round(conn: &mut AnyConnection, batches: Vec<Batch>, defs: &mut Defini
     let loaded = load::load_round(conn, &parts, defs)?;
     let mut plans = Vec::with_capacity(batches.len());
     for ((v, events), l) in batches.into_iter().zip(loaded) {
+        let read = (l.current_version, l.session_source);
         let plan = decide::decide(&v, l, events, &mut ids::time_ordered)?;
-        plans.push((v, plan));
+        plans.push((v, plan, read));
     }
-    let pairs: Vec<(&Visit, &Plan)> = plans.iter().map(|(v, p)| (v, p)).collect();
+    let pairs: Vec<(&Visit, &Plan)> = plans.iter().map(|(v, p, _)| (v, p)).collect();
     write::write_round(conn, &pairs)?;
-    Ok(plans.into_iter().map(|(_, p)| p.outcome).collect())
+    Ok(plans.into_iter().map(|(_, p, read)| settled(p, read)).collect())
 }
 
 #[cfg(test)]

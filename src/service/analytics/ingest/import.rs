@@ -246,6 +246,8 @@ pub async fn import(cx: &Context, site_id: &str, import_id: &str, body: &[u8], n
         // An import keeps no click id (rule WA-33 is the tracker's).
         click_key: None,
         user_agent: None,
+        // Imports read every session: the tracker's memory is its own.
+        kept_session: None,
     };
     // Up to 10,000 lines: a write of its own (see `db::writer`).
     cx.write_alone(move |c| {

@@ -10,6 +10,7 @@ mod combine;
 pub mod export;
 pub mod import;
 pub mod limits;
+pub mod session_cache;
 pub mod session_figures;
 pub mod tracker;
 pub mod urls;
@@ -204,9 +205,14 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         // Kept only for a landing from a Facebook click, so most requests copy nothing.
         user_agent: (cx.secrets.is_some() && events.iter().flatten().any(from_facebook))
             .then(|| crate::secret::Secret::new(req.user_agent.to_string())),
+        kept_session: tracker.sessions.get(&site.site_id, &visitor_id),
     };
     // Accepted with the other batches queued meanwhile, in one write (issue 25).
-    let outcome = combine::accept(cx, visit, events, cx.config.write_queue_max).await?;
+    let mut outcome = combine::accept(cx, visit, events, cx.config.write_queue_max).await?;
+    // Committed: what it left of the session is kept (rule STORE-12).
+    let idle = cx.config.session_idle.as_millis() as i64;
+    let left = outcome.left_session.take();
+    tracker.sessions.settle(&site.site_id, &visitor_id, outcome.session_source, left, now, idle);
     Ok(Answer {
         accepted: outcome.accepted,
         rejected: outcome.rejected,

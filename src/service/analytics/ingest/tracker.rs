@@ -7,6 +7,7 @@ use std::sync::Mutex;
 
 use super::agent::Seen;
 use super::limits::Limits;
+use super::session_cache::SessionCache;
 use crate::service::read_cache::ReadCache;
 use crate::service::sites::Site;
 
@@ -24,12 +25,20 @@ pub struct Tracker {
     pub(crate) sites: ReadCache<Site>,
     /// The User-Agents classified so far.
     pub(crate) agents: Seen,
+    /// The visitors' current sessions as this process last wrote them
+    /// (rule STORE-12), confirmed by their stored version before use.
+    pub(crate) sessions: SessionCache,
 }
 
 impl Tracker {
     /// Tracker batches waiting for the next combined write (`combine`).
     pub fn queued_batches(&self) -> usize {
         self.waiting.queued()
+    }
+
+    /// Batches whose visitor's current session came from memory, and from a read (rule STORE-12).
+    pub fn session_figures(&self) -> (u64, u64) {
+        self.sessions.figures()
     }
 
     pub fn new(config: &crate::config::Config) -> Tracker {
@@ -39,6 +48,7 @@ impl Tracker {
             waiting: Default::default(),
             sites: ReadCache::default(),
             agents: Seen::default(),
+            sessions: SessionCache::new(config.session_cache),
         }
     }
 }

@@ -322,6 +322,7 @@ pub fn decide(v: &Visit, loaded: Loaded, events: Vec<Option<Incoming>>, ids: &mu
         affiliates,
         session_goals,
         funnels: funnel_defs,
+        ..
     } = loaded;
     let mut out = Outcome::default();
     let mut hits: Vec<Hit> = Vec::new();

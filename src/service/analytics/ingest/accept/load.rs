@@ -2,11 +2,14 @@
 //! (issue 25): each visitor's state locked and read with one statement per
 //! site and chunk, the named pageviews, the sessions and the goals those
 //! sessions completed each with one read, and a site's definitions once.
+//! A current session the tracker kept (rule STORE-12) is confirmed by its
+//! stored version alone, with one narrow read for all of them.
 //! The batches of one call name distinct visitors (the caller starts a new
 //! round when a visitor comes back), so each [`Loaded`] is exactly what a
 //! load of its batch alone would read.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::decide;
 use super::plan::Loaded;
@@ -15,6 +18,7 @@ use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::definitions::{self, Matcher};
 use crate::service::analytics::ingest::batch::Incoming;
+use crate::service::analytics::ingest::session_cache::{KeptSession, SessionSource};
 use crate::store::analytics::definitions as defs_store;
 use crate::store::analytics::goals as goal_store;
 use crate::store::analytics::{self as store, EventRow, SessionRow, VisitorRow};
@@ -102,6 +106,23 @@ fn engaged_sessions(events: &[Option<Incoming>], stored: &[EventRow], current: &
     ids
 }
 
+/// A batch's reads before its sessions: the visitor's locked row, the
+/// session kept for it when that is its current one (still to be confirmed),
+/// the named pageviews and the sessions engagements extend.
+struct Partial {
+    visitor: VisitorRow,
+    kept: Option<Arc<KeptSession>>,
+    stored: Vec<EventRow>,
+    engaged: Vec<String>,
+}
+
+/// A batch's current session, its version, and where it came from.
+type Current = (Option<SessionRow>, Option<i64>, SessionSource);
+
+/// Sessions per read: few statement shapes for each connection to keep
+/// prepared, far under either backend's limit on binds.
+const CHUNK: usize = 64;
+
 /// Reads what [`decide::decide`] needs for each batch, in their order; the
 /// visitors' rows are locked first (by site, in id order), so no other
 /// acceptance of these visitors reads them meanwhile (rule STORE-07).
@@ -139,9 +160,8 @@ pub fn load_round(
             }
         }
     }
-    type Partial = (VisitorRow, Vec<EventRow>, Vec<String>);
     let mut partial: Vec<Partial> = Vec::with_capacity(batches.len());
-    let mut session_ids: Vec<String> = Vec::new();
+    let mut to_confirm: Vec<String> = Vec::new();
     for ((v, events), ids) in batches.iter().zip(&named) {
         let visitor = visitors
             .get(&(v.site_id.clone(), v.visitor_id.clone()))
@@ -150,26 +170,60 @@ pub fn load_round(
         let stored: Vec<EventRow> =
             ids.iter().filter_map(|p| pageviews.get(&(v.site_id.clone(), p.clone())).cloned()).collect();
         let engaged = engaged_sessions(events, &stored, &visitor.session_id);
-        if !visitor.session_id.is_empty() {
-            session_ids.push(visitor.session_id.clone());
+        let kept = v.kept_session.clone().filter(|k| !visitor.session_id.is_empty() && k.row.id == visitor.session_id);
+        if let Some(k) = &kept {
+            to_confirm.push(k.row.id.clone());
         }
-        session_ids.extend(engaged.iter().cloned());
-        partial.push((visitor, stored, engaged));
+        partial.push(Partial { visitor, kept, stored, engaged });
     }
-    // Every session any batch needs, in one read per chunk.
+    // The kept sessions' stored versions: a kept row stands in for its
+    // session only while they agree (rule STORE-12).
+    to_confirm.sort();
+    to_confirm.dedup();
+    let mut versions: HashMap<String, i64> = HashMap::new();
+    for chunk in to_confirm.chunks(CHUNK) {
+        versions.extend(store::session_versions(conn, chunk)?.into_iter().map(|r| (r.id, r.version)));
+    }
+    let confirmed = |p: &Partial| p.kept.as_ref().is_some_and(|k| versions.get(&k.row.id) == Some(&k.version));
+    // Every other current session, and those engagements extend, read with
+    // their versions in one statement per chunk.
+    let mut session_ids: Vec<String> = Vec::new();
+    for p in &partial {
+        if !confirmed(p) && !p.visitor.session_id.is_empty() {
+            session_ids.push(p.visitor.session_id.clone());
+        }
+        session_ids.extend(p.engaged.iter().cloned());
+    }
     session_ids.sort();
     session_ids.dedup();
-    let mut sessions: HashMap<String, SessionRow> = HashMap::new();
-    for chunk in session_ids.chunks(500) {
-        sessions.extend(store::sessions(conn, chunk)?.into_iter().map(|s| (s.id.clone(), s)));
+    let mut sessions: HashMap<String, (SessionRow, i64)> = HashMap::new();
+    for chunk in session_ids.chunks(CHUNK) {
+        for r in store::versioned_sessions(conn, chunk)? {
+            sessions.insert(r.session.id.clone(), (r.session, r.version));
+        }
+    }
+    // The current sessions, kept or read, each with its version.
+    let mut currents: Vec<Current> = Vec::with_capacity(batches.len());
+    for p in &partial {
+        currents.push(match &p.kept {
+            Some(k) if confirmed(p) => (Some(k.row.clone()), Some(k.version), SessionSource::Kept),
+            _ if p.visitor.session_id.is_empty() => (None, None, SessionSource::None),
+            _ => match sessions.get(&p.visitor.session_id) {
+                Some((row, version)) => (Some(row.clone()), Some(*version), SessionSource::Read),
+                None => (None, None, SessionSource::Read),
+            },
+        });
     }
     // The goals the current sessions completed, where the batch can complete one.
     let mut goal_sessions: Vec<String> = Vec::new();
     let mut goals_by_batch = Vec::with_capacity(batches.len());
-    for ((v, events), (visitor, _, _)) in batches.iter().zip(&partial) {
+    for ((v, events), (current, _, _)) in batches.iter().zip(&currents) {
         let goals = defs.goals(conn, &v.site_id)?;
-        if lands(events) && !goals.is_empty() && sessions.contains_key(&visitor.session_id) {
-            goal_sessions.push(visitor.session_id.clone());
+        if let Some(s) = current
+            && lands(events)
+            && !goals.is_empty()
+        {
+            goal_sessions.push(s.id.clone());
         }
         goals_by_batch.push(goals);
     }
@@ -178,9 +232,11 @@ pub fn load_round(
         completed.entry(session).or_default().push(goal);
     }
     let mut out = Vec::with_capacity(batches.len());
-    for (((v, events), (visitor, stored, engaged)), goals) in batches.iter().zip(partial).zip(goals_by_batch) {
-        let current = sessions.get(&visitor.session_id).cloned();
-        let engaged = engaged.iter().filter_map(|id| sessions.get(id).map(|s| (id.clone(), s.clone()))).collect();
+    for ((((v, events), p), (current, current_version, session_source)), goals) in
+        batches.iter().zip(partial).zip(currents).zip(goals_by_batch)
+    {
+        let Partial { visitor, stored, engaged, .. } = p;
+        let engaged = engaged.iter().filter_map(|id| sessions.get(id).map(|(s, _)| (id.clone(), s.clone()))).collect();
         let affiliates = affiliates(conn, defs, &v.site_id, events)?;
         let lands = lands(events);
         let funnels = if lands { defs.funnels(conn, &v.site_id)? } else { Vec::new() };
@@ -190,7 +246,18 @@ pub fn load_round(
             }
             _ => HashSet::new(),
         };
-        out.push(Loaded { visitor, current, goals, stored, sessions: engaged, affiliates, session_goals, funnels });
+        out.push(Loaded {
+            visitor,
+            current,
+            current_version,
+            session_source,
+            goals,
+            stored,
+            sessions: engaged,
+            affiliates,
+            session_goals,
+            funnels,
+        });
     }
     Ok(out)
 }

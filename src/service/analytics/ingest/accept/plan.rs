@@ -3,11 +3,13 @@
 //! of it ([`Plan`]), which [`super::write`] applies.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::crypto::SecretsKey;
 use crate::secret::Secret;
 use crate::service::analytics::definitions::{Matcher, Step};
 use crate::service::analytics::ingest::agent::Agent;
+use crate::service::analytics::ingest::session_cache::{KeptSession, SessionSource};
 use crate::store::analytics::funnels::StepRow;
 use crate::store::analytics::whatsapp_refs::NewRef;
 use crate::store::analytics::{EventRow, OutboxRow, SessionRow, VisitorRow};
@@ -39,6 +41,9 @@ pub struct Visit {
     /// kept (`click_key`): sealed beside it for Meta's `client_user_agent`
     /// (WA-33), never stored otherwise (TRK-25).
     pub user_agent: Option<Secret>,
+    /// The visitor's current session as this process last wrote it (rule
+    /// STORE-12): used only if its version is still the stored one.
+    pub kept_session: Option<Arc<KeptSession>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -48,6 +53,12 @@ pub struct Outcome {
     pub session_id: Option<String>,
     /// Sessions this batch opened.
     pub sessions: usize,
+    /// Where the visitor's current session came from (rule STORE-12).
+    pub session_source: SessionSource,
+    /// The visitor's current session as this write left it, with its
+    /// version, for the tracker to keep once committed; None when the
+    /// write did not move it.
+    pub left_session: Option<Arc<KeptSession>>,
 }
 
 /// What the decision reads, all of it before any write.
@@ -57,6 +68,9 @@ pub struct Loaded {
     pub visitor: VisitorRow,
     /// The visitor's current session, when it is still stored.
     pub current: Option<SessionRow>,
+    /// Its stored version, and whether it was the kept row (rule STORE-12).
+    pub current_version: Option<i64>,
+    pub session_source: SessionSource,
     /// The site's active goals.
     pub goals: Vec<(String, Matcher)>,
     /// The stored pageviews the batch names (by pageview id).

@@ -44,6 +44,7 @@ fn visit() -> Visit {
         trusted: false,
         click_key: None,
         user_agent: None,
+        kept_session: None,
     }
 }
 
@@ -162,7 +163,10 @@ fn inserted(plan: &Plan) -> Vec<&SessionRow> {
 #[test]
 fn a_new_visitors_pageview_opens_a_session() {
     let plan = run(Loaded::default(), vec![pageview("p1", "https://loja.example.com/p/7?utm_source=news")]);
-    assert_eq!(plan.outcome, Outcome { accepted: 1, rejected: 0, session_id: Some("s_1".into()), sessions: 1 });
+    assert_eq!(
+        plan.outcome,
+        Outcome { accepted: 1, rejected: 0, session_id: Some("s_1".into()), sessions: 1, ..Outcome::default() }
+    );
     let opened = inserted(&plan);
     assert_eq!(opened.len(), 1);
     let s = opened[0];
@@ -239,7 +243,7 @@ fn a_resent_or_foreign_pageview_changes_nothing() {
     loaded.stored = vec![stored_pageview("p1", "s0", NOW - 5 * MIN)];
     let plan =
         run(loaded, vec![pageview("p1", "https://loja.example.com/"), pageview("p2", "https://evil.example/"), None]);
-    assert_eq!(plan.outcome, Outcome { accepted: 0, rejected: 3, session_id: None, sessions: 0 });
+    assert_eq!(plan.outcome, Outcome { accepted: 0, rejected: 3, session_id: None, sessions: 0, ..Outcome::default() });
     assert!(plan.events.is_empty() && plan.outbox.is_empty() && plan.sessions.is_empty());
     assert_eq!(plan.visitor, VisitorWrite::DropIfEmpty);
 }
