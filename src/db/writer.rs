@@ -255,9 +255,15 @@ impl Writer {
 ///   keeps the pages a savepoint may have to restore in a statement journal,
 ///   which spills to a temporary file past 64 KiB; a batch of a few dozen leads
 ///   went past that, so every batch wrote (and read back) a temp file.
-/// - `cache_size`: the writer touches the leads' indexes at random places (lead
-///   ids are random); 64 MiB of page cache instead of 2 MiB keeps them in memory.
-const SQLITE_WRITER_PRAGMAS: &str = "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;";
+/// - `cache_size`: 8 MiB (2,048 pages), four times the default and an eighth
+///   of the 64 MiB it was. A commit drops the cache's pages past the end of
+///   the file, and once a b-tree split has swapped two pages through SQLite's
+///   lock-byte page number (`balance_nonroot`), that walks the whole page
+///   hash, not a few buckets; random-key index splits (visitor and session
+///   ids) make that most commits. With 64 MiB the walk was 13 % of the
+///   writer thread under the tracker's load; a page not kept comes back from
+///   the OS's page cache for a `pread`. See the README (session 27).
+const SQLITE_WRITER_PRAGMAS: &str = "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -8192;";
 
 /// With the checkpointer running, the writer checkpoints only past this many
 /// WAL pages (16 MiB): a backstop, as under sustained writes the WAL can only

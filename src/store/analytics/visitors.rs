@@ -48,8 +48,13 @@ pub fn drop_empty_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &
 #[diesel(table_name = crate::db::schema::web_visitors)]
 pub struct KeyedVisitor {
     pub visitor_id: String,
-    /// The stored version of the visitor's current session (rule
-    /// STORE-12); None when it has none or it is gone (retention, forget).
+    /// SQLite only: the stored version of the visitor's current session
+    /// (None: it has none, or it is gone), read in the lock's own statement
+    /// (rule STORE-12); one writer runs at a time there, so it is current.
+    /// Always None on PostgreSQL, where that statement's snapshot can be
+    /// older than the row it locked (a session another process committed
+    /// while the lock waited would look gone): there
+    /// [`super::session_versions`] reads them after the lock.
     #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::BigInt>)]
     pub session_version: Option<i64>,
     // Last: the derive binds each field to a local of its name, and a field
@@ -58,11 +63,10 @@ pub struct KeyedVisitor {
     pub row: VisitorRow,
 }
 
-/// The version of each locked visitor's current session, read in the lock's
-/// own statement, so a session kept in memory is confirmed without a read
-/// of its own (rule STORE-12).
-const SESSION_VERSION: &str =
-    ", (SELECT s.version FROM web_sessions s WHERE s.id = web_visitors.session_id) AS session_version";
+/// SQLite: each locked visitor's current session's version, in the lock's
+/// read (see [`KeyedVisitor::session_version`]).
+const SESSION_VERSION: &str = ", CASE WHEN session_id = '' THEN NULL ELSE \
+    (SELECT s.version FROM web_sessions s WHERE s.id = web_visitors.session_id) END AS session_version";
 
 /// At most this many rows per multi-row statement of the acceptance's
 /// per-visitor tables: few statement shapes to keep prepared, far under
@@ -76,8 +80,8 @@ const CHUNK: usize = 64;
 /// CONFLICT DO UPDATE … RETURNING` per chunk (the update takes the rows'
 /// locks); SQLite has one writer, and there a no-op insert and an `IN` read
 /// cost less than rewriting the rows. One combined write reads every
-/// visitor's state at once (issue 25), each with its current session's
-/// version (rule STORE-12). The ids are taken in order, so two
+/// visitor's state at once (issue 25), on SQLite each with its current
+/// session's version (rule STORE-12). The ids are taken in order, so two
 /// processes locking overlapping sets take the rows in the same order and
 /// never deadlock.
 pub fn lock_visitors(
@@ -102,7 +106,7 @@ pub fn lock_visitors(
                  RETURNING visitor_id, ",
             );
             q.push(VisitorRow::select_list());
-            q.push(SESSION_VERSION);
+            q.push(", CAST(NULL AS BIGINT) AS session_version");
             out.extend(q.load::<KeyedVisitor>(conn)?);
             continue;
         }

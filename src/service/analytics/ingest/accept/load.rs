@@ -137,8 +137,13 @@ pub fn load_round(
         by_site.entry(&v.site_id).or_default().push(v.visitor_id.clone());
     }
     let mut visitors: HashMap<(String, String), VisitorRow> = HashMap::new();
+    // SQLite reads each current session's version in the lock (rule STORE-12).
+    let mut versions: HashMap<String, i64> = HashMap::new();
     for (site, ids) in &by_site {
         for k in store::lock_visitors(conn, site, ids)? {
+            if let Some(version) = k.session_version {
+                versions.insert(k.row.session_id.clone(), version);
+            }
             visitors.insert((site.to_string(), k.visitor_id), k.row);
         }
     }
@@ -176,13 +181,15 @@ pub fn load_round(
         }
         partial.push(Partial { visitor, kept, stored, engaged });
     }
-    // The kept sessions' stored versions: a kept row stands in for its
-    // session only while they agree (rule STORE-12).
-    to_confirm.sort();
-    to_confirm.dedup();
-    let mut versions: HashMap<String, i64> = HashMap::new();
-    for chunk in to_confirm.chunks(CHUNK) {
-        versions.extend(store::session_versions(conn, chunk)?.into_iter().map(|r| (r.id, r.version)));
+    // The kept sessions' stored versions (on PostgreSQL read now, after the
+    // lock): a kept row stands in for its session only while they agree
+    // (rule STORE-12).
+    if !conn.is_sqlite() {
+        to_confirm.sort();
+        to_confirm.dedup();
+        for chunk in to_confirm.chunks(CHUNK) {
+            versions.extend(store::session_versions(conn, chunk)?.into_iter().map(|r| (r.id, r.version)));
+        }
     }
     let confirmed = |p: &Partial| p.kept.as_ref().is_some_and(|k| versions.get(&k.row.id) == Some(&k.version));
     // Every other current session, and those engagements extend, read with
