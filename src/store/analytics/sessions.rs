@@ -36,6 +36,43 @@ crate::row! {
     }
 }
 
+#[cfg(test)]
+impl SessionRow {
+    /// A direct session of `visitor_id` on `loja` with one pageview of `/`,
+    /// from `start` to `last`: the unit tests' starting point.
+    pub fn example(id: &str, visitor_id: &str, start: i64, last: i64) -> SessionRow {
+        SessionRow {
+            id: id.into(),
+            site_id: "loja".into(),
+            visitor_id: visitor_id.into(),
+            started_at: start,
+            last_at: last,
+            end_at: last,
+            entry_path: "/".into(),
+            entry_route: "/".into(),
+            exit_path: "/".into(),
+            referrer: None,
+            source: "(direct)".into(),
+            medium: "(none)".into(),
+            campaign: None,
+            term: None,
+            content: None,
+            affiliate_id: None,
+            country: None,
+            region: None,
+            device: None,
+            browser: None,
+            os: None,
+            language: None,
+            pageviews: 1,
+            events: 0,
+            is_returning: false,
+            conversions: 0,
+            revenue_cents: 0,
+        }
+    }
+}
+
 pub fn session(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<SessionRow>> {
     let mut q = row::select::<SessionRow>("WHERE id = ?");
     q.text(id);

@@ -129,36 +129,7 @@ mod tests {
     use super::*;
 
     fn kept(id: &str, last_at: i64) -> Arc<KeptSession> {
-        let row = SessionRow {
-            id: id.into(),
-            site_id: "loja".into(),
-            visitor_id: "v".into(),
-            started_at: last_at,
-            last_at,
-            end_at: last_at,
-            entry_path: "/".into(),
-            entry_route: "/".into(),
-            exit_path: "/".into(),
-            referrer: None,
-            source: "direct".into(),
-            medium: "none".into(),
-            campaign: None,
-            term: None,
-            content: None,
-            affiliate_id: None,
-            country: None,
-            region: None,
-            device: None,
-            browser: None,
-            os: None,
-            language: None,
-            pageviews: 1,
-            events: 0,
-            is_returning: false,
-            conversions: 0,
-            revenue_cents: 0,
-        };
-        Arc::new(KeptSession { row, version: 0 })
+        Arc::new(KeptSession { row: SessionRow::example(id, "v", last_at, last_at), version: 0 })
     }
 
     // rule: STORE-12

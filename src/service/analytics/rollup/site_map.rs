@@ -85,33 +85,13 @@ mod tests {
     #[test]
     fn the_previous_route_is_the_last_pageviews_under_the_patterns() {
         let mut s = SessionRow {
-            id: "s".into(),
             site_id: "x".into(),
-            visitor_id: "v".into(),
-            started_at: 0,
-            last_at: 0,
-            end_at: 0,
             entry_path: "/p/1".into(),
             entry_route: "/p/1".into(),
             exit_path: "/p/1".into(),
-            referrer: None,
-            source: "(direct)".into(),
-            medium: "(none)".into(),
-            campaign: None,
-            term: None,
-            content: None,
-            affiliate_id: None,
-            country: None,
-            region: None,
-            device: None,
-            browser: None,
-            os: None,
-            language: None,
             pageviews: 0,
             events: 1,
-            is_returning: false,
-            conversions: 0,
-            revenue_cents: 0,
+            ..SessionRow::example("s", "v", 0, 0)
         };
         // A session opened by a custom event has no previous pageview.
         assert_eq!(previous_route(&s, &[]), None);

@@ -82,35 +82,7 @@ fn engagement(id: &str, engaged_ms: i64) -> Option<Incoming> {
 
 /// A stored session of `v1` that started at `start` and was last seen at `last`.
 fn session(id: &str, start: i64, last: i64) -> SessionRow {
-    SessionRow {
-        id: id.into(),
-        site_id: "loja".into(),
-        visitor_id: "v1".into(),
-        started_at: start,
-        last_at: last,
-        end_at: last,
-        entry_path: "/".into(),
-        entry_route: "/".into(),
-        exit_path: "/".into(),
-        referrer: None,
-        source: "(direct)".into(),
-        medium: "(none)".into(),
-        campaign: None,
-        term: None,
-        content: None,
-        affiliate_id: None,
-        country: None,
-        region: None,
-        device: None,
-        browser: None,
-        os: None,
-        language: None,
-        pageviews: 1,
-        events: 0,
-        is_returning: false,
-        conversions: 0,
-        revenue_cents: 0,
-    }
+    SessionRow::example(id, "v1", start, last)
 }
 
 /// A stored pageview of `session_id` at `at`.
