@@ -124,6 +124,9 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
         let mut c = Conn::open(&addr).await?;
         let png = phase("ping", &addr, a.connections, a.requests, &[200], &pid, ping).await?;
         let _ = c.roundtrip(&request("GET", "/health", &addr, &key, None)).await;
+        let page = super::federation::metrics_page(&addr, &key).await?;
+        let source = |s: &str| super::ingest::metric(&page, &format!("rastrod_tracker_sessions_total{{source=\"{s}\"}}"));
+        let (kept, read) = (source("memory"), source("read"));
 
         println!();
         pv.print();
@@ -146,6 +149,13 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
             pct(&pv.lat_us, 99.0) as f64 / 1000.0
         );
         println!("rollups: the outbox was empty {:.0} ms after the last answer (target: trail ≤ 2 s)", drain.as_secs_f64() * 1000.0);
+        if let (Some(kept), Some(read)) = (kept, read) {
+            // Only a visitor's second batch onwards has a session to take (STORE-12).
+            println!(
+                "current sessions of returning visitors: {kept:.0} from this process's memory, {read:.0} read ({:.1} % from memory)",
+                kept / (kept + read).max(1.0) * 100.0
+            );
+        }
         if a.expired > 0 {
             let gone = expired0 - expired1;
             println!(
