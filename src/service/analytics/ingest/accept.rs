@@ -57,9 +57,9 @@ pub fn accept(conn: &mut AnyConnection, v: &Visit, events: Vec<Option<Incoming>>
 /// The plan's outcome, with where its current session came from and the
 /// session as the write left it, its version named without a read (rule
 /// STORE-12): a new row is stored at 0, a moved one one above the version
-/// the lock read (the upsert adds one to whatever is stored, and only
-/// another writer between the two could make it more, which leaves the
-/// kept row unconfirmed, never wrong).
+/// its load confirmed or read (the upsert adds one to whatever is stored,
+/// and only another writer between the two could make it more, which
+/// leaves the kept row unconfirmed, never wrong).
 fn settled(plan: Plan, (version, source): (Option<i64>, SessionSource)) -> Outcome {
     let Plan { mut outcome, sessions, visitor, .. } = plan;
     outcome.session_source = source;

@@ -3,7 +3,8 @@
 //! site and chunk, the named pageviews, the sessions and the goals those
 //! sessions completed each with one read, and a site's definitions once.
 //! A current session the tracker kept (rule STORE-12) is confirmed by its
-//! stored version alone, with one narrow read for all of them.
+//! stored version alone: on SQLite read with the visitors' lock, on
+//! PostgreSQL with one narrow read after it.
 //! The batches of one call name distinct visitors (the caller starts a new
 //! round when a visitor comes back), so each [`Loaded`] is exactly what a
 //! load of its batch alone would read.
