@@ -159,6 +159,7 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
     if events.iter().all(Option::is_none) {
         return Ok(answer(0, n, 0));
     }
+    let idle_ms = cx.config.session_idle.as_millis() as i64;
     let (visitor_id, anonymous) = match (&b.visitor_id, cookieless) {
         (Some(v), false) => (v.clone(), false),
         _ => {
@@ -166,15 +167,14 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
             let today = cookieless_id(&salt(cx, day).await?, &site.site_id, req.ip, req.user_agent);
             // A session open at midnight continues under its first id (rule SES-05);
             // only in the first idle period of a day can yesterday's still be open.
-            let idle = cx.config.session_idle.as_millis() as i64;
             let mut open = None;
-            if now - day < idle {
+            if now - day < idle_ms {
                 let yesterday = cookieless_id(&salt(cx, day - DAY_MS).await?, &site.site_id, req.ip, req.user_agent);
                 let (sid, y) = (site.site_id.clone(), yesterday.clone());
                 let still_open = cx
                     .read(move |c| {
                         Ok(store::visitor(c, &sid, &y)?
-                            .is_some_and(|s| !s.session_id.is_empty() && now - s.last_at < idle))
+                            .is_some_and(|s| !s.session_id.is_empty() && now - s.last_at < idle_ms))
                     })
                     .await?;
                 open = still_open.then_some(yesterday);
@@ -197,7 +197,7 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
         agent,
         country: location.0,
         region: location.1,
-        idle_ms: cx.config.session_idle.as_millis() as i64,
+        idle_ms,
         max_ms: cx.config.session_max.as_millis() as i64,
         trusted: false,
         // A landing's fbclid is kept sealed, so only with a secrets key (WA-33).
@@ -210,9 +210,8 @@ pub async fn ingest(cx: &Context, req: Request<'_>) -> std::result::Result<Answe
     // Accepted with the other batches queued meanwhile, in one write (issue 25).
     let mut outcome = combine::accept(cx, visit, events, cx.config.write_queue_max).await?;
     // Committed: what it left of the session is kept (rule STORE-12).
-    let idle = cx.config.session_idle.as_millis() as i64;
     let left = outcome.left_session.take();
-    tracker.sessions.settle(&site.site_id, &visitor_id, outcome.session_source, left, now, idle);
+    tracker.sessions.settle(&site.site_id, &visitor_id, outcome.session_source, left, now, idle_ms);
     Ok(Answer {
         accepted: outcome.accepted,
         rejected: outcome.rejected,

@@ -115,12 +115,9 @@ impl SessionCache {
     }
 
     /// Visitors kept now.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn kept_now(&self) -> usize {
         self.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
@@ -140,19 +137,19 @@ mod tests {
         c.settle("loja", "b", SessionSource::Read, Some(kept("s_b", 50)), 50, 100);
         c.settle("loja", "c", SessionSource::Kept, Some(kept("s_c", 120)), 120, 100);
         assert_eq!(c.figures(), (1, 1));
-        assert_eq!(c.len(), 3);
+        assert_eq!(c.kept_now(), 3);
         // A fourth visitor at 130: a (idle since 0) goes, the others stay.
         c.settle("loja", "d", SessionSource::None, Some(kept("s_d", 130)), 130, 100);
         assert!(c.get("loja", "a").is_none());
         assert_eq!(c.get("loja", "b").unwrap().row.id, "s_b");
-        assert_eq!(c.len(), 3);
+        assert_eq!(c.kept_now(), 3);
         // A visitor already kept is replaced without dropping anyone.
         c.settle("loja", "b", SessionSource::Kept, Some(kept("s_b2", 140)), 140, 100);
         assert_eq!(c.get("loja", "b").unwrap().row.id, "s_b2");
-        assert_eq!(c.len(), 3);
+        assert_eq!(c.kept_now(), 3);
         // Full of open sessions: everything goes, the new one is kept.
         c.settle("loja", "e", SessionSource::None, Some(kept("s_e", 150)), 150, 100);
-        assert_eq!(c.len(), 1);
+        assert_eq!(c.kept_now(), 1);
         assert_eq!(c.get("loja", "e").unwrap().row.id, "s_e");
         // The site is part of the key, and a write that left nothing keeps the old row.
         assert!(c.get("outra", "e").is_none());
@@ -166,7 +163,7 @@ mod tests {
         let c = SessionCache::new(0);
         c.settle("loja", "a", SessionSource::Read, Some(kept("s_a", 0)), 0, 100);
         assert!(c.get("loja", "a").is_none());
-        assert!(c.is_empty());
+        assert_eq!(c.kept_now(), 0);
         assert_eq!(c.figures(), (0, 1));
     }
 }

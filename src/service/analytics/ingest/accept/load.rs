@@ -167,7 +167,6 @@ pub fn load_round(
         }
     }
     let mut partial: Vec<Partial> = Vec::with_capacity(batches.len());
-    let mut to_confirm: Vec<String> = Vec::new();
     for ((v, events), ids) in batches.iter().zip(&named) {
         let visitor = visitors
             .get(&(v.site_id.clone(), v.visitor_id.clone()))
@@ -177,15 +176,14 @@ pub fn load_round(
             ids.iter().filter_map(|p| pageviews.get(&(v.site_id.clone(), p.clone())).cloned()).collect();
         let engaged = engaged_sessions(events, &stored, &visitor.session_id);
         let kept = v.kept_session.clone().filter(|k| !visitor.session_id.is_empty() && k.row.id == visitor.session_id);
-        if let Some(k) = &kept {
-            to_confirm.push(k.row.id.clone());
-        }
         partial.push(Partial { visitor, kept, stored, engaged });
     }
     // The kept sessions' stored versions (on PostgreSQL read now, after the
     // lock): a kept row stands in for its session only while they agree
     // (rule STORE-12).
     if !conn.is_sqlite() {
+        let mut to_confirm: Vec<String> =
+            partial.iter().filter_map(|p| p.kept.as_ref().map(|k| k.row.id.clone())).collect();
         to_confirm.sort();
         to_confirm.dedup();
         for chunk in to_confirm.chunks(CHUNK) {
