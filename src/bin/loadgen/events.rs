@@ -116,6 +116,23 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         let drain = lag_start.elapsed();
+        // What the run stored, measured before the floor below adds its own
+        // event rows to the same database.
+        let stored = (a.requests + a.batches * 50) as f64;
+        let bytes_line = stored_bytes(&store, stored).await?;
+        if sqlite_file.is_some() {
+            // "After a checkpoint": the WAL's frames folded into the file and
+            // the WAL cut to nothing, so the file is the pages in use.
+            store.run(|c| Ok(rastrod::db::sql::RawQuery::new("PRAGMA wal_checkpoint(TRUNCATE)").execute(c)?)).await?;
+        }
+        let free_bytes = if sqlite_file.is_some() { Some(free_pages(&store).await?) } else { None };
+        let file_bytes: Option<u64> = sqlite_file.as_ref().map(|file| {
+            ["", "-wal"]
+                .iter()
+                .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", file.display())).ok())
+                .map(|m| m.len())
+                .sum()
+        });
         // The floor (issue 25): the same event rows written straight through a
         // writer of the same database, from as many tasks as connections, with
         // no HTTP and no rules: one row per write, then 50.
@@ -173,15 +190,15 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
         if let Some(kib) = peak_rss_kib(&pid) {
             println!("daemon peak RSS {:.1} MiB (target ≤ 150 MB)", kib as f64 / 1024.0);
         }
-        let stored = (a.requests + a.batches * 50) as f64;
-        stored_bytes(&store, stored).await?;
-        if let Some(file) = &sqlite_file {
-            let bytes: u64 = ["", "-wal"]
-                .iter()
-                .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", file.display())).ok())
-                .map(|m| m.len())
-                .sum();
-            println!("SQLite file and WAL: {:.1} MiB = {:.0} bytes per stored pageview, rollups included (target ≤ 150)", bytes as f64 / 1_048_576.0, bytes as f64 / stored);
+        println!("{bytes_line}");
+        if let Some(bytes) = file_bytes {
+            println!(
+                "SQLite file and WAL after a checkpoint: {:.1} MiB = {:.0} bytes per stored pageview, rollups included, \
+                 of which {:.0} in free pages (the outbox's, reused by later writes)",
+                bytes as f64 / 1_048_576.0,
+                bytes as f64 / stored,
+                free_bytes.unwrap_or(0) as f64 / stored
+            );
         }
         println!("{}", machine_line());
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
@@ -192,9 +209,10 @@ pub(crate) fn events(a: EventsArgs) -> AnyResult<()> {
 
 /// What each table and index holds per stored pageview (pages in use: on
 /// SQLite what a checkpoint leaves in the file, WAL folded in; on
-/// PostgreSQL the relations of the schema), the largest first: where the
-/// bytes per pageview go.
-async fn stored_bytes(store: &rastrod::db::Db, stored: f64) -> AnyResult<()> {
+/// PostgreSQL the relations of the schema after a `VACUUM`, what autovacuum
+/// leaves: until then the outbox's applied rows are dead tuples still in its
+/// pages), the largest first: where the bytes per pageview go.
+async fn stored_bytes(store: &rastrod::db::Db, stored: f64) -> AnyResult<String> {
     #[derive(diesel::QueryableByName)]
     struct Size {
         #[diesel(sql_type = diesel::sql_types::Text)]
@@ -204,6 +222,9 @@ async fn stored_bytes(store: &rastrod::db::Db, stored: f64) -> AnyResult<()> {
     }
     let sizes = store
         .run(|c| {
+            if !c.is_sqlite() {
+                rastrod::db::sql::RawQuery::new("VACUUM").execute(c)?;
+            }
             let sql = if c.is_sqlite() {
                 "SELECT name, CAST(SUM(pgsize) AS BIGINT) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC"
             } else {
@@ -220,12 +241,23 @@ async fn stored_bytes(store: &rastrod::db::Db, stored: f64) -> AnyResult<()> {
         .filter(|s| s.bytes as f64 >= total as f64 / 50.0)
         .map(|s| format!("{} {:.0}", s.name, s.bytes as f64 / stored))
         .collect();
-    println!(
+    Ok(format!(
         "stored: {:.0} bytes per pageview in tables and indexes (target ≤ 150 on SQLite, ≤ 200 on PostgreSQL); the largest: {}",
         total as f64 / stored,
         parts.join(", ")
-    );
-    Ok(())
+    ))
+}
+
+/// Bytes of the SQLite file's free pages (on its freelist).
+async fn free_pages(store: &rastrod::db::Db) -> AnyResult<i64> {
+    #[derive(diesel::QueryableByName)]
+    struct Free {
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        bytes: i64,
+    }
+    let sql = "SELECT CAST(f.freelist_count * p.page_size AS BIGINT) AS bytes FROM pragma_freelist_count() f, pragma_page_size() p";
+    let rows = store.run(move |c| Ok(rastrod::db::sql::RawQuery::new(sql).load::<Free>(c)?)).await?;
+    Ok(rows.first().map(|r| r.bytes).unwrap_or(0))
 }
 
 /// Events per second when `writes` writes of `per_write` event rows go
