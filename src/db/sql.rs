@@ -40,6 +40,56 @@ pub fn placeholders(n: usize) -> String {
     s
 }
 
+/// An `IN` list of a hot read whose length changes from call to call. On
+/// SQLite the list is padded to the next power of two by repeating its last
+/// value (the set it names is the same), so the read has a few statement
+/// texts and each connection prepares each once instead of parsing and
+/// planning it on every call. On PostgreSQL the list is exact and the
+/// statement is not prepared: a prepared statement there may keep the
+/// generic plan it chose while a table was empty (a scan).
+pub struct InList {
+    len: usize,
+    sqlite: bool,
+}
+
+impl InList {
+    /// The list for `n` values on `conn`'s backend.
+    pub fn on(conn: &AnyConnection, n: usize) -> Self {
+        let sqlite = conn.is_sqlite();
+        InList { len: if sqlite { n.next_power_of_two() } else { n }, sqlite }
+    }
+
+    /// `(?, …, ?)`, as many as the list binds.
+    pub fn placeholders(&self) -> String {
+        placeholders(self.len)
+    }
+
+    /// The statement around the list: prepared where the list is padded.
+    pub fn query(&self, sql: String) -> RawQuery {
+        if self.sqlite { RawQuery::prepared(sql) } else { RawQuery::new(sql) }
+    }
+
+    /// Binds `values` (not empty), then the last again up to the list's length.
+    pub fn texts<S: AsRef<str>>(&self, q: &mut RawQuery, values: &[S]) {
+        q.texts(values);
+        if let Some(last) = values.last() {
+            for _ in values.len()..self.len {
+                q.text(last.as_ref());
+            }
+        }
+    }
+
+    /// Binds `values` (not empty), then the last again up to the list's length.
+    pub fn ints(&self, q: &mut RawQuery, values: &[i64]) {
+        q.ints(values);
+        if let Some(last) = values.last() {
+            for _ in values.len()..self.len {
+                q.int(*last);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::placeholders;
@@ -69,6 +119,29 @@ mod tests {
         assert_eq!(p.parts, ["SELECT ", " + ", ", 'x'"]);
         assert_eq!(super::Prepared::new(&super::RawQuery::prepared("SELECT 1")).parts, ["SELECT 1"]);
         assert_eq!(super::Prepared::new(&super::RawQuery::prepared("?")).parts, ["", ""]);
+    }
+
+    #[test]
+    fn an_in_list_on_sqlite_is_padded_with_its_last_value_and_names_the_same_set() {
+        use diesel::Connection;
+        let mut conn = crate::db::AnyConnection::Sqlite(diesel::SqliteConnection::establish(":memory:").unwrap());
+        super::RawQuery::new("CREATE TABLE t (id BIGINT NOT NULL, name TEXT NOT NULL)").execute(&mut conn).unwrap();
+        for (id, name) in [(1, "a"), (2, "b"), (3, "c"), (4, "d")] {
+            let mut q = super::RawQuery::new("INSERT INTO t (id, name) VALUES (?, ?)");
+            q.int(id).text(name);
+            q.execute(&mut conn).unwrap();
+        }
+        let list = super::InList::on(&conn, 3);
+        assert_eq!(list.placeholders(), placeholders(4), "three values take a list of four");
+        let mut q = list.query(format!("SELECT COUNT(*) AS n FROM t WHERE name IN {}", list.placeholders()));
+        list.texts(&mut q, &["a", "c", "d"]);
+        assert!(q.prepared && q.binds.len() == 4);
+        assert_eq!(q.load::<crate::db::row::Count>(&mut conn).unwrap()[0].n, 3, "the repeated value counts once");
+        let list = super::InList::on(&conn, 2);
+        let mut q = list.query(format!("DELETE FROM t WHERE id IN {}", list.placeholders()));
+        list.ints(&mut q, &[2, 4]);
+        assert_eq!(q.execute(&mut conn).unwrap(), 2, "a list already a power of two is kept as it is");
+        assert_eq!(super::InList::on(&conn, 5).placeholders(), placeholders(8));
     }
 
     #[test]
@@ -192,7 +265,11 @@ impl RawQuery {
 
     pub fn execute(&self, conn: &mut AnyConnection) -> diesel::QueryResult<usize> {
         use diesel::RunQueryDsl;
-        if self.prepared { Prepared::new(self).execute(conn) } else { self.boxed(conn).execute(conn) }
+        match conn {
+            AnyConnection::Sqlite(inner) if self.prepared => Prepared::new(self).execute(inner),
+            _ if self.prepared => Prepared::new(self).execute(conn),
+            _ => self.boxed(conn).execute(conn),
+        }
     }
 }
 
@@ -368,11 +445,28 @@ impl diesel::query_builder::Query for Prepared<'_> {
 
 impl diesel::RunQueryDsl<AnyConnection> for Prepared<'_> {}
 
-impl diesel::query_builder::QueryFragment<MultiBackend> for Prepared<'_> {
-    fn walk_ast<'b>(
-        &'b self,
-        mut out: diesel::query_builder::AstPass<'_, 'b, MultiBackend>,
-    ) -> diesel::QueryResult<()> {
+impl diesel::RunQueryDsl<diesel::SqliteConnection> for Prepared<'_> {}
+
+/// Written for [`AnyConnection`]'s backend, and for SQLite's own: a write on
+/// SQLite goes to the inner connection directly, since every bind passed
+/// through `MultiConnection`'s type-erased collector on its way to SQLite's,
+/// and building the statement's cache key and binds that way was about a
+/// sixth of the writer thread under tracker load.
+impl<DB> diesel::query_builder::QueryFragment<DB> for Prepared<'_>
+where
+    DB: diesel::backend::Backend
+        + diesel::sql_types::HasSqlType<diesel::sql_types::Text>
+        + diesel::sql_types::HasSqlType<diesel::sql_types::BigInt>
+        + diesel::sql_types::HasSqlType<diesel::sql_types::Binary>
+        + diesel::sql_types::HasSqlType<diesel::sql_types::Bool>,
+    String: diesel::serialize::ToSql<diesel::sql_types::Text, DB>,
+    Option<String>: diesel::serialize::ToSql<diesel::sql_types::Nullable<diesel::sql_types::Text>, DB>,
+    i64: diesel::serialize::ToSql<diesel::sql_types::BigInt, DB>,
+    Option<i64>: diesel::serialize::ToSql<diesel::sql_types::Nullable<diesel::sql_types::BigInt>, DB>,
+    Vec<u8>: diesel::serialize::ToSql<diesel::sql_types::Binary, DB>,
+    bool: diesel::serialize::ToSql<diesel::sql_types::Bool, DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: diesel::query_builder::AstPass<'_, 'b, DB>) -> diesel::QueryResult<()> {
         use diesel::sql_types::{BigInt, Binary, Bool, Nullable, Text};
         let mut binds = self.query.binds.iter();
         let mut parts = self.parts.iter();

@@ -32,14 +32,14 @@ pub fn pageviews(conn: &mut AnyConnection, site_id: &str, pageview_ids: &[String
     if pageview_ids.is_empty() {
         return Ok(Vec::new());
     }
-    // Not prepared: PostgreSQL would keep the generic plan it chose while the
-    // table was empty (a scan), and each lookup would read the whole site.
-    let mut q = RawQuery::new(format!(
+    let list = InList::on(conn, pageview_ids.len());
+    let mut q = list.query(format!(
         "SELECT {} FROM web_events WHERE site_id = ? AND pageview_id IN {}",
         EventRow::select_list(),
-        placeholders(pageview_ids.len())
+        list.placeholders()
     ));
-    q.text(site_id).texts(pageview_ids);
+    q.text(site_id);
+    list.texts(&mut q, pageview_ids);
     q.load(conn)
 }
 

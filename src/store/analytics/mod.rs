@@ -31,7 +31,7 @@ use diesel::{QueryResult, QueryableByName};
 use crate::db::AnyConnection;
 #[allow(unused_imports)]
 use crate::db::row::{self, Row};
-use crate::db::sql::{RawQuery, placeholders};
+use crate::db::sql::{InList, RawQuery, placeholders};
 
 pub use events::*;
 pub use filtered::*;

@@ -51,8 +51,9 @@ pub fn delete_outbox(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<usize
     if ids.is_empty() {
         return Ok(0);
     }
-    let mut q = RawQuery::new(format!("DELETE FROM web_outbox WHERE id IN {}", placeholders(ids.len())));
-    q.ints(ids);
+    let list = InList::on(conn, ids.len());
+    let mut q = list.query(format!("DELETE FROM web_outbox WHERE id IN {}", list.placeholders()));
+    list.ints(&mut q, ids);
     q.execute(conn)
 }
 

@@ -10,7 +10,7 @@ use diesel::prelude::*;
 
 use crate::db::AnyConnection;
 use crate::db::row::{self, Row};
-use crate::db::sql::{RawQuery, placeholders};
+use crate::db::sql::{InList, RawQuery, placeholders};
 
 /// The UTC month start at or before `t` (ms).
 pub fn month_start(t: i64) -> i64 {
@@ -425,11 +425,13 @@ crate::row! {
 /// The numbers of these visitors of a site, assigning the next ones to those
 /// without (dense, never reused; the counter row serialises processes).
 pub fn visitor_numbers(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[String]) -> QueryResult<Vec<NumberRow>> {
-    let mut q = RawQuery::new(format!(
+    let list = InList::on(conn, visitor_ids.len());
+    let mut q = list.query(format!(
         "SELECT visitor_id, number FROM web_visitor_numbers WHERE site_id = ? AND visitor_id IN {}",
-        placeholders(visitor_ids.len())
+        list.placeholders()
     ));
-    q.text(site_id).texts(visitor_ids);
+    q.text(site_id);
+    list.texts(&mut q, visitor_ids);
     let mut found: Vec<NumberRow> = q.load(conn)?;
     let mut missing: Vec<&String> = visitor_ids.iter().filter(|v| !found.iter().any(|f| &f.visitor_id == *v)).collect();
     if missing.is_empty() {
