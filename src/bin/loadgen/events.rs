@@ -250,14 +250,9 @@ async fn stored_bytes(store: &rastrod::db::Db, stored: f64) -> AnyResult<String>
 
 /// Bytes of the SQLite file's free pages (on its freelist).
 async fn free_pages(store: &rastrod::db::Db) -> AnyResult<i64> {
-    #[derive(diesel::QueryableByName)]
-    struct Free {
-        #[diesel(sql_type = diesel::sql_types::BigInt)]
-        bytes: i64,
-    }
-    let sql = "SELECT CAST(f.freelist_count * p.page_size AS BIGINT) AS bytes FROM pragma_freelist_count() f, pragma_page_size() p";
-    let rows = store.run(move |c| Ok(rastrod::db::sql::RawQuery::new(sql).load::<Free>(c)?)).await?;
-    Ok(rows.first().map(|r| r.bytes).unwrap_or(0))
+    let sql = "SELECT CAST(f.freelist_count * p.page_size AS BIGINT) AS n FROM pragma_freelist_count() f, pragma_page_size() p";
+    let rows = store.run(move |c| Ok(rastrod::db::sql::RawQuery::new(sql).load::<rastrod::db::row::Count>(c)?)).await?;
+    Ok(rows.first().map_or(0, |r| r.n))
 }
 
 /// Events per second when `writes` writes of `per_write` event rows go
