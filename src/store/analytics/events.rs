@@ -49,13 +49,14 @@ pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult
 }
 
 /// Stored pageviews' engagement and vitals after later events, a statement
-/// per chunk (issue 25): an upsert on the id of rows that all exist, so each is
-/// an update of the measures alone.
+/// per chunk (issue 25): an upsert on the `(site_id, pageview_id)` of rows
+/// that all exist, so each is an update of the measures alone (an event's id
+/// has no index of its own: migration 35).
 pub fn update_measures(conn: &mut AnyConnection, rows: &[&EventRow]) -> QueryResult<usize> {
     row::insert::<EventRow, _>(
         conn,
         rows,
-        " ON CONFLICT (id) DO UPDATE SET engaged_ms = excluded.engaged_ms, lcp = excluded.lcp, inp = excluded.inp, \
+        " ON CONFLICT (site_id, pageview_id) DO UPDATE SET engaged_ms = excluded.engaged_ms, lcp = excluded.lcp, inp = excluded.inp, \
          cls = excluded.cls, fcp = excluded.fcp, ttfb = excluded.ttfb",
     )
 }

@@ -148,9 +148,33 @@ pub fn path_rows(
     q.load(conn)
 }
 
-pub fn set_route(conn: &mut AnyConnection, t: &PathTable, site_id: &str, key: &str, route: &str) -> QueryResult<usize> {
-    let mut q = RawQuery::new(format!("UPDATE {} SET {} = ? WHERE site_id = ? AND {} = ?", t.table, t.route, t.key));
-    q.text(route).text(site_id).text(key);
+/// Rewrites the route of the row `row` read by [`path_rows`]. A table with a
+/// time is found by `(site_id, time, key)`: the index on the site and time
+/// finds an event, whose id has no index of its own (migration 35).
+pub fn set_route(
+    conn: &mut AnyConnection,
+    t: &PathTable,
+    site_id: &str,
+    row: &PathRow,
+    route: &str,
+) -> QueryResult<usize> {
+    let mut q = match t.time {
+        Some(time) => {
+            let mut q = RawQuery::new(format!(
+                "UPDATE {} SET {} = ? WHERE site_id = ? AND {time} = ? AND {} = ?",
+                t.table, t.route, t.key
+            ));
+            q.text(route).text(site_id).int(row.t);
+            q
+        }
+        None => {
+            let mut q =
+                RawQuery::new(format!("UPDATE {} SET {} = ? WHERE site_id = ? AND {} = ?", t.table, t.route, t.key));
+            q.text(route).text(site_id);
+            q
+        }
+    };
+    q.text(&row.key);
     q.execute(conn)
 }
 

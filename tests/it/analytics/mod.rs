@@ -17,6 +17,7 @@ mod combined;
 mod crash;
 pub mod definitions;
 mod demo_traffic;
+mod event_rows;
 mod funnels;
 mod hour_sets;
 mod kept_sessions;

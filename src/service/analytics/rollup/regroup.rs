@@ -148,7 +148,7 @@ fn path_table(
         if row.route == row.path
             && let Some(to) = m.target(&row.route)
         {
-            store::set_route(conn, t, site, &row.key, &to)?;
+            store::set_route(conn, t, site, row, &to)?;
         }
     }
     Ok(match rows.last() {

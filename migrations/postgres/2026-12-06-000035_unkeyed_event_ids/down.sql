@@ -1,0 +1,1 @@
+ALTER TABLE web_events ADD PRIMARY KEY (id);
