@@ -3,6 +3,9 @@
 //! it, each in its own savepoint. SQLite has one writer thread; PostgreSQL
 //! more (`RASTRO_DATABASE_WRITERS`): the first takes every job in order, the
 //! others only jobs of [`Lane::Any`], so those commit beside the first's.
+//! The first serves ordered jobs first: while one waits, it batches them
+//! alone, every other batch at least (see [`Taker`]), so a lead's write
+//! never waits for the commit of the tracker's writes queued before it.
 //! All of them are answered after the one commit, so a write is
 //! acknowledged only once it is durable, at the cost of one fsync per batch
 //! instead of one per write. SQLite allows one writer at a time anyway; on
@@ -77,15 +80,19 @@ impl Queue {
         self.ready.notify_all();
     }
 
-    /// The next batch of a writer thread, waiting for one; None once the
-    /// queue is closed and holds nothing this thread may take. The first
-    /// thread (`ordered`) takes every write in order; the others only
-    /// [`Lane::Any`] ones, skipping the rest. A write that goes alone is a
+    /// The next batch of a writer thread, waiting for one, and whether it
+    /// left writes of the other lane waiting; None once the queue is closed
+    /// and holds nothing this thread may take. A write that goes alone is a
     /// batch by itself, and ends a batch that reached it.
-    fn take(&self, ordered: bool, batch_max: usize) -> Option<Vec<Job>> {
-        let mine = |j: &Job| ordered || j.lane == Lane::Any;
+    fn take(&self, taker: Taker, batch_max: usize) -> Option<(Vec<Job>, bool)> {
         let mut w = self.lock();
         loop {
+            let serves_ordered_only = taker == Taker::OrderedFirst && w.jobs.iter().any(|j| j.lane == Lane::Ordered);
+            let mine = |j: &Job| match taker {
+                Taker::AnyOnly => j.lane == Lane::Any,
+                Taker::Every => true,
+                Taker::OrderedFirst => !serves_ordered_only || j.lane == Lane::Ordered,
+            };
             if let Some(i) = w.jobs.iter().position(mine) {
                 let first = w.jobs.remove(i)?;
                 let mut batch = vec![first];
@@ -99,12 +106,42 @@ impl Queue {
                         }
                     }
                 }
-                return Some(batch);
+                let skipped = serves_ordered_only && w.jobs.iter().any(|j| j.lane == Lane::Any);
+                return Some((batch, skipped));
             }
             if w.closed {
                 return None;
             }
             w = self.ready.wait(w).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Which writes a writer thread takes next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Taker {
+    /// Another than the first: [`Lane::Any`] writes alone, skipping the rest.
+    AnyOnly,
+    /// The first thread, by default: when an ordered write is waiting, a
+    /// batch of ordered writes alone, so a recordLead or a dashboard write
+    /// never shares a transaction with (and waits for the commit of) a
+    /// tracker batch that came before it (issue 25's flood); otherwise
+    /// every write in order.
+    OrderedFirst,
+    /// The first thread right after a batch that left [`Lane::Any`] writes
+    /// waiting: every write in order, so a steady stream of ordered writes
+    /// never starves the rest (on SQLite no other thread takes them).
+    Every,
+}
+
+impl Taker {
+    /// What the thread takes after a batch that did or did not leave writes
+    /// of the other lane waiting.
+    fn next(self, skipped: bool) -> Taker {
+        match self {
+            Taker::AnyOnly => Taker::AnyOnly,
+            _ if skipped => Taker::Every,
+            _ => Taker::OrderedFirst,
         }
     }
 }
@@ -135,7 +172,8 @@ pub enum Lane {
     /// The first writer, in the order submitted with every other such write:
     /// the default, and what every write had before several writers.
     Ordered,
-    /// Any writer thread (the first too, in order with the rest): only for
+    /// Any writer thread (the first too, after the ordered writes waiting
+    /// with it, every other batch at least: see [`Taker`]): only for
     /// writes safe beside each other and beside the ordered ones: the
     /// tracker's combined writes, which lock visitors in key order and
     /// append in SQL, and are retried batch by batch should one fail (as a
@@ -366,7 +404,9 @@ fn writer_loop(
 ) {
     let checkpointer = if conn.is_sqlite() { Checkpointer::start(manager) } else { None };
     tune(&mut conn, checkpointer.is_some());
-    while let Some(mut batch) = queue.take(ordered, batch_max) {
+    let mut taker = if ordered { Taker::OrderedFirst } else { Taker::AnyOnly };
+    while let Some((mut batch, skipped)) = queue.take(taker, batch_max) {
+        taker = taker.next(skipped);
         let size = batch.len() as u64;
         let mut completions: Vec<Completion> = Vec::with_capacity(batch.len());
         let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -450,27 +490,61 @@ mod tests {
         batch.iter().map(|j| (j.lane, j.alone)).collect()
     }
 
+    fn take(q: &super::Queue, taker: super::Taker, max: usize) -> (Vec<(super::Lane, bool)>, bool) {
+        let (batch, skipped) = q.take(taker, max).unwrap();
+        (shape(&batch), skipped)
+    }
+
     // rule: STORE-11
     #[test]
     fn the_first_writer_takes_every_write_in_order_the_others_only_any_lane_ones() {
         use super::Lane::{Any, Ordered};
+        use super::Taker::{AnyOnly, Every, OrderedFirst};
         let q = super::Queue::default();
         for (lane, alone) in [(Ordered, false), (Any, false), (Ordered, false), (Any, false), (Any, true), (Any, false)]
         {
             assert!(q.push(job(lane, alone)));
         }
         // Another writer: the shared Any writes, past the ordered ones, up to the one that goes alone.
-        assert_eq!(shape(&q.take(false, 64).unwrap()), vec![(Any, false), (Any, false)]);
+        assert_eq!(take(&q, AnyOnly, 64).0, vec![(Any, false), (Any, false)]);
         // The alone one by itself, then the last.
-        assert_eq!(shape(&q.take(false, 64).unwrap()), vec![(Any, true)]);
-        assert_eq!(shape(&q.take(false, 64).unwrap()), vec![(Any, false)]);
+        assert_eq!(take(&q, AnyOnly, 64).0, vec![(Any, true)]);
+        assert_eq!(take(&q, AnyOnly, 64).0, vec![(Any, false)]);
         // The ordered writes are the first writer's, in order, within the batch bound.
         assert!(q.push(job(Any, false)));
-        assert_eq!(shape(&q.take(true, 2).unwrap()), vec![(Ordered, false), (Ordered, false)]);
+        assert_eq!(take(&q, OrderedFirst, 2), (vec![(Ordered, false), (Ordered, false)], true));
         q.close();
         assert!(!q.push(job(Ordered, false)), "closed");
-        assert_eq!(shape(&q.take(true, 64).unwrap()), vec![(Any, false)], "what was queued is still written");
-        assert!(q.take(true, 64).is_none() && q.take(false, 64).is_none());
+        assert_eq!(take(&q, Every, 64).0, vec![(Any, false)], "what was queued is still written");
+        assert!(q.take(Every, 64).is_none() && q.take(AnyOnly, 64).is_none());
+    }
+
+    // rule: STORE-13
+    #[test]
+    fn the_first_writer_batches_the_ordered_writes_first_and_then_every_write_in_order() {
+        use super::Lane::{Any, Ordered};
+        use super::Taker::{Every, OrderedFirst};
+        let q = super::Queue::default();
+        for (lane, alone) in [(Any, false), (Any, false), (Ordered, false), (Any, false), (Ordered, false)] {
+            assert!(q.push(job(lane, alone)));
+        }
+        // The two ordered writes, past the tracker's before them, which wait.
+        let (batch, skipped) = take(&q, OrderedFirst, 64);
+        assert_eq!((batch, skipped), (vec![(Ordered, false), (Ordered, false)], true));
+        assert_eq!(OrderedFirst.next(skipped), Every);
+        // Another ordered write came meanwhile: the next batch is still every write in order.
+        assert!(q.push(job(Ordered, false)));
+        assert_eq!(take(&q, Every, 64), (vec![(Any, false), (Any, false), (Any, false), (Ordered, false)], false));
+        assert_eq!(Every.next(false), OrderedFirst);
+        // With no ordered write waiting, the first writer takes the others as before.
+        assert!(q.push(job(Any, false)));
+        assert_eq!(take(&q, OrderedFirst, 64), (vec![(Any, false)], false));
+        // An ordered write that goes alone is a batch by itself, even first.
+        for (lane, alone) in [(Any, false), (Ordered, true), (Ordered, false)] {
+            assert!(q.push(job(lane, alone)));
+        }
+        assert_eq!(take(&q, OrderedFirst, 64), (vec![(Ordered, true)], true));
+        assert_eq!(take(&q, Every, 64), (vec![(Any, false), (Ordered, false)], false));
     }
 
     fn db() -> (Db, std::path::PathBuf) {

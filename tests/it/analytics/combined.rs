@@ -2,6 +2,7 @@
 //! together, in one write (issue 25, STORE-10): the writer is held by a
 //! write that waits on the test, 21 batches queue up, and once it is let go
 //! they all commit in a single further write, each answered as if alone.
+//! A lead queued behind them is written first, in a batch of its own (STORE-13).
 
 use serde_json::{Value, json};
 
@@ -229,4 +230,42 @@ backend_test!(a_combined_write_counts_what_batches_one_by_one_count, analytics_b
     // first engaged 9 s by the round's second batch.
     let first = loja.iter().find(|r| r.starts_with("\"v_visitor0000e\" 2 ")).unwrap();
     assert!(first.contains(" 9000 "), "{first}");
+});
+
+// rule: STORE-13
+// A lead that comes while the tracker's batches wait for the writer is
+// written first, in a batch of its own: it waits for no tracker commit
+// (issue 25's flood). Before, the first writer took both in one batch.
+backend_test!(a_lead_queued_behind_tracker_batches_is_committed_in_a_batch_of_its_own, analytics_builder, |fed| {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    let cx = app.state.cx.clone();
+    let stats = |cx: &rastrod::service::context::Context| cx.storage_stats().writer;
+    let before = stats(&cx);
+    let held = crate::common::writers(&cx);
+    let (release, blocker) = crate::common::hold_writer(&cx);
+    let tracker: Vec<_> =
+        (0..3).map(|i| post(app, &format!("v_visitor{i:04}c"), vec![pageview(&format!("{}", 200 + i), "/")])).collect();
+    crate::common::wait_queued(3, || cx.analytics.tracker.queued_batches()).await;
+    let req =
+        app.host_request(reqwest::Method::POST, "/v1/sites/loja/leads").header("content-type", "application/json");
+    let body = json!({"leadKey": "k1", "eventId": "k1-new", "occurredAt": T0, "origin": "ctwa_ad"});
+    let lead = tokio::spawn(async move { req.body(body.to_string()).send().await.unwrap().status().as_u16() });
+    // Both writes in the writer's queue, behind the held ones.
+    crate::common::wait_queued(held as usize + 2, || stats(&cx).pending as usize).await;
+    assert_eq!(stats(&cx).writes, before.writes, "nothing written while the writer is held");
+    release.send(()).unwrap();
+    blocker.await.unwrap().unwrap();
+    assert_eq!(lead.await.unwrap(), 201);
+    for t in tracker {
+        assert_eq!(t.await.unwrap()["accepted"], 1);
+    }
+    let after = stats(&cx);
+    assert_eq!(after.writes - before.writes, held + 2, "the held writes, the tracker's combined write, the lead's");
+    assert_eq!(
+        after.batches - before.batches,
+        held + 2,
+        "the lead in a batch of its own, not with the tracker's write"
+    );
+    assert_eq!(after.pending, 0);
 });
