@@ -78,12 +78,15 @@ const CHUNK: usize = 64;
 /// so two processes accepting one visitor's batches take turns instead of
 /// both opening a session (rule STORE-07): there one multi-row `INSERT … ON
 /// CONFLICT DO UPDATE … RETURNING` per chunk (the update takes the rows'
-/// locks); SQLite has one writer, and there a no-op insert and an `IN` read
-/// cost less than rewriting the rows. One combined write reads every
-/// visitor's state at once (issue 25), on SQLite each with its current
-/// session's version (rule STORE-12). The ids are taken in order, so two
-/// processes locking overlapping sets take the rows in the same order and
-/// never deadlock.
+/// locks). SQLite has one writer, whose transaction already excludes every
+/// other, so there the rows are only read (an `IN` read per chunk) and a
+/// visitor without one answers the placeholder's values without it being
+/// written: [`update_visitors`] inserts the row with its first state, so a
+/// new visitor's row and its two indexes are written once, not twice. One
+/// combined write reads every visitor's state at once (issue 25), on SQLite
+/// each with its current session's version (rule STORE-12). The ids are
+/// taken in order, so two processes locking overlapping sets take the rows
+/// in the same order and never deadlock.
 pub fn lock_visitors(
     conn: &mut AnyConnection,
     site_id: &str,
@@ -94,15 +97,18 @@ pub fn lock_visitors(
     ids.dedup();
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(CHUNK) {
-        let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::columns()));
-        for (i, id) in chunk.iter().enumerate() {
-            q.push(if i == 0 { "(?, ?, '', 0, 0, '', '', 0, FALSE)" } else { ", (?, ?, '', 0, 0, '', '', 0, FALSE)" });
-            q.text(site_id).text(id.as_str());
-        }
-        q.push(" ON CONFLICT (site_id, visitor_id)");
         if !conn.is_sqlite() {
+            let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::columns()));
+            for (i, id) in chunk.iter().enumerate() {
+                q.push(if i == 0 {
+                    "(?, ?, '', 0, 0, '', '', 0, FALSE)"
+                } else {
+                    ", (?, ?, '', 0, 0, '', '', 0, FALSE)"
+                });
+                q.text(site_id).text(id.as_str());
+            }
             q.push(
-                " DO UPDATE SET sessions = web_visitors.sessions \
+                " ON CONFLICT (site_id, visitor_id) DO UPDATE SET sessions = web_visitors.sessions \
                  RETURNING visitor_id, ",
             );
             q.push(VisitorRow::select_list());
@@ -110,21 +116,28 @@ pub fn lock_visitors(
             out.extend(q.load::<KeyedVisitor>(conn)?);
             continue;
         }
-        q.push(" DO NOTHING");
-        q.execute(conn)?;
         let mut read = RawQuery::prepared(format!(
             "SELECT visitor_id, {}{SESSION_VERSION} FROM web_visitors WHERE site_id = ? AND visitor_id IN {}",
             VisitorRow::select_list(),
             placeholders(chunk.len())
         ));
         read.text(site_id).texts(chunk);
-        out.extend(read.load::<KeyedVisitor>(conn)?);
+        let found = read.load::<KeyedVisitor>(conn)?;
+        let known: std::collections::HashSet<&str> = found.iter().map(|k| k.visitor_id.as_str()).collect();
+        let new: Vec<KeyedVisitor> = chunk
+            .iter()
+            .filter(|id| !known.contains(id.as_str()))
+            .map(|id| KeyedVisitor { visitor_id: id.to_string(), session_version: None, row: VisitorRow::default() })
+            .collect();
+        out.extend(found);
+        out.extend(new);
     }
     Ok(out)
 }
 
 /// The visitors' state after their batches, in a statement per chunk: an
-/// upsert whose rows all exist (locked by [`lock_visitors`]), so each is an update.
+/// upsert, each an update of a row [`lock_visitors`] locked, except a new
+/// visitor's on SQLite, which it inserts.
 pub fn update_visitors(conn: &mut AnyConnection, rows: &[VisitorUpdate<'_>]) -> QueryResult<usize> {
     row::insert::<VisitorUpdate<'_>, _>(
         conn,
