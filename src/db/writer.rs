@@ -1,6 +1,7 @@
 //! Group commit. A writer thread owns a write connection; writes arrive as
 //! jobs in one queue, and every job waiting when a transaction starts joins
-//! it, each in its own savepoint. SQLite has one writer thread; PostgreSQL
+//! it, each in its own savepoint (the only job of a batch needs none: the
+//! transaction is its own). SQLite has one writer thread; PostgreSQL
 //! more (`RASTRO_DATABASE_WRITERS`): the first takes every job in order, the
 //! others only jobs of [`Lane::Any`], so those commit beside the first's.
 //! The first serves ordered jobs first: while one waits, it batches them
@@ -33,8 +34,9 @@ use super::AnyConnection;
 use crate::error::{Code, Error, Result};
 
 type Completion = Box<dyn FnOnce(Result<()>) + Send>;
-/// Runs a write; answers its completion and whether its transaction may commit.
-type Run = Box<dyn FnOnce(&mut AnyConnection) -> (Completion, bool) + Send>;
+/// Runs a write, told whether it is its batch's only one; answers its
+/// completion and whether its transaction may commit.
+type Run = Box<dyn FnOnce(&mut AnyConnection, bool) -> (Completion, bool) + Send>;
 
 /// A write: run in a savepoint of a shared batch, or alone in its own
 /// transaction (where it answers whether that transaction may commit).
@@ -237,15 +239,20 @@ impl Writer {
         }
         let pending = self.pending.clone();
         let (tx, rx) = tokio::sync::oneshot::channel::<Result<T>>();
-        let run = Box::new(move |conn: &mut AnyConnection| {
+        let run = Box::new(move |conn: &mut AnyConnection, only: bool| {
             // Shared: a savepoint, so a failing write rolls back alone and the
-            // batch goes on. Alone: the transaction is the write's own.
-            let outcome = if alone { f(conn) } else { conn.transaction::<T, Error, _>(f) };
-            let ok = !alone || outcome.is_ok();
+            // batch goes on. Alone, or the only write of its batch (the
+            // tracker's combined write under load): the transaction is the
+            // write's own, and a failure rolls it back. A savepoint would
+            // only cost its statements and, on SQLite, a copy of every page
+            // it changes in the statement journal.
+            let own = alone || only;
+            let outcome = if own { f(conn) } else { conn.transaction::<T, Error, _>(f) };
+            let ok = !own || outcome.is_ok();
             let done = Box::new(move |commit: Result<()>| {
                 pending.fetch_sub(1, Ordering::SeqCst);
-                // Alone, a failed write is what rolled its transaction back: its own error first.
-                let answer = if alone { outcome.and_then(|v| commit.map(|()| v)) } else { commit.and(outcome) };
+                // Its own transaction: a failed write is what rolled it back: its own error first.
+                let answer = if own { outcome.and_then(|v| commit.map(|()| v)) } else { commit.and(outcome) };
                 let _ = tx.send(answer);
             }) as Completion;
             (done, ok)
@@ -411,11 +418,12 @@ fn writer_loop(
         let mut completions: Vec<Completion> = Vec::with_capacity(batch.len());
         let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
             conn.transaction::<(), Error, _>(|c| {
+                let only = batch.len() == 1;
                 for job in batch.drain(..) {
-                    let (done, ok) = (job.run)(c);
+                    let (done, ok) = (job.run)(c, only);
                     completions.push(done);
                     if !ok {
-                        // Only an alone write answers false: its transaction rolls back.
+                        // Only a write with the transaction to itself answers false: it rolls back.
                         return Err(Error::internal("the write failed; its transaction was rolled back"));
                     }
                 }
@@ -483,7 +491,7 @@ mod tests {
 
     /// A job that does nothing, known by its lane and whether it goes alone.
     fn job(lane: super::Lane, alone: bool) -> super::Job {
-        super::Job { alone, lane, run: Box::new(|_| (Box::new(|_| ()), true)) }
+        super::Job { alone, lane, run: Box::new(|_, _| (Box::new(|_| ()), true)) }
     }
 
     fn shape(batch: &[super::Job]) -> Vec<(super::Lane, bool)> {
@@ -561,6 +569,32 @@ mod tests {
 
     async fn rows(db: &Db) -> i64 {
         db.run(|c| Ok(diesel::sql_query("SELECT COUNT(*) AS n FROM t").get_result::<N>(c)?.n)).await.unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_only_write_of_a_batch_has_the_transaction_to_itself() {
+        let (db, dir) = db();
+        db.write(|c| Ok(diesel::sql_query("CREATE TABLE t (x BIGINT NOT NULL)").execute(c)?)).await.unwrap();
+        // One write at a time, each the only one of its batch: no savepoint,
+        // so a failure rolls back the transaction, the rows it wrote with it,
+        // and answers its own error; the next write goes on.
+        let failing = db
+            .write(|c| {
+                insert(c, 1)?;
+                insert(c, 2)?;
+                Err::<(), _>(Error::invalid("the only write fails"))
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(failing.code, Code::InvalidArgument, "its own error, not the rollback's: {failing}");
+        assert!(failing.to_string().contains("the only write fails"), "{failing}");
+        assert_eq!(rows(&db).await, 0, "nothing it wrote is kept");
+        db.write(|c| insert(c, 3)).await.unwrap();
+        assert_eq!(rows(&db).await, 1);
+        let stats = db.writer_stats();
+        assert_eq!(stats.failed_batches, 1);
+        db.close();
+        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
