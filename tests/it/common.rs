@@ -689,3 +689,19 @@ pub async fn wait_queued(n: usize, queued: impl Fn() -> usize) {
     }
     assert_eq!(queued(), n, "items queued for the combined write");
 }
+
+/// Reverts the app database's migrations down to and including `version`
+/// (e.g. "20261206000035"), then applies them all again: what an upgrade
+/// does to a database that has rows.
+pub async fn redo_migrations_through(app: &TestApp, version: &'static str) {
+    use rastrod::service::effects::{Effects, Written};
+    app.state
+        .cx
+        .write_alone(move |c| {
+            rastrod::db::revert_through(c, version)?;
+            rastrod::db::migrate(c)?;
+            Ok(Written::new((), Effects::quiet()))
+        })
+        .await
+        .unwrap();
+}

@@ -5,7 +5,6 @@
 //! and applied again on a database with events, it keeps every row, and the
 //! measures still land on the right one.
 
-use rastrod::service::effects::{Effects, Written};
 use serde_json::json;
 
 use crate::analytics::{analytics_builder, pageview, site, track};
@@ -53,15 +52,7 @@ backend_test!(an_events_id_has_no_index_and_its_measures_find_it_by_pageview, an
     assert_eq!(engaged(app, &both).await, vec![None, None]);
     // Migration 35 undone (the id keyed again) and applied again: SQLite's
     // table rebuilt with its rows.
-    app.state
-        .cx
-        .write_alone(|c| {
-            rastrod::db::revert_through(c, "20261206000035")?;
-            rastrod::db::migrate(c)?;
-            Ok(Written::new((), Effects::quiet()))
-        })
-        .await
-        .unwrap();
+    crate::common::redo_migrations_through(app, "20261206000035").await;
     assert_eq!(indexes_on_the_id_alone(app).await, 0);
     app.clock.advance(MINUTE);
     let m = |id: &str, ms: i64| json!({"type": "engagement", "pageviewId": id, "engagedMs": ms});

@@ -781,16 +781,7 @@ backend_test!(slow: a_login_in_a_real_browser_keeps_the_session, analytics_build
 /// Migration 29 reverted and applied again on the app's database: the rows'
 /// hand-over marks made anew from the aliases and the sessions.
 async fn remake_handed_over_marks(app: &TestApp) {
-    use rastrod::service::effects::{Effects, Written};
-    app.state
-        .cx
-        .write_alone(|c| {
-            rastrod::db::revert_through(c, "20261205000029")?;
-            rastrod::db::migrate(c)?;
-            Ok(Written::new((), Effects::quiet()))
-        })
-        .await
-        .unwrap();
+    crate::common::redo_migrations_through(app, "20261205000029").await;
 }
 
 // rule: SES-19
