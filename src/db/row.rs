@@ -206,10 +206,11 @@ pub type Backend = <AnyConnection as diesel::Connection>::Backend;
 /// column before it, which for a wide row (an event's 17 columns) cost more
 /// than decoding its values.
 #[inline]
-pub fn field<'a, ST, T, R>(row: &R, at: &mut usize, name: &str) -> diesel::deserialize::Result<T>
+pub fn field<'a, DB, ST, T, R>(row: &R, at: &mut usize, name: &str) -> diesel::deserialize::Result<T>
 where
-    R: diesel::row::NamedRow<'a, Backend>,
-    T: diesel::deserialize::FromSql<ST, Backend>,
+    DB: diesel::backend::Backend,
+    R: diesel::row::NamedRow<'a, DB>,
+    T: diesel::deserialize::FromSql<ST, DB>,
 {
     use diesel::row::{Field as _, Row, RowIndex};
     if let Some(f) = Row::get(row, *at)
@@ -311,13 +312,19 @@ macro_rules! row {
             $(, $fs: <$ts as $crate::db::row::Sql>::Type)*
         );
     };
+    // Read from `AnyConnection`'s backend, and from SQLite's own: a
+    // prepared read on SQLite goes to the inner connection (`RawQuery::load`).
     (@read $name:ident, $($f:ident : $st:ty),+ $(,)?) => {
-        impl diesel::deserialize::QueryableByName<$crate::db::row::Backend> for $name {
+        $crate::row!(@read_in $crate::db::row::Backend, $name, $($f : $st),+);
+        $crate::row!(@read_in diesel::sqlite::Sqlite, $name, $($f : $st),+);
+    };
+    (@read_in $db:ty, $name:ident, $($f:ident : $st:ty),+) => {
+        impl diesel::deserialize::QueryableByName<$db> for $name {
             fn build<'__a>(
-                __row: &impl diesel::row::NamedRow<'__a, $crate::db::row::Backend>,
+                __row: &impl diesel::row::NamedRow<'__a, $db>,
             ) -> diesel::deserialize::Result<Self> {
                 let mut __at = 0usize;
-                $(let $f = $crate::db::row::field::<$st, _, _>(__row, &mut __at, stringify!($f))?;)+
+                $(let $f = $crate::db::row::field::<$db, $st, _, _>(__row, &mut __at, stringify!($f))?;)+
                 Ok(Self { $($f),+ })
             }
         }

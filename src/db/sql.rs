@@ -256,12 +256,19 @@ impl RawQuery {
         q
     }
 
+    /// Reads rows. A prepared read on SQLite goes to the inner connection,
+    /// as [`RawQuery::execute`] does: its binds and its rows skip
+    /// `MultiConnection`'s type-erased adapter.
     pub fn load<T>(&self, conn: &mut AnyConnection) -> diesel::QueryResult<Vec<T>>
     where
-        T: diesel::QueryableByName<MultiBackend> + 'static,
+        T: diesel::QueryableByName<MultiBackend> + diesel::QueryableByName<diesel::sqlite::Sqlite> + 'static,
     {
         use diesel::RunQueryDsl;
-        if self.prepared { Prepared::new(self).load(conn) } else { self.boxed(conn).load(conn) }
+        match conn {
+            AnyConnection::Sqlite(inner) if self.prepared => Prepared::new(self).load(inner),
+            _ if self.prepared => Prepared::new(self).load(conn),
+            _ => self.boxed(conn).load(conn),
+        }
     }
 
     pub fn execute(&self, conn: &mut AnyConnection) -> diesel::QueryResult<usize> {
@@ -453,7 +460,7 @@ impl diesel::RunQueryDsl<diesel::SqliteConnection> for Prepared<'_> {}
 /// through `MultiConnection`'s type-erased collector on its way to SQLite's:
 /// building the statement's cache key and binds was 20.8 % of the writer
 /// thread under tracker load that way, 14.9 % directly (README, session 28).
-/// Reads stay on the adapter: `row!` decodes rows of its backend only.
+/// Prepared reads on SQLite go there too: `row!` decodes rows of both.
 impl<DB> diesel::query_builder::QueryFragment<DB> for Prepared<'_>
 where
     DB: diesel::backend::Backend
