@@ -158,22 +158,13 @@ pub fn set_route(
     row: &PathRow,
     route: &str,
 ) -> QueryResult<usize> {
-    let mut q = match t.time {
-        Some(time) => {
-            let mut q = RawQuery::new(format!(
-                "UPDATE {} SET {} = ? WHERE site_id = ? AND {time} = ? AND {} = ?",
-                t.table, t.route, t.key
-            ));
-            q.text(route).text(site_id).int(row.t);
-            q
-        }
-        None => {
-            let mut q =
-                RawQuery::new(format!("UPDATE {} SET {} = ? WHERE site_id = ? AND {} = ?", t.table, t.route, t.key));
-            q.text(route).text(site_id);
-            q
-        }
-    };
+    let at = t.time.map(|time| format!(" AND {time} = ?")).unwrap_or_default();
+    let mut q =
+        RawQuery::new(format!("UPDATE {} SET {} = ? WHERE site_id = ?{at} AND {} = ?", t.table, t.route, t.key));
+    q.text(route).text(site_id);
+    if t.time.is_some() {
+        q.int(row.t);
+    }
     q.text(&row.key);
     q.execute(conn)
 }

@@ -36,8 +36,13 @@ crate::row! {
     }
 }
 
-/// A placeholder left by a batch that stored nothing goes again.
+/// A placeholder left by a batch that stored nothing goes again. Only
+/// PostgreSQL makes placeholders ([`lock_visitors`]); on SQLite there is
+/// nothing to delete.
 pub fn drop_empty_visitor(conn: &mut AnyConnection, site_id: &str, visitor_id: &str) -> QueryResult<usize> {
+    if conn.is_sqlite() {
+        return Ok(0);
+    }
     let mut q = RawQuery::prepared("DELETE FROM web_visitors WHERE site_id = ? AND visitor_id = ? AND session_id = ''");
     q.text(site_id).text(visitor_id);
     q.execute(conn)
@@ -76,11 +81,9 @@ const CHUNK: usize = 64;
 /// The (site, visitor) state of many visitors of one site, each made as a
 /// placeholder row when new and locked for this transaction on PostgreSQL,
 /// so two processes accepting one visitor's batches take turns instead of
-/// both opening a session (rule STORE-07): there one multi-row `INSERT … ON
-/// CONFLICT DO UPDATE … RETURNING` per chunk (the update takes the rows'
-/// locks). SQLite has one writer, whose transaction already excludes every
-/// other, so there the rows are only read (an `IN` read per chunk) and a
-/// visitor without one answers the placeholder's values without it being
+/// both opening a session (rule STORE-07). SQLite has one writer, whose
+/// transaction already excludes every other, so there the rows are only
+/// read and a new visitor answers the placeholder's values without it being
 /// written: [`update_visitors`] inserts the row with its first state, so a
 /// new visitor's row and its two indexes are written once, not twice. One
 /// combined write reads every visitor's state at once (issue 25), on SQLite
@@ -97,42 +100,48 @@ pub fn lock_visitors(
     ids.dedup();
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(CHUNK) {
-        if !conn.is_sqlite() {
-            let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::columns()));
-            for (i, id) in chunk.iter().enumerate() {
-                q.push(if i == 0 {
-                    "(?, ?, '', 0, 0, '', '', 0, FALSE)"
-                } else {
-                    ", (?, ?, '', 0, 0, '', '', 0, FALSE)"
-                });
-                q.text(site_id).text(id.as_str());
-            }
-            q.push(
-                " ON CONFLICT (site_id, visitor_id) DO UPDATE SET sessions = web_visitors.sessions \
-                 RETURNING visitor_id, ",
-            );
-            q.push(VisitorRow::select_list());
-            q.push(", CAST(NULL AS BIGINT) AS session_version");
-            out.extend(q.load::<KeyedVisitor>(conn)?);
-            continue;
-        }
-        let mut read = RawQuery::prepared(format!(
-            "SELECT visitor_id, {}{SESSION_VERSION} FROM web_visitors WHERE site_id = ? AND visitor_id IN {}",
-            VisitorRow::select_list(),
-            placeholders(chunk.len())
-        ));
-        read.text(site_id).texts(chunk);
-        let found = read.load::<KeyedVisitor>(conn)?;
-        let known: std::collections::HashSet<&str> = found.iter().map(|k| k.visitor_id.as_str()).collect();
-        let new: Vec<KeyedVisitor> = chunk
-            .iter()
-            .filter(|id| !known.contains(id.as_str()))
-            .map(|id| KeyedVisitor { visitor_id: id.to_string(), session_version: None, row: VisitorRow::default() })
-            .collect();
-        out.extend(found);
-        out.extend(new);
+        out.extend(if conn.is_sqlite() {
+            read_chunk(conn, site_id, chunk)?
+        } else {
+            lock_chunk(conn, site_id, chunk)?
+        });
     }
     Ok(out)
+}
+
+/// PostgreSQL: one multi-row `INSERT … ON CONFLICT DO UPDATE … RETURNING`
+/// (the update takes the rows' locks, the insert makes the placeholders).
+fn lock_chunk(conn: &mut AnyConnection, site_id: &str, chunk: &[&String]) -> QueryResult<Vec<KeyedVisitor>> {
+    let mut q = RawQuery::prepared(format!("INSERT INTO web_visitors ({}) VALUES ", VisitorUpdate::columns()));
+    for (i, id) in chunk.iter().enumerate() {
+        q.push(if i == 0 { "(?, ?, '', 0, 0, '', '', 0, FALSE)" } else { ", (?, ?, '', 0, 0, '', '', 0, FALSE)" });
+        q.text(site_id).text(id.as_str());
+    }
+    q.push(" ON CONFLICT (site_id, visitor_id) DO UPDATE SET sessions = web_visitors.sessions RETURNING visitor_id, ");
+    q.push(VisitorRow::select_list());
+    q.push(", CAST(NULL AS BIGINT) AS session_version");
+    q.load::<KeyedVisitor>(conn)
+}
+
+/// SQLite: the stored rows with their current sessions' versions, one read;
+/// a visitor without a row answers the placeholder's values.
+fn read_chunk(conn: &mut AnyConnection, site_id: &str, chunk: &[&String]) -> QueryResult<Vec<KeyedVisitor>> {
+    let list = InList::on(conn, chunk.len());
+    let mut read = list.query(format!(
+        "SELECT visitor_id, {}{SESSION_VERSION} FROM web_visitors WHERE site_id = ? AND visitor_id IN {}",
+        VisitorRow::select_list(),
+        list.placeholders()
+    ));
+    read.text(site_id);
+    list.texts(&mut read, chunk);
+    let mut rows = read.load::<KeyedVisitor>(conn)?;
+    let known: std::collections::HashSet<String> = rows.iter().map(|k| k.visitor_id.clone()).collect();
+    rows.extend(chunk.iter().filter(|id| !known.contains(id.as_str())).map(|id| KeyedVisitor {
+        visitor_id: id.to_string(),
+        session_version: None,
+        row: VisitorRow::default(),
+    }));
+    Ok(rows)
 }
 
 /// The visitors' state after their batches, in a statement per chunk: an
