@@ -72,3 +72,80 @@ backend_test!(an_events_id_has_no_index_and_its_measures_find_it_by_pageview, an
         .unwrap();
     assert_eq!(n, 2, "every event kept, none added by the measures");
 });
+
+/// The plan of the stored-pageview read for `ids` of `loja`, as text
+/// (PostgreSQL's `EXPLAIN`, SQLite's `EXPLAIN QUERY PLAN` details).
+async fn pageview_read_plan(app: &TestApp, ids: Vec<String>) -> String {
+    #[derive(diesel::QueryableByName)]
+    struct PgLine {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        #[diesel(column_name = "QUERY PLAN")]
+        line: String,
+    }
+    #[derive(diesel::QueryableByName)]
+    struct SqliteLine {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        detail: String,
+    }
+    app.state
+        .cx
+        .read(move |c| {
+            let mut q = rastrod::store::analytics::pageviews_query(c, "loja", &ids);
+            if c.is_sqlite() {
+                q.sql.insert_str(0, "EXPLAIN QUERY PLAN ");
+                Ok(q.load::<SqliteLine>(c)?.into_iter().map(|l| l.detail).collect::<Vec<_>>().join("\n"))
+            } else {
+                q.sql.insert_str(0, "EXPLAIN ");
+                Ok(q.load::<PgLine>(c)?.into_iter().map(|l| l.line).collect::<Vec<_>>().join("\n"))
+            }
+        })
+        .await
+        .unwrap()
+}
+
+// rule: STORE-14
+backend_test!(
+    stored_pageviews_are_found_through_their_unique_index_whatever_the_statistics,
+    analytics_builder,
+    |fed| {
+        use rastrod::service::effects::{Effects, Written};
+        use rastrod::store::analytics::{EventRow, insert_events};
+        let app = &fed.app;
+        site(app, "loja", false).await;
+        // A site's events written faster than statistics follow (never analyzed
+        // here): PostgreSQL's planner then guesses the site holds a few rows, and
+        // with an `IN` list it scanned all of them through the index by time.
+        let rows: Vec<EventRow> = (0..5_000i64)
+            .map(|i| EventRow {
+                id: format!("e_{i:024}"),
+                site_id: "loja".into(),
+                session_id: format!("s_{:024}", i / 5),
+                visitor_id: format!("v_{:020}", i / 5),
+                kind: "pageview".into(),
+                name: None,
+                path: "/".into(),
+                route: "/".into(),
+                occurred_at: T0 + i,
+                pageview_id: Some(format!("p_{i:016}")),
+                properties: None,
+                engaged_ms: Some(i),
+                lcp: None,
+                inp: None,
+                cls: None,
+                fcp: None,
+                ttfb: None,
+            })
+            .collect();
+        app.state.cx.write(move |c| Ok(Written::new(insert_events(c, &rows)?, Effects::quiet()))).await.unwrap();
+        let ids: Vec<String> = (100..150i64).map(|i| format!("p_{i:016}")).collect();
+        let plan = pageview_read_plan(app, ids.clone()).await;
+        assert!(plan.contains("web_events_pageview"), "each id probes the unique index: {plan}");
+        assert!(!plan.contains("web_events_site_time"), "never the site's events by time: {plan}");
+        // And the read answers exactly the rows named.
+        let found =
+            app.state.cx.read(move |c| Ok(rastrod::store::analytics::pageviews(c, "loja", &ids)?)).await.unwrap();
+        let mut engaged: Vec<i64> = found.iter().filter_map(|r| r.engaged_ms).collect();
+        engaged.sort();
+        assert_eq!(engaged, (100..150).collect::<Vec<i64>>());
+    }
+);
