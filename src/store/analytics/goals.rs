@@ -64,18 +64,25 @@ pub fn add_counter(
     completions: i64,
     sessions: i64,
 ) -> QueryResult<usize> {
-    crate::row! {
-        struct Counter<'a> in web_goal_counters {
-            site_id: &'a str,
-            tier: &'a str,
-            bucket: i64,
-            goal_id: &'a str,
-            completions: i64,
-            sessions: i64,
-        }
+    add_counters(conn, &[CounterAdded { site_id, tier, bucket, goal_id, completions, sessions }])
+}
+
+crate::row! {
+    /// Completions and sessions to add to one goal's (site, tier, bucket).
+    pub struct CounterAdded<'a> in web_goal_counters {
+        pub site_id: &'a str,
+        pub tier: &'a str,
+        pub bucket: i64,
+        pub goal_id: &'a str,
+        pub completions: i64,
+        pub sessions: i64,
     }
-    let row = Counter { site_id, tier, bucket, goal_id, completions, sessions };
-    row::add::<Counter<'_>, _>(conn, &[row], "site_id, tier, bucket, goal_id", &["completions", "sessions"])
+}
+
+/// Adds every row to its goal counter with one statement (per chunk of
+/// binds on SQLite), in their order.
+pub fn add_counters(conn: &mut AnyConnection, rows: &[CounterAdded<'_>]) -> QueryResult<usize> {
+    row::add::<CounterAdded<'_>, _>(conn, rows, "site_id, tier, bucket, goal_id", &["completions", "sessions"])
 }
 
 crate::row! {

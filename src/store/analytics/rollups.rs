@@ -229,25 +229,73 @@ pub fn add_counters(
     bucket: i64,
     c: &Counters,
 ) -> QueryResult<usize> {
-    let mut q = RawQuery::prepared(format!(
-        "INSERT INTO web_counters (site_id, tier, bucket, {}) VALUES ",
-        Counters::columns()
-    ));
-    q.rows(1, 3 + Counters::WIDTH);
-    q.text(site_id).text(tier).int(bucket);
-    c.bind(&mut q);
-    q.push(&row::adding(Counters::TABLE, "site_id, tier, bucket", Counters::NAMES));
-    q.execute(conn)
+    add_many_counters(conn, &[CountersAdded::of(site_id, tier, bucket, c)])
 }
 
 crate::row! {
-    struct BreakdownAdded<'a> in web_breakdowns {
+    /// Additions to one (site, tier, bucket)'s counters, as a row to upsert.
+    pub struct CountersAdded<'a> in web_counters {
         site_id: &'a str,
         tier: &'a str,
         bucket: i64,
-        dim: &'a str,
-        key: &'a str,
-        count: i64,
+        sessions: i64,
+        bounces: i64,
+        duration_sum: i64,
+        pageviews: i64,
+        custom_events: i64,
+        engaged_sum: i64,
+        engaged_count: i64,
+        conversions: i64,
+        revenue_cents: i64,
+    }
+}
+
+impl<'a> CountersAdded<'a> {
+    pub fn of(site_id: &'a str, tier: &'a str, bucket: i64, c: &Counters) -> Self {
+        let Counters {
+            sessions,
+            bounces,
+            duration_sum,
+            pageviews,
+            custom_events,
+            engaged_sum,
+            engaged_count,
+            conversions,
+            revenue_cents,
+        } = *c;
+        CountersAdded {
+            site_id,
+            tier,
+            bucket,
+            sessions,
+            bounces,
+            duration_sum,
+            pageviews,
+            custom_events,
+            engaged_sum,
+            engaged_count,
+            conversions,
+            revenue_cents,
+        }
+    }
+}
+
+/// Adds every row to its bucket's counters with one statement (per chunk
+/// of binds on SQLite): a rollup batch's additions, in their order, so two
+/// processes lock shared rows in the same order.
+pub fn add_many_counters(conn: &mut AnyConnection, rows: &[CountersAdded<'_>]) -> QueryResult<usize> {
+    row::add::<CountersAdded<'_>, _>(conn, rows, "site_id, tier, bucket", Counters::NAMES)
+}
+
+crate::row! {
+    /// A count to add to one (site, tier, bucket, dimension, key) breakdown.
+    pub struct BreakdownAdded<'a> in web_breakdowns {
+        pub site_id: &'a str,
+        pub tier: &'a str,
+        pub bucket: i64,
+        pub dim: &'a str,
+        pub key: &'a str,
+        pub count: i64,
     }
 }
 
@@ -260,8 +308,13 @@ pub fn add_breakdown(
     key: &str,
     count: i64,
 ) -> QueryResult<usize> {
-    let row = BreakdownAdded { site_id, tier, bucket, dim, key, count };
-    row::add::<BreakdownAdded<'_>, _>(conn, &[row], "site_id, tier, bucket, dim, key", &["count"])
+    add_breakdowns(conn, &[BreakdownAdded { site_id, tier, bucket, dim, key, count }])
+}
+
+/// Adds every row to its breakdown with one statement (per chunk of binds
+/// on SQLite), in their order.
+pub fn add_breakdowns(conn: &mut AnyConnection, rows: &[BreakdownAdded<'_>]) -> QueryResult<usize> {
+    row::add::<BreakdownAdded<'_>, _>(conn, rows, "site_id, tier, bucket, dim, key", &["count"])
 }
 
 crate::row! {
