@@ -357,18 +357,83 @@ fn write_set(
     bits: Vec<u8>,
     on_conflict: &str,
 ) -> QueryResult<usize> {
-    crate::row! {
-        struct SetPut<'a> in web_visitor_sets {
-            site_id: &'a str,
-            tier: &'a str,
-            bucket: i64,
-            dim: &'a str,
-            key: &'a str,
-            bits: Vec<u8>,
-        }
+    write_sets(conn, &[SetPut { site_id, tier, bucket, dim, key, bits }], on_conflict)
+}
+
+crate::row! {
+    /// A visitor set to store at its key.
+    pub struct SetPut<'a> in web_visitor_sets {
+        pub site_id: &'a str,
+        pub tier: &'a str,
+        pub bucket: i64,
+        pub dim: &'a str,
+        pub key: &'a str,
+        pub bits: Vec<u8>,
     }
-    let row = SetPut { site_id, tier, bucket, dim, key, bits };
-    row::insert::<SetPut<'_>, _>(conn, &[row], &format!(" ON CONFLICT (site_id, tier, bucket, dim, key) {on_conflict}"))
+}
+
+fn write_sets(conn: &mut AnyConnection, rows: &[SetPut<'_>], on_conflict: &str) -> QueryResult<usize> {
+    row::insert::<SetPut<'_>, _>(conn, rows, &format!(" ON CONFLICT (site_id, tier, bucket, dim, key) {on_conflict}"))
+}
+
+/// Stores each set whose key holds none yet (one statement per chunk of
+/// binds on SQLite), in their order; a key already stored keeps its set.
+pub fn insert_absent_sets(conn: &mut AnyConnection, rows: &[SetPut<'_>]) -> QueryResult<usize> {
+    write_sets(conn, rows, "DO NOTHING")
+}
+
+/// Stores each set, replacing the one at its key, in their order.
+pub fn put_sets(conn: &mut AnyConnection, rows: &[SetPut<'_>]) -> QueryResult<usize> {
+    write_sets(conn, rows, "DO UPDATE SET bits = excluded.bits")
+}
+
+crate::row! {
+    /// A stored visitor set with its key.
+    #[derive(Debug)]
+    pub struct KeyedSet in web_visitor_sets {
+        pub site_id: String,
+        pub tier: String,
+        pub bucket: i64,
+        pub dim: String,
+        pub key: String,
+        pub bits: Vec<u8>,
+    }
+}
+
+/// Keys per read of [`locked_sets`]: five binds each.
+const SET_KEYS_PER_READ: usize = 100;
+
+/// The stored sets at `keys` (given in key order), row-locked on PostgreSQL
+/// in that order until the transaction ends: each key probes the primary
+/// key from a lateral subquery (`LIMIT 1 FOR UPDATE`), so the plan is one
+/// index probe per key whatever the statistics, and the locks are taken
+/// in the order of the list. SQLite, one writer at a time, reads them with
+/// a row-value `IN` list. A key with no set is absent from the answer.
+pub fn locked_sets(conn: &mut AnyConnection, keys: &[SetAt<'_>]) -> QueryResult<Vec<KeyedSet>> {
+    let mut out = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(SET_KEYS_PER_READ) {
+        let wanted = vec!["(?, ?, ?, ?, ?)"; chunk.len()].join(", ");
+        let sql = if conn.is_sqlite() {
+            format!(
+                "SELECT {} FROM web_visitor_sets WHERE (site_id, tier, bucket, dim, key) IN (VALUES {wanted})",
+                KeyedSet::select_list()
+            )
+        } else {
+            let typed = vec!["(?::text, ?::text, ?::bigint, ?::text, ?::text)"; chunk.len()].join(", ");
+            format!(
+                "SELECT s.* FROM (VALUES {typed}) AS w(site_id, tier, bucket, dim, key) CROSS JOIN LATERAL \
+                 (SELECT {} FROM web_visitor_sets v WHERE v.site_id = w.site_id AND v.tier = w.tier \
+                 AND v.bucket = w.bucket AND v.dim = w.dim AND v.key = w.key LIMIT 1 FOR UPDATE) AS s",
+                KeyedSet::select_list()
+            )
+        };
+        let mut q = RawQuery::new(sql);
+        for (site_id, tier, bucket, dim, key) in chunk {
+            q.text(*site_id).text(*tier).int(*bucket).text(*dim).text(*key);
+        }
+        out.extend(q.load::<KeyedSet>(conn)?);
+    }
+    Ok(out)
 }
 
 crate::row! {

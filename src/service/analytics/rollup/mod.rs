@@ -224,10 +224,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
         })
         .collect();
     r::add_breakdowns(conn, &breakdowns).map_err(db)?;
-    // In key order, so two processes lock shared sets in the same order.
-    for ((site, tier, b, dm, key), added) in &d.sets {
-        unite_set(conn, (site, tier.as_str(), *b, dm.as_str(), key), added)?;
-    }
+    unite_sets(conn, &d.sets)?;
     let goals: Vec<_> = d
         .goals
         .iter()
@@ -254,6 +251,67 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     Ok(rows.len())
 }
 
+/// Unites each added set into the stored set at its key, exactly across
+/// processes (STORE-04), with a few statements for all of them (on
+/// PostgreSQL two per set were a round trip each): first every set is
+/// inserted where its key holds none (a key stored, or being stored by an
+/// uncommitted transaction, which the insert waits for, keeps its set), then
+/// every stored set is read, row-locked, united and written back where it
+/// grew. Both passes go in key order and every insert comes before every
+/// lock, so two processes uniting shared sets wait for each other without a
+/// cycle. A set we inserted reads back as itself and is not written again;
+/// a set deleted between the passes (retention of its bucket) is united
+/// alone.
+fn unite_sets(conn: &mut AnyConnection, sets: &BTreeMap<SetKey, RoaringBitmap>) -> Result<()> {
+    if sets.is_empty() {
+        return Ok(());
+    }
+    let fresh: Vec<r::SetPut<'_>> = sets
+        .iter()
+        .map(|((site_id, tier, bucket, dim, key), added)| {
+            Ok(r::SetPut {
+                site_id,
+                tier: tier.as_str(),
+                bucket: *bucket,
+                dim: dim.as_str(),
+                key,
+                bits: bytes_of(added)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    r::insert_absent_sets(conn, &fresh).map_err(db)?;
+    let keys: Vec<r::SetAt<'_>> = fresh.iter().map(|p| (p.site_id, p.tier, p.bucket, p.dim, p.key)).collect();
+    let mut stored: HashMap<(&str, &str, i64, &str, &str), RoaringBitmap> = HashMap::with_capacity(keys.len());
+    let read = r::locked_sets(conn, &keys).map_err(db)?;
+    for s in &read {
+        let set = RoaringBitmap::deserialize_from(&s.bits[..]).map_err(Error::internal)?;
+        stored.insert((&s.site_id, &s.tier, s.bucket, &s.dim, &s.key), set);
+    }
+    let mut grown = Vec::new();
+    for (at, ((_, _, _, _, _), added)) in keys.iter().zip(sets) {
+        match stored.get_mut(at) {
+            Some(set) => {
+                let before = set.len();
+                *set |= added;
+                if set.len() != before {
+                    let (site_id, tier, bucket, dim, key) = *at;
+                    grown.push(r::SetPut { site_id, tier, bucket, dim, key, bits: bytes_of(set)? });
+                }
+            }
+            None => unite_set(conn, *at, added)?,
+        }
+    }
+    r::put_sets(conn, &grown).map_err(db)?;
+    Ok(())
+}
+
+/// A set's stored bytes (portable roaring format).
+fn bytes_of(set: &RoaringBitmap) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(set.serialized_size());
+    set.serialize_into(&mut bytes).map_err(Error::internal)?;
+    Ok(bytes)
+}
+
 /// Unites `added` into the stored set at `at`, exactly across processes
 /// (STORE-04): a stored set is row-locked as it is read (PostgreSQL), so a
 /// second process adding to it waits and then reads the first one's union;
@@ -261,11 +319,6 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
 /// made it meanwhile (and has committed, which the insert waits for) it is
 /// read again and united.
 pub fn unite_set(conn: &mut AnyConnection, at: r::SetAt<'_>, added: &RoaringBitmap) -> Result<()> {
-    let bytes_of = |set: &RoaringBitmap| -> Result<Vec<u8>> {
-        let mut bytes = Vec::with_capacity(set.serialized_size());
-        set.serialize_into(&mut bytes).map_err(Error::internal)?;
-        Ok(bytes)
-    };
     for _ in 0..2 {
         match r::set_bits(conn, at).map_err(db)? {
             Some(stored) => {
