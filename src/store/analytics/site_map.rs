@@ -24,18 +24,31 @@ pub fn add_route(
     route: &str,
     c: &RouteCounts,
 ) -> QueryResult<usize> {
-    crate::row! {
-        struct Added<'a> in web_map_routes {
-            site_id: &'a str,
-            day: i64,
-            route: &'a str,
-            views: i64,
-            entries: i64,
-            continuations: i64,
-        }
+    add_routes(conn, &[RouteAdded::of(site_id, day, route, c)])
+}
+
+crate::row! {
+    /// Views, entries and continuations to add to one (site, day, route).
+    pub struct RouteAdded<'a> in web_map_routes {
+        site_id: &'a str,
+        day: i64,
+        route: &'a str,
+        views: i64,
+        entries: i64,
+        continuations: i64,
     }
-    let row = Added { site_id, day, route, views: c.views, entries: c.entries, continuations: c.continuations };
-    row::add::<Added<'_>, _>(conn, &[row], "site_id, day, route", &["views", "entries", "continuations"])
+}
+
+impl<'a> RouteAdded<'a> {
+    pub fn of(site_id: &'a str, day: i64, route: &'a str, c: &RouteCounts) -> Self {
+        RouteAdded { site_id, day, route, views: c.views, entries: c.entries, continuations: c.continuations }
+    }
+}
+
+/// Adds every row to its route's day with one statement (per chunk of binds
+/// on SQLite), in their order.
+pub fn add_routes(conn: &mut AnyConnection, rows: &[RouteAdded<'_>]) -> QueryResult<usize> {
+    row::add::<RouteAdded<'_>, _>(conn, rows, "site_id, day, route", &["views", "entries", "continuations"])
 }
 
 pub fn add_transition(
@@ -46,17 +59,24 @@ pub fn add_transition(
     to: &str,
     count: i64,
 ) -> QueryResult<usize> {
-    crate::row! {
-        struct Added<'a> in web_map_transitions {
-            site_id: &'a str,
-            day: i64,
-            from_route: &'a str,
-            to_route: &'a str,
-            count: i64,
-        }
+    add_transitions(conn, &[TransitionAdded { site_id, day, from_route: from, to_route: to, count }])
+}
+
+crate::row! {
+    /// Moves from one route to another to add to a (site, day).
+    pub struct TransitionAdded<'a> in web_map_transitions {
+        pub site_id: &'a str,
+        pub day: i64,
+        pub from_route: &'a str,
+        pub to_route: &'a str,
+        pub count: i64,
     }
-    let row = Added { site_id, day, from_route: from, to_route: to, count };
-    row::add::<Added<'_>, _>(conn, &[row], "site_id, day, from_route, to_route", &["count"])
+}
+
+/// Adds every row to its transition's day with one statement (per chunk of
+/// binds on SQLite), in their order.
+pub fn add_transitions(conn: &mut AnyConnection, rows: &[TransitionAdded<'_>]) -> QueryResult<usize> {
+    row::add::<TransitionAdded<'_>, _>(conn, rows, "site_id, day, from_route, to_route", &["count"])
 }
 
 crate::row! {

@@ -28,6 +28,7 @@ mod month_tier;
 mod people;
 mod regroup;
 mod retention;
+mod rollup_writes;
 mod site_copy;
 mod site_map;
 mod tracked_links;

@@ -57,12 +57,22 @@ pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow]) -> Result<()> {
             }
         }
     }
-    for ((site, day, route), c) in &d.routes {
-        store::add_route(conn, site, *day, route, c).map_err(Error::from)?;
-    }
-    for ((site, day, from, to), n) in &d.transitions {
-        store::add_transition(conn, site, *day, from, to, *n).map_err(Error::from)?;
-    }
+    // One statement per table, in key order (as the other rollups).
+    let routes: Vec<_> =
+        d.routes.iter().map(|((site, day, route), c)| store::RouteAdded::of(site, *day, route, c)).collect();
+    store::add_routes(conn, &routes).map_err(Error::from)?;
+    let transitions: Vec<_> = d
+        .transitions
+        .iter()
+        .map(|((site_id, day, from, to), n)| store::TransitionAdded {
+            site_id,
+            day: *day,
+            from_route: from,
+            to_route: to,
+            count: *n,
+        })
+        .collect();
+    store::add_transitions(conn, &transitions).map_err(Error::from)?;
     Ok(())
 }
 
