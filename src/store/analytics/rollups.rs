@@ -252,6 +252,8 @@ crate::row! {
 
 impl<'a> CountersAdded<'a> {
     pub fn of(site_id: &'a str, tier: &'a str, bucket: i64, c: &Counters) -> Self {
+        // Destructured whole, so a counter added to `Counters` fails to
+        // compile here until the row carries it too.
         let Counters {
             sessions,
             bounces,
