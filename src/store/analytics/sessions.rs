@@ -88,6 +88,43 @@ pub fn sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<Ses
     q.load(conn)
 }
 
+crate::row! {
+    /// What the rollups read of a session: the keys of the breakdowns its
+    /// start counts, its source for the visitor sets and its device for the
+    /// vitals. The rest of the row (paths, counts, the visitor) is not read.
+    #[derive(Debug, Clone)]
+    pub struct RolledSession in web_sessions {
+        pub id: String,
+        pub site_id: String,
+        pub started_at: i64,
+        pub entry_route: String,
+        pub referrer: Option<String>,
+        pub source: String,
+        pub medium: String,
+        pub campaign: Option<String>,
+        pub affiliate_id: Option<String>,
+        pub country: Option<String>,
+        pub device: Option<String>,
+        pub browser: Option<String>,
+    }
+}
+
+/// Sessions by id as the rollups read them (a rollup batch's, up to a
+/// thousand): the list padded and prepared on SQLite ([`InList`]).
+pub fn rolled_sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<RolledSession>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = InList::on(conn, ids.len());
+    let mut q = list.query(format!(
+        "SELECT {} FROM web_sessions WHERE id IN {}",
+        RolledSession::select_list(),
+        list.placeholders()
+    ));
+    list.texts(&mut q, ids);
+    q.load(conn)
+}
+
 /// A session with its version (rule STORE-12).
 #[derive(Debug, Clone, QueryableByName)]
 pub struct VersionedSession {

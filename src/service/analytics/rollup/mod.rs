@@ -20,7 +20,7 @@ use crate::service::analytics::vocabulary::{Change, Dimension, Tier};
 use crate::store::analytics::conversions as conversion_store;
 use crate::store::analytics::goals as goal_store;
 use crate::store::analytics::rollups::{self as r, Counters};
-use crate::store::analytics::{self as store, OutboxRow, SessionRow};
+use crate::store::analytics::{self as store, OutboxRow, RolledSession};
 use buckets::bucket;
 
 /// Adds keyed counts written outside the outbox (the ledger's campaign
@@ -104,7 +104,7 @@ impl Deltas {
     }
 
     /// The session's breakdowns, in the bucket of its start (rule OVR-04).
-    fn session_opened(&mut self, s: &SessionRow, tier: Tier) {
+    fn session_opened(&mut self, s: &RolledSession, tier: Tier) {
         let t = s.started_at;
         self.count(&s.site_id, tier, t, Dimension::Entry, Some(&s.entry_route));
         self.count(&s.site_id, tier, t, Dimension::Source, Some(&s.source));
@@ -130,8 +130,8 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     let mut session_ids: Vec<String> = rows.iter().map(|o| o.session_id.clone()).collect();
     session_ids.sort();
     session_ids.dedup();
-    let sessions: HashMap<String, SessionRow> =
-        store::sessions(conn, &session_ids).map_err(db)?.into_iter().map(|s| (s.id.clone(), s)).collect();
+    let sessions: HashMap<String, RolledSession> =
+        store::rolled_sessions(conn, &session_ids).map_err(db)?.into_iter().map(|s| (s.id.clone(), s)).collect();
     let numbers = numbers_of(conn, &rows)?;
     let mut site_ids: Vec<String> = rows.iter().map(|o| o.site_id.clone()).collect();
     site_ids.sort();

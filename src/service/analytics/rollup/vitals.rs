@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::analytics::vocabulary::{Change, Tier};
 use crate::store::analytics::vitals::{self as store, Cell};
-use crate::store::analytics::{EventRow, OutboxRow, SessionRow};
+use crate::store::analytics::{EventRow, OutboxRow, RolledSession};
 
 /// The metrics in their answer order, with a row's value of each.
 pub const METRICS: [&str; 5] = ["lcp", "inp", "cls", "fcp", "ttfb"];
@@ -49,7 +49,7 @@ pub fn changes(before: &EventRow, after: &EventRow) -> Vec<OutboxRow> {
 }
 
 /// Merges a batch's vitals rows into the digests (in the report actor's transaction).
-pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow], sessions: &HashMap<String, SessionRow>) -> Result<()> {
+pub fn apply(conn: &mut AnyConnection, rows: &[OutboxRow], sessions: &HashMap<String, RolledSession>) -> Result<()> {
     let mut deltas: BTreeMap<Cell, BTreeMap<i64, i64>> = BTreeMap::new();
     for o in rows.iter().filter(|o| o.kind == Change::Vital.as_str()) {
         let Some(metric) = o.name.clone() else { continue };
