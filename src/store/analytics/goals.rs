@@ -55,18 +55,6 @@ pub fn goals_of_sessions(conn: &mut AnyConnection, session_ids: &[String]) -> Qu
     Ok(out)
 }
 
-pub fn add_counter(
-    conn: &mut AnyConnection,
-    site_id: &str,
-    tier: &str,
-    bucket: i64,
-    goal_id: &str,
-    completions: i64,
-    sessions: i64,
-) -> QueryResult<usize> {
-    add_counters(conn, &[CounterAdded { site_id, tier, bucket, goal_id, completions, sessions }])
-}
-
 crate::row! {
     /// Completions and sessions to add to one goal's (site, tier, bucket).
     pub struct CounterAdded<'a> in web_goal_counters {

@@ -221,17 +221,6 @@ impl Counters {
     }
 }
 
-/// Adds `c` to the site's counters of one bucket (inserted when new).
-pub fn add_counters(
-    conn: &mut AnyConnection,
-    site_id: &str,
-    tier: &str,
-    bucket: i64,
-    c: &Counters,
-) -> QueryResult<usize> {
-    add_many_counters(conn, &[CountersAdded::of(site_id, tier, bucket, c)])
-}
-
 crate::row! {
     /// Additions to one (site, tier, bucket)'s counters, as a row to upsert.
     pub struct CountersAdded<'a> in web_counters {
@@ -285,7 +274,7 @@ impl<'a> CountersAdded<'a> {
 /// Adds every row to its bucket's counters with one statement (per chunk
 /// of binds on SQLite): a rollup batch's additions, in their order, so two
 /// processes lock shared rows in the same order.
-pub fn add_many_counters(conn: &mut AnyConnection, rows: &[CountersAdded<'_>]) -> QueryResult<usize> {
+pub fn add_counters(conn: &mut AnyConnection, rows: &[CountersAdded<'_>]) -> QueryResult<usize> {
     row::add::<CountersAdded<'_>, _>(conn, rows, "site_id, tier, bucket", Counters::NAMES)
 }
 

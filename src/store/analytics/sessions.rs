@@ -80,11 +80,23 @@ pub fn session(conn: &mut AnyConnection, id: &str) -> QueryResult<Option<Session
 }
 
 pub fn sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<SessionRow>> {
+    by_ids(conn, ids)
+}
+
+/// Sessions by id as `R` reads them: the list padded and prepared on
+/// SQLite ([`InList`]), so a list of a new length each call (a rollup
+/// batch's, up to a thousand ids) is not a new statement each time.
+fn by_ids<R>(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<R>>
+where
+    R: Row + QueryableByName<row::Backend> + QueryableByName<diesel::sqlite::Sqlite> + 'static,
+{
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = row::select::<SessionRow>(&format!("WHERE id IN {}", placeholders(ids.len())));
-    q.texts(ids);
+    let list = InList::on(conn, ids.len());
+    let mut q =
+        list.query(format!("SELECT {} FROM web_sessions WHERE id IN {}", R::select_list(), list.placeholders()));
+    list.texts(&mut q, ids);
     q.load(conn)
 }
 
@@ -109,20 +121,9 @@ crate::row! {
     }
 }
 
-/// Sessions by id as the rollups read them (a rollup batch's, up to a
-/// thousand): the list padded and prepared on SQLite ([`InList`]).
+/// Sessions by id as the rollups read them.
 pub fn rolled_sessions(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<RolledSession>> {
-    if ids.is_empty() {
-        return Ok(Vec::new());
-    }
-    let list = InList::on(conn, ids.len());
-    let mut q = list.query(format!(
-        "SELECT {} FROM web_sessions WHERE id IN {}",
-        RolledSession::select_list(),
-        list.placeholders()
-    ));
-    list.texts(&mut q, ids);
-    q.load(conn)
+    by_ids(conn, ids)
 }
 
 /// A session with its version (rule STORE-12).

@@ -27,6 +27,7 @@ use buckets::bucket;
 /// rows, a matched lead's source and campaign) to the breakdowns of every
 /// tier's bucket of `at`. Month rows before the site's `complete_from` are
 /// the month build's (see `rollups::month_tiers`), so they are left to it.
+/// `keyed` names each (dimension, key) once: one statement adds them all.
 pub fn add_to_breakdowns(
     conn: &mut AnyConnection,
     site_id: &str,
@@ -37,15 +38,22 @@ pub fn add_to_breakdowns(
         return Ok(());
     }
     let month_from = r::month_tiers(conn, &[site_id.to_string()], true)?.get(site_id).copied().unwrap_or(0);
+    let mut rows = Vec::with_capacity(Tier::ALL.len() * keyed.len());
     for &tier in Tier::ALL {
-        let b = bucket(tier, at);
-        if !tier.counted() && b < month_from {
+        let bucket = bucket(tier, at);
+        if !tier.counted() && bucket < month_from {
             continue;
         }
-        for (dim, key, count) in keyed {
-            r::add_breakdown(conn, site_id, tier.as_str(), b, dim.as_str(), key, *count)?;
-        }
+        rows.extend(keyed.iter().map(|(dim, key, count)| r::BreakdownAdded {
+            site_id,
+            tier: tier.as_str(),
+            bucket,
+            dim: dim.as_str(),
+            key,
+            count: *count,
+        }));
     }
+    r::add_breakdowns(conn, &rows)?;
     Ok(())
 }
 
@@ -210,7 +218,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     // statement per key was a round trip each, most of a rollup batch's.
     let counters: Vec<_> =
         d.counters.iter().map(|((site, tier, b), c)| r::CountersAdded::of(site, tier.as_str(), *b, c)).collect();
-    r::add_many_counters(conn, &counters).map_err(db)?;
+    r::add_counters(conn, &counters).map_err(db)?;
     let breakdowns: Vec<_> = d
         .breakdowns
         .iter()
@@ -288,7 +296,7 @@ fn unite_sets(conn: &mut AnyConnection, sets: &BTreeMap<SetKey, RoaringBitmap>) 
         stored.insert((&s.site_id, &s.tier, s.bucket, &s.dim, &s.key), set);
     }
     let mut grown = Vec::new();
-    for (at, ((_, _, _, _, _), added)) in keys.iter().zip(sets) {
+    for (at, added) in keys.iter().zip(sets.values()) {
         match stored.get_mut(at) {
             Some(set) => {
                 let before = set.len();
