@@ -21,3 +21,4 @@ mod ops;
 mod reporting;
 mod rules_doc;
 mod schema_agreement;
+mod two_transactions;

@@ -132,6 +132,13 @@ pub fn save(conn: &mut AnyConnection, r: &SyncRow) -> QueryResult<()> {
 
 /// Takes the account's lease for `run_id` unless a live lease holds it.
 /// Answers the row as it was before, or None when the lease is held (or no row).
+///
+/// The row is locked before it is read: on PostgreSQL another process's run
+/// can commit between a plain read and the update, and the update would then
+/// take the lease it just released while answering the state from before that
+/// run (which would run the same backfill block again). Locked first, the read
+/// is the state the lease is taken on. (SQLite's write transaction holds the
+/// whole database already; the no-op update costs it nothing.)
 pub fn take_lease(
     conn: &mut AnyConnection,
     ad_account_id: &str,
@@ -139,6 +146,9 @@ pub fn take_lease(
     now: i64,
     until: i64,
 ) -> QueryResult<Option<SyncRow>> {
+    diesel::update(account_syncs::table.find(ad_account_id))
+        .set(account_syncs::lease_until.eq(account_syncs::lease_until))
+        .execute(conn)?;
     let Some(before) = get(conn, ad_account_id)? else { return Ok(None) };
     let n = diesel::update(
         account_syncs::table

@@ -374,7 +374,7 @@ backend_test!(step_rows_migrate_into_packed_days_to_the_same_answers, analytics_
 #[test]
 fn two_processes_appending_to_one_new_funnel_day_keep_both_events() {
     use rastrod::store::analytics::funnels::{self, StepRow};
-    let Some((db, mut conn)) = crate::analytics::site_map::pg_database() else { return };
+    let Some((db, mut conn)) = crate::two_transactions::pg_database() else { return };
     let step = |at: i64, id: &str| StepRow {
         funnel_id: "f_1".into(),
         visitor_id: "v_visitor000a".into(),
@@ -383,7 +383,7 @@ fn two_processes_appending_to_one_new_funnel_day_keep_both_events() {
         steps: 1,
     };
     let (first, second) = (vec![step(T0, "e_1")], vec![step(T0 + 1, "e_2")]);
-    crate::analytics::site_map::two_at_once(
+    crate::two_transactions::two_at_once(
         &db.url,
         &mut conn,
         move |c| Ok(funnels::insert_steps(c, "loja", &first).map(|_| ())?),

@@ -472,67 +472,6 @@ backend_test!(with_the_site_map_off_the_function_and_the_feature_are_gone, site_
     assert_eq!(app.count("web_map_transitions").await, 1);
 });
 
-/// A migrated PostgreSQL database of its own and a connection to it (None
-/// when PostgreSQL is not configured).
-pub(crate) fn pg_database() -> Option<(crate::common::TestDb, rastrod::db::AnyConnection)> {
-    let db = crate::common::TestDb::postgres()?;
-    let mut conn = pg_connect(&db.url);
-    rastrod::db::migrate(&mut conn).unwrap();
-    Some((db, conn))
-}
-
-fn pg_connect(url: &str) -> rastrod::db::AnyConnection {
-    use diesel::Connection;
-    rastrod::db::AnyConnection::Postgresql(diesel::PgConnection::establish(url).unwrap())
-}
-
-/// Runs `first` and `second` in two transactions of two connections to the
-/// database at `url`, as two processes' report actors would: `first` does
-/// its work and holds its transaction open until `second` is seen waiting
-/// for a lock (a condition, not a time), then commits; `second` then ends.
-pub(crate) fn two_at_once<F, S>(url: &str, main: &mut rastrod::db::AnyConnection, first: F, second: S)
-where
-    F: FnOnce(&mut rastrod::db::AnyConnection) -> rastrod::error::Result<()> + Send,
-    S: FnOnce(&mut rastrod::db::AnyConnection) -> rastrod::error::Result<()> + Send,
-{
-    use diesel::{Connection, RunQueryDsl};
-    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let waiter = format!("second-{}-{n}", std::process::id());
-    let (done, go) = (std::sync::mpsc::channel(), std::sync::mpsc::channel::<()>());
-    std::thread::scope(|s| {
-        let (mut a, mut b) = (pg_connect(url), pg_connect(url));
-        diesel::sql_query(format!("SET application_name = '{waiter}'")).execute(&mut b).unwrap();
-        let a = s.spawn(move || {
-            a.transaction::<_, rastrod::error::Error, _>(|c| {
-                first(c)?;
-                done.0.send(()).unwrap();
-                go.1.recv().unwrap();
-                Ok(())
-            })
-        });
-        done.1.recv().unwrap();
-        let b = s.spawn(move || b.transaction::<_, rastrod::error::Error, _>(second));
-        #[derive(diesel::QueryableByName)]
-        struct Waiting {
-            #[diesel(sql_type = diesel::sql_types::BigInt)]
-            n: i64,
-        }
-        let sql = format!(
-            "SELECT COUNT(*) AS n FROM pg_stat_activity WHERE application_name = '{waiter}' AND wait_event_type = 'Lock'"
-        );
-        let mut polls = 0;
-        while diesel::sql_query(&sql).load::<Waiting>(main).unwrap()[0].n == 0 {
-            polls += 1;
-            assert!(polls < 2_000, "the second transaction never waited for the first");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-        go.0.send(()).unwrap();
-        a.join().unwrap().unwrap();
-        b.join().unwrap().unwrap();
-    });
-}
-
 /// Two report actors (two processes on one PostgreSQL) can add to the same
 /// new digest cell at once: the second waits for the first's commit and adds
 /// to what it wrote, so neither sample is lost.
@@ -542,11 +481,16 @@ fn two_processes_adding_to_one_new_digest_cell_keep_both_samples() {
     use diesel::RunQueryDsl;
     use rastrod::store::analytics::vitals::{self, Cell};
     use std::collections::BTreeMap;
-    let Some((db, mut conn)) = pg_database() else { return };
+    let Some((db, mut conn)) = crate::two_transactions::pg_database() else { return };
     let cell = Cell { site_id: "loja".into(), day: 0, metric: "lcp".into(), route: "/".into(), device: String::new() };
     let adding = |value: i64| BTreeMap::from([(cell.clone(), BTreeMap::from([(value, 1)]))]);
     let (first, second) = (adding(100), adding(200));
-    two_at_once(&db.url, &mut conn, move |c| Ok(vitals::add(c, &first)?), move |c| Ok(vitals::add(c, &second)?));
+    crate::two_transactions::two_at_once(
+        &db.url,
+        &mut conn,
+        move |c| Ok(vitals::add(c, &first)?),
+        move |c| Ok(vitals::add(c, &second)?),
+    );
     #[derive(diesel::QueryableByName)]
     struct Pairs {
         #[diesel(sql_type = diesel::sql_types::Binary)]
@@ -564,7 +508,7 @@ fn two_processes_adding_to_one_new_digest_cell_keep_both_samples() {
 fn two_processes_uniting_into_one_visitor_set_keep_every_visitor() {
     use rastrod::service::analytics::rollup::unite_set;
     use roaring::RoaringBitmap;
-    let Some((db, mut conn)) = pg_database() else { return };
+    let Some((db, mut conn)) = crate::two_transactions::pg_database() else { return };
     let at = ("loja", "day", 0, "page", "/");
     let set = |ns: &[u32]| ns.iter().copied().collect::<RoaringBitmap>();
     let stored = |conn: &mut rastrod::db::AnyConnection| {
@@ -572,9 +516,19 @@ fn two_processes_uniting_into_one_visitor_set_keep_every_visitor() {
         RoaringBitmap::deserialize_from(&bits.expect("the set is stored")[..]).unwrap()
     };
     let (one, two) = (set(&[1]), set(&[2]));
-    two_at_once(&db.url, &mut conn, move |c| unite_set(c, at, &one), move |c| unite_set(c, at, &two));
+    crate::two_transactions::two_at_once(
+        &db.url,
+        &mut conn,
+        move |c| unite_set(c, at, &one),
+        move |c| unite_set(c, at, &two),
+    );
     assert_eq!(stored(&mut conn), set(&[1, 2]), "a new set made by two processes at once");
     let (three, four) = (set(&[3]), set(&[4]));
-    two_at_once(&db.url, &mut conn, move |c| unite_set(c, at, &three), move |c| unite_set(c, at, &four));
+    crate::two_transactions::two_at_once(
+        &db.url,
+        &mut conn,
+        move |c| unite_set(c, at, &three),
+        move |c| unite_set(c, at, &four),
+    );
     assert_eq!(stored(&mut conn), set(&[1, 2, 3, 4]), "a stored set extended by two processes at once");
 }

@@ -137,6 +137,44 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     server_b.stop().await.unwrap();
 }
 
+/// A process taking the lease while another's run is finishing waits for that
+/// run's commit, and takes the freed lease with the state the run wrote. (Read
+/// before the row was locked, the state could predate a run that committed
+/// just before the update took the freed lease: the same backfill block then
+/// ran twice, once in each process.)
+// rule: SYNC-13
+#[test]
+fn a_lease_taken_as_another_run_finishes_carries_that_runs_state() {
+    use rastrod::store::meta::sync::{self as store, SyncRow};
+    let Some((db, mut conn)) = crate::two_transactions::pg_database() else { return };
+    let now = T0;
+    let mut row = SyncRow::new("act_1", "loja", now);
+    row.backfill_total = 3;
+    row.lease_run_id = Some("run-a".into());
+    row.lease_until = Some(now + 15 * MINUTE_MS);
+    store::insert(&mut conn, &row).unwrap();
+    let taken = std::sync::Mutex::new(None);
+    crate::two_transactions::two_at_once(
+        &db.url,
+        &mut conn,
+        // Run A writes its first block and releases the lease, and commits once B waits.
+        |c| {
+            let mut row = store::get(c, "act_1")?.unwrap();
+            row.backfill_done = 1;
+            row.lease_run_id = None;
+            row.lease_until = None;
+            Ok(store::save(c, &row)?)
+        },
+        |c| {
+            *taken.lock().unwrap() = Some(store::take_lease(c, "act_1", "run-b", now, now + 15 * MINUTE_MS)?);
+            Ok(())
+        },
+    );
+    let taken = taken.into_inner().unwrap().expect("B ran").expect("B took the freed lease");
+    assert_eq!(taken.backfill_done, 1, "B starts from the block A finished");
+    assert_eq!(taken.lease_run_id, None, "the lease B took was free, not replaced");
+}
+
 // rule: STORE-07
 // rule: STORE-04
 // rule: STORE-12
