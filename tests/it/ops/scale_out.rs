@@ -112,12 +112,7 @@ async fn two_processes_never_sync_one_account_at_once_and_replace_a_dead_one() {
     .unwrap();
     let account = accounts[0].to_string();
     let before = b.cx.read(move |c| Ok(rastrod::store::meta::sync::get(c, &account)?.unwrap())).await.unwrap();
-    eprintln!(
-        "before: lease {:?} until {:?} now {}",
-        before.lease_run_id,
-        before.lease_until,
-        rastrod::clock::Clock::now_ms(&*clock)
-    );
+    assert_eq!((before.lease_run_id.as_deref(), before.lease_until), (Some("dead-process"), Some(dead_until)));
     let busy = rastrod::service::meta::sync::run(&b.cx, accounts[0]).await.unwrap();
     assert_eq!(busy, Outcome::Busy, "the live lease keeps B out");
     clock.advance(15 * MINUTE_MS + 1);
