@@ -658,6 +658,7 @@ mod tests {
         db.close();
         let _ = std::fs::remove_dir_all(dir);
     }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_checkpointer_copies_a_stream_of_commits_and_the_first_commit_after_a_quiet_spell() {
         #[derive(diesel::QueryableByName)]
