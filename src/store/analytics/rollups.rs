@@ -528,6 +528,13 @@ crate::row! {
     }
 }
 
+/// The ids of `ids` that `rows` holds no number for: looked up in a set, not
+/// a scan of the rows per id (a batch names up to a thousand visitors).
+fn unnumbered<'a>(ids: impl Iterator<Item = &'a String>, rows: &[NumberRow]) -> Vec<&'a String> {
+    let numbered: HashSet<&str> = rows.iter().map(|f| f.visitor_id.as_str()).collect();
+    ids.filter(|v| !numbered.contains(v.as_str())).collect()
+}
+
 // Visitor numbers stay hand-written, unprepared statements: moved to row!
 // (prepared multi-row writes and reads), the rollup actor that runs this for
 // every batch halved PostgreSQL's ingest rate (`loadgen events`: 3,600-4,100
@@ -544,9 +551,7 @@ pub fn visitor_numbers(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[S
     q.text(site_id);
     list.texts(&mut q, visitor_ids);
     let mut found: Vec<NumberRow> = q.load(conn)?;
-    // A set, not a scan of `found` per id: a batch names up to a thousand visitors.
-    let numbered: HashSet<&str> = found.iter().map(|f| f.visitor_id.as_str()).collect();
-    let mut missing: Vec<&String> = visitor_ids.iter().filter(|v| !numbered.contains(v.as_str())).collect();
+    let mut missing = unnumbered(visitor_ids.iter(), &found);
     if missing.is_empty() {
         return Ok(found);
     }
@@ -567,8 +572,7 @@ pub fn visitor_numbers(conn: &mut AnyConnection, site_id: &str, visitor_ids: &[S
         ));
         again.text(site_id).texts(&missing);
         let numbered: Vec<NumberRow> = again.load(conn)?;
-        let now_numbered: HashSet<&str> = numbered.iter().map(|f| f.visitor_id.as_str()).collect();
-        missing.retain(|v| !now_numbered.contains(v.as_str()));
+        missing = unnumbered(missing.into_iter(), &numbered);
         found.extend(numbered);
         if missing.is_empty() {
             return Ok(found);
