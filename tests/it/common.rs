@@ -637,8 +637,11 @@ pub async fn fake_graph_process(http: &reqwest::Client) -> (Proc, String) {
 /// PostgreSQL), each by a write of its own that waits until the answered
 /// sender sends (or is dropped), so the writes submitted meanwhile queue
 /// behind them; the handle answers the held writes' outcome. The holds go
-/// alone (a transaction each), so no two of them share a thread.
-pub fn hold_writer(
+/// alone (a transaction each), so no two of them share a thread. It returns
+/// once every hold is inside its write: a write submitted after it cannot
+/// be taken before, or beside, a hold (the writer may otherwise still be
+/// choosing its next batch when the caller's writes arrive).
+pub async fn hold_writer(
     cx: &rastrod::service::context::Context,
 ) -> (std::sync::mpsc::Sender<()>, tokio::task::JoinHandle<rastrod::error::Result<()>>) {
     let (release, held) = std::sync::mpsc::channel::<()>();
@@ -652,11 +655,13 @@ pub fn hold_writer(
     use rastrod::db::Lane;
     // The first writer takes the ordered lane, every other one the other lane.
     let lanes = std::iter::once(Lane::Ordered).chain((1..writers(cx)).map(|_| Lane::Any));
+    let entered = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let holds: Vec<_> = lanes
         .map(|lane| {
-            let (cx, gate) = (cx.clone(), gate.clone());
+            let (cx, gate, entered) = (cx.clone(), gate.clone(), entered.clone());
             tokio::spawn(async move {
                 cx.write_in(lane, true, move |_| {
+                    entered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let open = gate.0.lock().unwrap();
                     drop(gate.1.wait_while(open, |open| !*open).unwrap());
                     Ok(rastrod::service::effects::Written::plain(()))
@@ -671,6 +676,8 @@ pub fn hold_writer(
         }
         Ok(())
     });
+    let all = writers(cx);
+    wait_queued(all as usize, || entered.load(std::sync::atomic::Ordering::SeqCst) as usize).await;
     (release, blocker)
 }
 

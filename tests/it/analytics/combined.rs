@@ -39,7 +39,7 @@ backend_test!(batches_waiting_together_are_accepted_in_one_write, analytics_buil
     let writes = |cx: &rastrod::service::context::Context| cx.storage_stats().writer.writes;
     let before = writes(&cx);
     // The writer, held until the batches are queued.
-    let (release, blocker) = crate::common::hold_writer(&cx);
+    let (release, blocker) = crate::common::hold_writer(&cx).await;
     let queued = |n: usize| crate::common::wait_queued(n, || cx.analytics.tracker.queued_batches());
     // A's pageview first, then its engagement: the second needs the first stored.
     let a1 = post(app, "v_visitor000a", vec![pageview("1", "/")]);
@@ -158,7 +158,7 @@ backend_test!(a_combined_write_counts_what_batches_one_by_one_count, analytics_b
     app.clock.advance(25 * 60_000);
     // loja: every batch queued behind a held writer, then one write.
     let cx = app.state.cx.clone();
-    let (release, blocker) = crate::common::hold_writer(&cx);
+    let (release, blocker) = crate::common::hold_writer(&cx).await;
     let batches = round_batches();
     let mut answers = Vec::new();
     for (i, (visitor, events)) in batches.iter().enumerate() {
@@ -243,7 +243,7 @@ backend_test!(a_lead_queued_behind_tracker_batches_is_committed_in_a_batch_of_it
     let stats = |cx: &rastrod::service::context::Context| cx.storage_stats().writer;
     let before = stats(&cx);
     let held = crate::common::writers(&cx);
-    let (release, blocker) = crate::common::hold_writer(&cx);
+    let (release, blocker) = crate::common::hold_writer(&cx).await;
     let tracker: Vec<_> =
         (0..3).map(|i| post(app, &format!("v_visitor{i:04}c"), vec![pageview(&format!("{}", 200 + i), "/")])).collect();
     crate::common::wait_queued(3, || cx.analytics.tracker.queued_batches()).await;

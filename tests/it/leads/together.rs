@@ -60,7 +60,7 @@ backend_test!(record_lead_calls_waiting_together_are_written_in_one_write, |app|
     let cx = app.state.cx.clone();
     let writes = |cx: &rastrod::service::context::Context| cx.storage_stats().writer.writes;
     let before = writes(&cx);
-    let (release, blocker) = hold_writer(&cx);
+    let (release, blocker) = hold_writer(&cx).await;
     let mut pending = Vec::new();
     for (i, (key, extra, site)) in calls().into_iter().enumerate() {
         let req = app.host_request(reqwest::Method::POST, &format!("/v1/sites/{}/leads", site.unwrap_or("together")));
@@ -125,7 +125,7 @@ backend_test!(replays_arriving_together_are_read_together_each_exactly, |app| {
     // Over HTTP at once, the writer held: the repeats are answered from the
     // read, the others wait for the writer.
     let cx = app.state.cx.clone();
-    let (release, blocker) = hold_writer(&cx);
+    let (release, blocker) = hold_writer(&cx).await;
     let pending: Vec<_> = calls
         .iter()
         .map(|&(site, key, event)| {
