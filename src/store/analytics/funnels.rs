@@ -173,25 +173,50 @@ pub fn days_between(
     q.load(conn)
 }
 
-/// The rows of some visitors of some sites, every funnel, unpacked and by
+/// The rows of some (site, visitor) pairs, every funnel, unpacked and by
 /// `(at, event_id)`, each event once: one read for every site of a live
-/// answer. A visitor id asked for one site may bring another site's rows
-/// too; each row's funnel names its site.
-pub fn steps_of_visitors(
-    conn: &mut AnyConnection,
-    site_ids: &[String],
-    visitor_ids: &[String],
-) -> QueryResult<Vec<StepRow>> {
-    if site_ids.is_empty() || visitor_ids.is_empty() {
+/// answer. On SQLite a visitor asked for one site may bring another site's
+/// rows too; each row's funnel names its site.
+pub fn steps_of_visitors(conn: &mut AnyConnection, pairs: &[(String, String)]) -> QueryResult<Vec<StepRow>> {
+    let mut pairs: Vec<&(String, String)> = pairs.iter().collect();
+    pairs.sort();
+    pairs.dedup();
+    if pairs.is_empty() {
         return Ok(Vec::new());
     }
-    let mut q = RawQuery::new(format!(
-        "SELECT {} FROM web_funnel_days WHERE site_id IN {} AND visitor_id IN {}",
-        DayRow::select_list(),
-        placeholders(site_ids.len()),
-        placeholders(visitor_ids.len())
-    ));
-    q.texts(site_ids).texts(visitor_ids);
+    let q = if conn.is_sqlite() {
+        // SQLite probes its (site, visitor) index for each site and visitor
+        // of the two lists; a list of pairs (`(a, b) IN (VALUES …)`) it
+        // would answer with a scan of the table.
+        let mut sites: Vec<&str> = pairs.iter().map(|p| p.0.as_str()).collect();
+        sites.dedup();
+        let mut visitors: Vec<&str> = pairs.iter().map(|p| p.1.as_str()).collect();
+        visitors.sort_unstable();
+        visitors.dedup();
+        let mut q = RawQuery::new(format!(
+            "SELECT {} FROM web_funnel_days WHERE site_id IN {} AND visitor_id IN {}",
+            DayRow::select_list(),
+            placeholders(sites.len()),
+            placeholders(visitors.len())
+        ));
+        q.texts(&sites).texts(&visitors);
+        q
+    } else {
+        // On PostgreSQL the two lists are a probe of the index for every
+        // site times every visitor (1,000 for 100 visitors of 10 sites, a
+        // tenth of them with rows); the pairs joined laterally probe it once
+        // per pair (session 33: 3,054 pages read against 433).
+        let mut q = RawQuery::new(format!(
+            "SELECT d.* FROM (VALUES {}) AS w(site, visitor) CROSS JOIN LATERAL \
+             (SELECT {} FROM web_funnel_days WHERE site_id = w.site AND visitor_id = w.visitor) AS d",
+            vec!["(?::text, ?::text)"; pairs.len()].join(", "),
+            DayRow::select_list()
+        ));
+        for (site, visitor) in &pairs {
+            q.text(site.as_str()).text(visitor.as_str());
+        }
+        q
+    };
     let days: Vec<DayRow> = q.load(conn)?;
     let mut out = Vec::new();
     for d in &days {

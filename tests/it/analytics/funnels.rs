@@ -337,8 +337,9 @@ backend_test!(step_rows_migrate_into_packed_days_to_the_same_answers, analytics_
         .write_alone(|c| {
             use diesel::RunQueryDsl;
             use rastrod::store::analytics::funnels;
-            let visitors: Vec<String> = ["a", "b", "c", "d", "e"].iter().map(|v| format!("v_visitor000{v}")).collect();
-            let rows = funnels::steps_of_visitors(c, &["loja".to_string()], &visitors)?;
+            let visits: Vec<(String, String)> =
+                ["a", "b", "c", "d", "e"].iter().map(|v| ("loja".to_string(), format!("v_visitor000{v}"))).collect();
+            let rows = funnels::steps_of_visitors(c, &visits)?;
             rastrod::db::revert_through(c, "20261205000030")?;
             diesel::sql_query("DELETE FROM web_funnel_rebuilds").execute(c)?;
             for r in &rows {

@@ -500,16 +500,17 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
     })
 }
 
-/// The live rows' `funnel` (rule OVR-13): per (site, visitor), the funnel it
-/// advanced furthest over its indexed events, ties by key. Every site's
-/// funnels and step rows come with one read each, whatever the sites.
+/// The live rows' `funnel` (rule OVR-13): per (site, visitor) of `visits`,
+/// the funnel it advanced furthest over its indexed events, ties by key.
+/// Every site's funnels and step rows come with one read each, whatever the
+/// sites. The answer may name pairs beyond `visits` (see `steps_of_visitors`).
 pub fn live_funnels(
     conn: &mut AnyConnection,
     site_ids: &[String],
-    visitor_ids: &[String],
+    visits: &[(String, String)],
 ) -> Result<HashMap<(String, String), LiveFunnel>> {
     let mut out = HashMap::new();
-    if visitor_ids.is_empty() {
+    if visits.is_empty() {
         return Ok(out);
     }
     let funnels: BTreeMap<String, (FunnelRow, usize)> = defs_store::funnels_of_sites(conn, site_ids)
@@ -523,7 +524,7 @@ pub fn live_funnels(
     if funnels.is_empty() {
         return Ok(out);
     }
-    let rows = store::steps_of_visitors(conn, site_ids, visitor_ids).map_err(db)?;
+    let rows = store::steps_of_visitors(conn, visits).map_err(db)?;
     let mut per: HashMap<(&str, &str), Vec<(i64, i64)>> = HashMap::new();
     for r in &rows {
         per.entry((r.visitor_id.as_str(), r.funnel_id.as_str())).or_default().push((r.at, r.steps));

@@ -66,23 +66,27 @@ impl Extras {
         let sessions: Vec<&SessionRow> = sessions.into_iter().collect();
         let mut extras = Extras::load(conn, sessions.iter().copied())?;
         // Every site's funnels, step rows and WhatsApp leads with one read
-        // each (per chunk of visitors), not a read per site.
+        // each (per chunk of visits), not a read per site.
         let mut site_ids: Vec<String> = sessions.iter().map(|s| s.site_id.clone()).collect();
         site_ids.sort();
         site_ids.dedup();
-        let mut visitor_ids: Vec<String> = sessions.iter().map(|s| s.visitor_id.clone()).collect();
-        visitor_ids.sort();
-        visitor_ids.dedup();
+        let mut visits: Vec<(String, String)> =
+            sessions.iter().map(|s| (s.site_id.clone(), s.visitor_id.clone())).collect();
+        visits.sort();
+        visits.dedup();
         let wanted: HashSet<(&str, &str)> =
             sessions.iter().map(|s| (s.site_id.as_str(), s.visitor_id.as_str())).collect();
-        for chunk in visitor_ids.chunks(400) {
+        for chunk in visits.chunks(400) {
             for (who, f) in crate::service::analytics::reports::funnels::live_funnels(conn, &site_ids, chunk)? {
                 if wanted.contains(&(who.0.as_str(), who.1.as_str())) {
                     extras.funnels.insert(who, f);
                 }
             }
+            let mut visitor_ids: Vec<String> = chunk.iter().map(|(_, v)| v.clone()).collect();
+            visitor_ids.sort();
+            visitor_ids.dedup();
             // Oldest first, so the latest lead of a visitor is the one kept.
-            for v in crate::store::leads::visits::of_visitors(conn, &site_ids, chunk)? {
+            for v in crate::store::leads::visits::of_visitors(conn, &site_ids, &visitor_ids)? {
                 if wanted.contains(&(v.site_id.as_str(), v.visitor_id.as_str())) {
                     extras.leads.insert((v.site_id, v.visitor_id), LiveLead { lead_id: v.lead_id, at: v.lead_at });
                 }
