@@ -73,16 +73,22 @@ pub fn live(
     } else {
         // PostgreSQL plans a compound select arm by arm, which cost more than
         // running it (about 0.1 ms a site, measured in session 33); the sites
-        // as a `VALUES` list joined laterally to one select plan once.
+        // as a `VALUES` list joined laterally to one select plan once. The
+        // cut is the `limit`-th latest `last_at` of all the sites (from each
+        // site's `limit` latest, walking the index alone), so the rows sent
+        // are about `limit`, not `limit` per site.
+        let sites = vec!["(?::text)"; site_ids.len()].join(", ");
         let mut q = RawQuery::prepared(format!(
-            "SELECT v.* FROM (VALUES {}) AS s(site) CROSS JOIN LATERAL ( \
+            "WITH cut AS (SELECT x.last_at FROM (VALUES {sites}) AS s(site) CROSS JOIN LATERAL ( \
+               SELECT last_at FROM web_visitors WHERE site_id = s.site AND last_at >= ? AND last_at <= ? \
+               AND NOT handed_over ORDER BY last_at DESC LIMIT ?) AS x ORDER BY x.last_at DESC LIMIT 1 OFFSET ?) \
+             SELECT v.* FROM (VALUES {sites}) AS s(site) CROSS JOIN LATERAL ( \
              SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id \
-             FROM web_visitors WHERE site_id = s.site AND last_at <= ? AND NOT handed_over AND last_at >= COALESCE(( \
-               SELECT last_at FROM web_visitors w WHERE w.site_id = s.site AND w.last_at >= ? AND w.last_at <= ? \
-               AND NOT w.handed_over ORDER BY w.last_at DESC LIMIT 1 OFFSET ?), ?)) AS v",
-            vec!["(?::text)"; site_ids.len()].join(", ")
+             FROM web_visitors WHERE site_id = s.site AND last_at <= ? AND NOT handed_over \
+             AND last_at >= COALESCE((SELECT last_at FROM cut), ?)) AS v"
         ));
-        q.texts(site_ids).int(to).int(from).int(to).int(offset).int(from);
+        q.texts(site_ids).int(from).int(to).int(limit.max(1)).int(offset);
+        q.texts(site_ids).int(to).int(from);
         rows = q.load::<LiveRow>(conn)?;
     }
     rows.sort_by(|a, b| {

@@ -1,7 +1,8 @@
 //! `liveVisitors`' count (OVR-12) against the visitor rows themselves, at
 //! many instants, after every kind of write that moves a visitor row: a new
 //! visitor, a visitor coming back, identify handing a row to its person
-//! (SES-19), forgetting a person. On PostgreSQL the count is read from the
+//! (SES-19), forgetting a person; and the rows shown, the latest of all the
+//! sites asked. On PostgreSQL the count is read from the
 //! counters its triggers keep per 10-second bucket (migration 31) and the
 //! rows of the window's two edge buckets; before the counters' horizon,
 //! from the rows alone. Either way it must be the rows' count exactly.
@@ -44,16 +45,58 @@ async fn rows_live(app: &TestApp, sites: &'static [&'static str], now: i64) -> i
         .unwrap()
 }
 
+/// The `limit` latest rows live at `now` in these sites, from the table:
+/// `last_at` descending, then site and visitor by bytes.
+async fn latest_live(app: &TestApp, sites: &'static [&'static str], now: i64, limit: usize) -> Vec<(String, String)> {
+    #[derive(diesel::QueryableByName)]
+    struct Row {
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        site_id: String,
+        #[diesel(sql_type = diesel::sql_types::Text)]
+        visitor_id: String,
+        #[diesel(sql_type = diesel::sql_types::BigInt)]
+        last_at: i64,
+    }
+    let ins = sites.iter().map(|s| format!("'{s}'")).collect::<Vec<_>>().join(", ");
+    let sql = format!(
+        "SELECT site_id, visitor_id, last_at FROM web_visitors WHERE site_id IN ({ins}) \
+         AND last_at >= {} AND last_at <= {now} AND NOT handed_over",
+        now - WINDOW
+    );
+    let mut rows = app
+        .state
+        .cx
+        .read(move |c| {
+            use diesel::RunQueryDsl;
+            Ok(diesel::sql_query(&sql).load::<Row>(c)?)
+        })
+        .await
+        .unwrap();
+    rows.sort_by(|a, b| {
+        b.last_at.cmp(&a.last_at).then_with(|| (&a.site_id, &a.visitor_id).cmp(&(&b.site_id, &b.visitor_id)))
+    });
+    rows.into_iter().take(limit).map(|r| (r.site_id, r.visitor_id)).collect()
+}
+
 /// `liveVisitors`' count equals the rows' at each of `nows` (instants far
-/// from the clock, so the read is the database's, not the read cache's).
+/// from the clock, so the read is the database's, not the read cache's),
+/// and the rows it shows are the latest of all the sites asked, ties at
+/// the cut included in their order.
 async fn same_counts(fed: &Fed, token: &str, nows: impl Iterator<Item = i64>) -> usize {
     let mut live = 0;
     for now in nows {
         for sites in [&["loja"][..], &["loja", "outra"][..]] {
-            let a = fed.rest(Some(token), "liveVisitors", json!({"siteIds": sites, "now": now, "limit": 1})).await;
+            let a = fed.rest(Some(token), "liveVisitors", json!({"siteIds": sites, "now": now, "limit": 3})).await;
             assert_eq!(a.status, 200, "{}", a.text);
             let rows = rows_live(&fed.app, sites, now).await;
             assert_eq!(a.body["count"].as_i64(), Some(rows), "{sites:?} at {now}");
+            let shown: Vec<(String, String)> = a.body["visitors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| (v["siteId"].as_str().unwrap().to_string(), v["visitorId"].as_str().unwrap().to_string()))
+                .collect();
+            assert_eq!(shown, latest_live(&fed.app, sites, now, 3).await, "{sites:?} at {now}");
             live += rows as usize;
         }
     }
@@ -73,6 +116,12 @@ backend_test!(the_live_count_is_the_rows_count_at_every_instant, analytics_build
     let host = |i: usize| if i.is_multiple_of(3) { "outra" } else { "loja" };
     for i in 0..24 {
         track(app, host(i), &format!("v_visitor{i:04}"), vec![pageview(&format!("a{i}"), "/")]).await;
+        if i.is_multiple_of(4) {
+            // A visitor of the other site at the same instant: a tie at the
+            // cut of the latest rows, across the sites.
+            let other = if host(i) == "loja" { "outra" } else { "loja" };
+            track(app, other, &format!("v_visitor{:04}", 100 + i), vec![pageview(&format!("t{i}"), "/")]).await;
+        }
         app.clock.advance(7 * SECOND);
     }
     for i in 0..6 {
