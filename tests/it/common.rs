@@ -656,28 +656,37 @@ pub async fn hold_writer(
     // The first writer takes the ordered lane, every other one the other lane.
     let lanes = std::iter::once(Lane::Ordered).chain((1..writers(cx)).map(|_| Lane::Any));
     let entered = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let holds: Vec<_> = lanes
-        .map(|lane| {
-            let (cx, gate, entered) = (cx.clone(), gate.clone(), entered.clone());
-            tokio::spawn(async move {
-                cx.write_in(lane, true, move |_| {
-                    entered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let open = gate.0.lock().unwrap();
-                    drop(gate.1.wait_while(open, |open| !*open).unwrap());
-                    Ok(rastrod::service::effects::Written::plain(()))
-                })
-                .await
+    let inside = |n: u64| {
+        let entered = entered.clone();
+        async move { wait_queued(n as usize, || entered.load(std::sync::atomic::Ordering::SeqCst) as usize).await }
+    };
+    let mut holds = Vec::new();
+    for (n, lane) in lanes.enumerate() {
+        let (cx, gate, entered) = (cx.clone(), gate.clone(), entered.clone());
+        holds.push(tokio::spawn(async move {
+            cx.write_in(lane, true, move |_| {
+                entered.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let open = gate.0.lock().unwrap();
+                drop(gate.1.wait_while(open, |open| !*open).unwrap());
+                Ok(rastrod::service::effects::Written::plain(()))
             })
-        })
-        .collect();
+            .await
+        }));
+        // The first writer's hold is inside before the others are queued:
+        // had it been taken while another lane's write waited, the first
+        // writer would next take every write in order (`Taker::Every`), and
+        // a test of the ordered writes' own batch would see them shared.
+        if n == 0 {
+            inside(1).await;
+        }
+    }
     let blocker = tokio::spawn(async move {
         for h in holds {
             h.await.unwrap()?;
         }
         Ok(())
     });
-    let all = writers(cx);
-    wait_queued(all as usize, || entered.load(std::sync::atomic::Ordering::SeqCst) as usize).await;
+    inside(writers(cx)).await;
     (release, blocker)
 }
 
