@@ -59,12 +59,14 @@ pub fn live(
     let mut rows: Vec<LiveRow> = Vec::new();
     if conn.is_sqlite() {
         // A compound select, in groups well under SQLite's limit of terms.
-        let one = "SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id \
-             FROM web_visitors WHERE site_id = ? AND last_at <= ? AND NOT handed_over AND last_at >= COALESCE(( \
+        let one = format!(
+            "SELECT {} FROM web_visitors WHERE site_id = ? AND last_at <= ? AND NOT handed_over AND last_at >= COALESCE(( \
                SELECT last_at FROM web_visitors w WHERE w.site_id = ? AND w.last_at >= ? AND w.last_at <= ? \
-               AND NOT w.handed_over ORDER BY w.last_at DESC LIMIT 1 OFFSET ?), ?)";
+               AND NOT w.handed_over ORDER BY w.last_at DESC LIMIT 1 OFFSET ?), ?)",
+            LiveRow::select_list()
+        );
         for group in site_ids.chunks(50) {
-            let mut q = RawQuery::prepared(vec![one; group.len()].join(" UNION ALL "));
+            let mut q = RawQuery::prepared(vec![one.as_str(); group.len()].join(" UNION ALL "));
             for site in group {
                 q.text(site).int(to).text(site).int(from).int(to).int(offset).int(from);
             }
@@ -83,9 +85,9 @@ pub fn live(
                SELECT last_at FROM web_visitors WHERE site_id = s.site AND last_at >= ? AND last_at <= ? \
                AND NOT handed_over ORDER BY last_at DESC LIMIT ?) AS x ORDER BY x.last_at DESC LIMIT 1 OFFSET ?) \
              SELECT v.* FROM (VALUES {sites}) AS s(site) CROSS JOIN LATERAL ( \
-             SELECT site_id, visitor_id, last_at, current_path, current_route, sessions, session_id \
-             FROM web_visitors WHERE site_id = s.site AND last_at <= ? AND NOT handed_over \
-             AND last_at >= COALESCE((SELECT last_at FROM cut), ?)) AS v"
+             SELECT {} FROM web_visitors WHERE site_id = s.site AND last_at <= ? AND NOT handed_over \
+             AND last_at >= COALESCE((SELECT last_at FROM cut), ?)) AS v",
+            LiveRow::select_list()
         ));
         q.texts(site_ids).int(from).int(to).int(limit.max(1)).int(offset);
         q.texts(site_ids).int(to).int(from);

@@ -74,8 +74,7 @@ impl Extras {
             sessions.iter().map(|s| (s.site_id.clone(), s.visitor_id.clone())).collect();
         visits.sort();
         visits.dedup();
-        let wanted: HashSet<(&str, &str)> =
-            sessions.iter().map(|s| (s.site_id.as_str(), s.visitor_id.as_str())).collect();
+        let wanted: HashSet<(&str, &str)> = visits.iter().map(|(s, v)| (s.as_str(), v.as_str())).collect();
         for chunk in visits.chunks(400) {
             for (who, f) in crate::service::analytics::reports::funnels::live_funnels(conn, &site_ids, chunk)? {
                 if wanted.contains(&(who.0.as_str(), who.1.as_str())) {
