@@ -36,31 +36,130 @@ pub struct StepRow {
 pub struct Entry<'a> {
     pub at: i64,
     pub steps: i64,
-    pub event_id: &'a [u8],
+    pub event_id: EntryId<'a>,
 }
 
 impl<'a> Entry<'a> {
     /// What orders entries and tells an event seen twice: its time, then its id.
-    pub fn key(&self) -> (i64, &'a [u8]) {
+    pub fn key(&self) -> (i64, EntryId<'a>) {
         (self.at, self.event_id)
     }
+}
+
+/// An event's id as an entry holds it. The daemon's own ids (`e_` and 24
+/// lowercase hex: `ids::time_ordered`) are kept as their 12 bytes, 13 bytes
+/// an entry where the text took 27 (issue 25: a 90-day report sends every
+/// entry of its range); any other id, and every entry written before this
+/// form, as its text. Both forms order and compare as the text does, so an
+/// event appended once in each form (a rebuild over older rows) is one event.
+#[derive(Debug, Clone, Copy)]
+pub enum EntryId<'a> {
+    Packed(&'a [u8; PACKED_ID]),
+    Text(&'a [u8]),
+}
+
+/// The bytes of a packed id, and the prefix its text form carries.
+const PACKED_ID: usize = 12;
+const PACKED_PREFIX: &[u8] = b"e_";
+
+impl EntryId<'_> {
+    /// The id as text: `e_` and the 24 hex digits of a packed id.
+    pub fn to_text(&self) -> String {
+        match self {
+            EntryId::Packed(b) => String::from_utf8_lossy(&Self::text_form(b)).into_owned(),
+            EntryId::Text(t) => String::from_utf8_lossy(t).into_owned(),
+        }
+    }
+
+    /// The packed id's text form, on the stack (for a comparison with text).
+    fn text_form(b: &[u8; PACKED_ID]) -> [u8; 26] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0u8; 26];
+        out[..2].copy_from_slice(PACKED_PREFIX);
+        for (i, byte) in b.iter().enumerate() {
+            out[2 + 2 * i] = HEX[usize::from(byte >> 4)];
+            out[3 + 2 * i] = HEX[usize::from(byte & 0xf)];
+        }
+        out
+    }
+}
+
+impl Ord for EntryId<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            // Lowercase hex sorts as the bytes it spells, behind one prefix.
+            (EntryId::Packed(a), EntryId::Packed(b)) => a.cmp(b),
+            (EntryId::Text(a), EntryId::Text(b)) => a.cmp(b),
+            (EntryId::Packed(a), EntryId::Text(b)) => Self::text_form(a).as_slice().cmp(b),
+            (EntryId::Text(a), EntryId::Packed(b)) => (*a).cmp(Self::text_form(b).as_slice()),
+        }
+    }
+}
+
+impl PartialOrd for EntryId<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for EntryId<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for EntryId<'_> {}
+
+/// The 12 bytes of an id of the daemon's own form, if it is one.
+fn packed_id(event_id: &[u8]) -> Option<[u8; PACKED_ID]> {
+    let hex = event_id.strip_prefix(PACKED_PREFIX).filter(|h| h.len() == 2 * PACKED_ID)?;
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; PACKED_ID];
+    for (i, pair) in hex.chunks_exact(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
 }
 
 /// The bytes of an entry before its id: time (8), steps (2), id length (1).
 const HEAD: usize = 11;
 
-/// Appends an entry as migration 30 packs it: the time, the step bits and
-/// the id's length, big-endian, then the id. Steps past 16 bits or an id
-/// past 255 bytes (neither of which the daemon makes) are refused rather
-/// than cut.
+/// Appends an entry: the time and the step bits, big-endian, then the id,
+/// packed (a length byte of 0, then its 12 bytes) when it is of the
+/// daemon's form, else its length and its text (as migration 30 packed
+/// every id). Steps past 16 bits or an id past 255 bytes (neither of which
+/// the daemon makes) are refused rather than cut.
 pub fn pack_into(out: &mut Vec<u8>, at: i64, steps: i64, event_id: &[u8]) -> Result<(), &'static str> {
     let steps = u16::try_from(steps).map_err(|_| "funnel step bits outside 16 bits")?;
+    if let Some(packed) = packed_id(event_id) {
+        out.extend_from_slice(&at.to_be_bytes());
+        out.extend_from_slice(&steps.to_be_bytes());
+        out.push(0);
+        out.extend_from_slice(&packed);
+        return Ok(());
+    }
     let len = u8::try_from(event_id.len()).map_err(|_| "an event id longer than 255 bytes")?;
+    if len == 0 {
+        return Err("an empty event id");
+    }
     out.extend_from_slice(&at.to_be_bytes());
     out.extend_from_slice(&steps.to_be_bytes());
     out.push(len);
     out.extend_from_slice(event_id);
     Ok(())
+}
+
+/// Appends an entry as read (a row rewritten: retention's trim), an id
+/// of the daemon's form packed whichever form it was read in.
+pub fn repack_into(out: &mut Vec<u8>, e: &Entry<'_>) -> Result<(), &'static str> {
+    match e.event_id {
+        EntryId::Packed(b) => pack_into(out, e.at, e.steps, &EntryId::text_form(b)),
+        EntryId::Text(t) => pack_into(out, e.at, e.steps, t),
+    }
 }
 
 /// The entries of stored `entries`, in stored order (a truncated trailing
@@ -71,13 +170,20 @@ pub fn unpack(entries: &[u8]) -> impl Iterator<Item = Entry<'_>> + '_ {
         if rest.len() < HEAD {
             return None;
         }
-        let len = usize::from(rest[10]);
+        let len = match rest[10] {
+            0 => PACKED_ID,
+            n => usize::from(n),
+        };
         if rest.len() < HEAD + len {
             return None;
         }
         let at = i64::from_be_bytes(rest[..8].try_into().ok()?);
         let steps = i64::from(u16::from_be_bytes([rest[8], rest[9]]));
-        let event_id = &rest[HEAD..HEAD + len];
+        let id = &rest[HEAD..HEAD + len];
+        let event_id = match rest[10] {
+            0 => EntryId::Packed(id.try_into().ok()?),
+            _ => EntryId::Text(id),
+        };
         rest = &rest[HEAD + len..];
         Some(Entry { at, steps, event_id })
     })
@@ -226,7 +332,7 @@ pub fn steps_of_visitors(conn: &mut AnyConnection, pairs: &[(String, String)]) -
             funnel_id: d.funnel_id.clone(),
             visitor_id: d.visitor_id.clone(),
             at: e.at,
-            event_id: String::from_utf8_lossy(e.event_id).into_owned(),
+            event_id: e.event_id.to_text(),
             steps: e.steps,
         }));
     }
@@ -266,7 +372,7 @@ pub fn trim_before(conn: &mut AnyConnection, site_id: &str, cutoff: i64, limit: 
         let mut first = None::<i64>;
         for e in unpack(&d.entries).filter(|e| e.at >= cutoff) {
             first = Some(first.map_or(e.at, |f| f.min(e.at)));
-            pack_into(&mut kept, e.at, e.steps, e.event_id).map_err(packing)?;
+            repack_into(&mut kept, &e).map_err(packing)?;
         }
         let mut q = match first {
             Some(first_at) => {
@@ -417,12 +523,55 @@ mod tests {
         }
         let mut entries: Vec<Entry<'_>> = unpack(&packed).collect();
         assert_eq!(entries.len(), 4);
-        assert_eq!(entries[0], Entry { at: 5, steps: 2, event_id: b"e_b" });
+        assert_eq!(entries[0], Entry { at: 5, steps: 2, event_id: EntryId::Text(b"e_b") });
         settle(&mut entries);
-        let got: Vec<(i64, i64, &[u8])> = entries.iter().map(|e| (e.at, e.steps, e.event_id)).collect();
-        assert_eq!(got, vec![(3, 1, &b"e_a"[..]), (5, 4, &b"e_a"[..]), (5, 2, &b"e_b"[..])]);
+        let got: Vec<(i64, i64, String)> = entries.iter().map(|e| (e.at, e.steps, e.event_id.to_text())).collect();
+        let want = [(3, 1, "e_a"), (5, 4, "e_a"), (5, 2, "e_b")];
+        assert_eq!(got, want.map(|(at, steps, id)| (at, steps, id.to_string())));
         // A truncated tail ends the walk rather than reading past the bytes.
         assert_eq!(unpack(&packed[..packed.len() - 1]).count(), 3);
+    }
+
+    /// The daemon's own ids go in as their 12 bytes and come back as the
+    /// same text; an entry of each form for one event is that event once,
+    /// and the two forms order among each other as their texts do.
+    #[test]
+    fn the_daemons_ids_are_packed_and_compare_as_their_text() {
+        let (early, late) = ("e_019ad3c5f0a0c3e1f2a4b6d8", "e_019ad3c5f0a0c3e1f2a4b6d9");
+        let mut packed = Vec::new();
+        pack_into(&mut packed, 7, 1, late.as_bytes()).unwrap();
+        assert_eq!(packed.len(), HEAD + PACKED_ID, "8 + 2 + 1 + 12 bytes, where the text took 37");
+        // As migration 30 and earlier writers left them: the id's text.
+        for id in [early, late] {
+            packed.extend_from_slice(&7_i64.to_be_bytes());
+            packed.extend_from_slice(&1_u16.to_be_bytes());
+            packed.push(id.len() as u8);
+            packed.extend_from_slice(id.as_bytes());
+        }
+        pack_into(&mut packed, 7, 1, early.as_bytes()).unwrap();
+        let mut entries: Vec<Entry<'_>> = unpack(&packed).collect();
+        assert!(matches!(entries[0].event_id, EntryId::Packed(_)));
+        assert!(matches!(entries[1].event_id, EntryId::Text(_)));
+        assert_eq!(entries[0].event_id, entries[2].event_id);
+        assert!(entries[0].event_id > entries[1].event_id && entries[1].event_id < entries[2].event_id);
+        settle(&mut entries);
+        let ids: Vec<String> = entries.iter().map(|e| e.event_id.to_text()).collect();
+        assert_eq!(ids, [early, late]);
+        // Rewritten (a trim), each id goes back packed.
+        let mut again = Vec::new();
+        for e in &entries {
+            repack_into(&mut again, e).unwrap();
+        }
+        assert_eq!(again.len(), 2 * (HEAD + PACKED_ID));
+        assert_eq!(unpack(&again).map(|e| e.event_id.to_text()).collect::<Vec<_>>(), ids);
+        // Not of the form (uppercase, short, another prefix): kept as text.
+        for other in ["e_019AD3C5F0A0C3E1F2A4B6D8", "e_019ad3c5", "s_019ad3c5f0a0c3e1f2a4b6d8"] {
+            let mut out = Vec::new();
+            pack_into(&mut out, 0, 1, other.as_bytes()).unwrap();
+            let e = unpack(&out).next().unwrap();
+            assert!(matches!(e.event_id, EntryId::Text(_)));
+            assert_eq!(e.event_id.to_text(), other);
+        }
     }
 
     #[test]
@@ -430,6 +579,7 @@ mod tests {
         let mut out = Vec::new();
         assert!(pack_into(&mut out, 0, 1 << 16, b"e_a").is_err());
         assert!(pack_into(&mut out, 0, 1, &[b'x'; 256]).is_err());
+        assert!(pack_into(&mut out, 0, 1, b"").is_err(), "a length of 0 marks a packed id");
         assert!(out.is_empty());
         assert_eq!(day_of(86_400_000 * 3 + 5), 86_400_000 * 3);
         assert_eq!(day_of(-1), -86_400_000);

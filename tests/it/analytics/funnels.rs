@@ -392,6 +392,6 @@ fn two_processes_appending_to_one_new_funnel_day_keep_both_events() {
     );
     let days = funnels::days_between(&mut conn, "f_1", i64::MIN, i64::MAX, 10).unwrap();
     assert_eq!(days.len(), 1);
-    let ids: Vec<&[u8]> = funnels::unpack(&days[0].entries).map(|e| e.event_id).collect();
-    assert_eq!(ids, vec![&b"e_1"[..], &b"e_2"[..]]);
+    let ids: Vec<String> = funnels::unpack(&days[0].entries).map(|e| e.event_id.to_text()).collect();
+    assert_eq!(ids, ["e_1", "e_2"]);
 }
