@@ -6,6 +6,7 @@
 //! `Dispatch`) and turns them into wake-ups.
 
 pub mod account_sync;
+pub mod layout;
 pub mod page_leads;
 pub mod periodic;
 pub mod pixel_sender;
@@ -30,6 +31,7 @@ pub struct Actors {
     pub reports: OnceLock<Addr<periodic::Periodic>>,
     pub retention: OnceLock<Addr<periodic::Periodic>>,
     pub regroups: OnceLock<Addr<periodic::Periodic>>,
+    pub layouts: OnceLock<Addr<periodic::Periodic>>,
     /// Lead Ads: one actor per linked Page (only while `metaLeads` is served).
     pub page_leads: OnceLock<Addr<page_leads::PageLeadsSupervisor>>,
 }
@@ -73,6 +75,9 @@ pub fn start(cx: &ServiceContext, actors: &Actors) {
     if actors.regroups.get().is_none() {
         let _ = actors.regroups.set(regroup::actor(cx).start());
     }
+    if actors.layouts.get().is_none() {
+        let _ = actors.layouts.set(layout::actor(cx).start());
+    }
     if cx.capabilities().serves(crate::service::api::Capability::MetaLeads) {
         page_leads::start(cx, actors);
     }
@@ -93,6 +98,9 @@ pub async fn shutdown(actors: &Actors, grace: Duration) {
         let _ = addr.send(periodic::Shutdown).await;
     }
     if let Some(addr) = actors.regroups.get() {
+        let _ = addr.send(periodic::Shutdown).await;
+    }
+    if let Some(addr) = actors.layouts.get() {
         let _ = addr.send(periodic::Shutdown).await;
     }
     let stop = async {

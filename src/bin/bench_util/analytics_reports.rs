@@ -301,6 +301,12 @@ pub fn run(url: &str, plan: Plan) -> AnyResult<()> {
             import::import(&cx, &site_id(s), &format!("bench-live-{live_now}"), lines.join("\n").as_bytes(), true).await?;
         }
         rastrod::actors::report::drain(&cx).await?;
+        // What the layout actor does with the days the fill completed (PostgreSQL).
+        let t = Instant::now();
+        let days = rastrod::service::analytics::reports::funnel_layout::drain(&cx).await?;
+        if days > 0 {
+            println!("funnel step rows laid out: {days} (site, day) in {:.1} s", t.elapsed().as_secs_f64());
+        }
         time_reads(&cx, site_count, today, live_now, runs, only.as_deref()).await
     })
 }

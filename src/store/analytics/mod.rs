@@ -7,6 +7,7 @@ pub mod conversions;
 pub mod definitions;
 mod events;
 mod filtered;
+pub mod funnel_layout;
 pub mod funnels;
 pub mod goals;
 mod imports;

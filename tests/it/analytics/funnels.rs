@@ -14,7 +14,7 @@ use crate::federation::{CONFIGURE, Fed, FedBuilder, READ};
 
 const MINUTE: i64 = 60_000;
 
-fn checkout(key: &str) -> Value {
+pub(super) fn checkout(key: &str) -> Value {
     json!({"siteId": "loja", "key": key, "name": "Checkout", "windowMs": 3_600_000, "steps": [
         {"label": "Produto", "matcher": path("/produto/:id")},
         {"label": "Carrinho", "matcher": event("add_to_cart")},
@@ -24,7 +24,7 @@ fn checkout(key: &str) -> Value {
 
 /// A reaches all three steps, B two, C and D one (C's thank-you page comes
 /// before its product, D's cart 61 minutes after its product), E none.
-async fn visits(app: &TestApp) {
+pub(super) async fn visits(app: &TestApp) {
     track(app, "loja", "v_visitor000d", vec![pageview("d1", "/produto/4")]).await;
     track(app, "loja", "v_visitor000c", vec![pageview("c1", "/obrigado"), pageview("c2", "/produto/3")]).await;
     track(app, "loja", "v_visitor000e", vec![pageview("e1", "/")]).await;
@@ -38,12 +38,12 @@ async fn visits(app: &TestApp) {
     track(app, "loja", "v_visitor000d", vec![custom("add_to_cart", "/produto/4")]).await;
 }
 
-fn today() -> (i64, i64) {
+pub(super) fn today() -> (i64, i64) {
     let d = T0 - T0.rem_euclid(DAY);
     (d, d + DAY - 1)
 }
 
-fn expected(funnel: &Value, key: &str) {
+pub(super) fn expected(funnel: &Value, key: &str) {
     assert_eq!(funnel["key"], key);
     assert_eq!((funnel["entered"].as_i64(), funnel["completed"].as_i64()), (Some(4), Some(1)));
     assert_eq!(funnel["conversionRate"], json!(0.25));

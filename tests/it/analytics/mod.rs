@@ -18,6 +18,7 @@ mod crash;
 pub mod definitions;
 mod demo_traffic;
 mod event_rows;
+mod funnel_layout;
 mod funnels;
 mod hour_sets;
 mod kept_sessions;

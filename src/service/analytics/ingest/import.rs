@@ -283,6 +283,10 @@ fn run(
     if let Some(earliest) = pageviews.map(|l| l.occurred_at).min() {
         crate::store::analytics::site_map::note_imported(conn, site_id, earliest)?;
     }
+    // Past days gain funnel step rows: PostgreSQL lays them out again.
+    if let Some(earliest) = lines.iter().filter(|l| !l.bot).map(|l| l.occurred_at).min() {
+        crate::service::analytics::reports::funnel_layout::reopen(conn, site_id, earliest)?;
+    }
     let mut by_visitor: BTreeMap<String, Vec<Line>> = BTreeMap::new();
     for line in lines {
         if line.bot {

@@ -573,6 +573,8 @@ pub fn rebuild_step(conn: &mut AnyConnection, batch: usize) -> Result<usize> {
         }
         _ => {
             store::end_rebuild(conn, &f.id).map_err(db)?;
+            // Its rows were written again over every day, wherever they fell.
+            super::funnel_layout::restart(conn, &r.site_id)?;
         }
     }
     Ok(events.len().max(1))

@@ -11,6 +11,7 @@ pub mod affiliates;
 pub mod api;
 pub mod approximate;
 pub mod filtered;
+pub mod funnel_layout;
 pub mod funnel_preview;
 pub mod funnels;
 pub mod goals;
