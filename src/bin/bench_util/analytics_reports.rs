@@ -303,7 +303,7 @@ pub fn run(url: &str, plan: Plan) -> AnyResult<()> {
         rastrod::actors::report::drain(&cx).await?;
         // What the layout actor does with the days the fill completed (PostgreSQL).
         let t = Instant::now();
-        let days = rastrod::service::analytics::reports::funnel_layout::drain(&cx).await?;
+        let days = rastrod::actors::layout::drain(&cx).await?;
         if days > 0 {
             println!("funnel step rows laid out: {days} (site, day) in {:.1} s", t.elapsed().as_secs_f64());
         }

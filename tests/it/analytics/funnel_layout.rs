@@ -1,5 +1,5 @@
 //! The funnel step rows of complete days laid out in key order on
-//! PostgreSQL (`service::analytics::reports::funnel_layout`): the rows and
+//! PostgreSQL (`service::analytics::reports::funnel_layout`, `actors::layout`): the rows and
 //! the reports stay what they were, only where the rows lie changes; a day
 //! is laid out once it is complete and a day more has passed, once, again
 //! after an import into it or a rebuild; a writer appending meanwhile loses
@@ -9,12 +9,10 @@ use diesel::RunQueryDsl;
 use serde_json::json;
 
 use super::definitions::{configurer, write};
-use super::funnels::{checkout, expected, today, visits};
-use super::{analytics_builder, drain, import, reader, site};
+use super::funnels::{checkout, checkout_day, expected, today};
+use super::{analytics_builder, drain, import};
 use crate::backend_test;
 use crate::common::{DAY, T0, TestApp};
-use crate::federation::{CONFIGURE, READ};
-use rastrod::service::analytics::reports::funnel_layout;
 
 #[derive(diesel::QueryableByName)]
 struct Placed {
@@ -51,20 +49,14 @@ fn in_key_order(rows: &[(String, (u32, u32))]) -> bool {
 }
 
 async fn lay_out(app: &TestApp) -> usize {
-    funnel_layout::drain(&app.state.cx).await.unwrap()
+    rastrod::actors::layout::drain(&app.state.cx).await.unwrap()
 }
 
 // rule: ARPT-11
 backend_test!(a_complete_day_is_laid_out_once_in_key_order_and_reads_the_same, analytics_builder, |fed| {
     let app = &fed.app;
     let pg = app.backend() == crate::common::Backend::Postgres;
-    site(app, "loja", false).await;
-    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
-    write(&fed, &configurer(&fed), "upsertFunnel", checkout("checkout"), true).await;
-    drain(app).await;
-    visits(app).await;
-    drain(app).await;
-    let t = reader(&fed);
+    let t = checkout_day(&fed).await;
     let (d0, d1) = today();
     let ask = json!({"siteId": "loja", "from": d0, "to": d1});
     let before = fed.both(Some(&t), "funnelsReport", ask.clone()).await.unwrap();
@@ -123,7 +115,6 @@ backend_test!(a_complete_day_is_laid_out_once_in_key_order_and_reads_the_same, a
     assert_eq!(lay_out(app).await, usize::from(pg));
     let rebuilt = fed.both(Some(&t), "funnelsReport", ask).await.unwrap();
     assert_eq!(rebuilt["funnels"][0]["entered"], 5);
-    let _ = T0;
 });
 
 /// A writer appending to a row while its day is laid out, in either order,

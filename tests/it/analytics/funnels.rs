@@ -38,6 +38,19 @@ pub(super) async fn visits(app: &TestApp) {
     track(app, "loja", "v_visitor000d", vec![custom("add_to_cart", "/produto/4")]).await;
 }
 
+/// A site with the checkout funnel and [`visits`] applied to it and its
+/// rollups: a reader's token for it.
+pub(super) async fn checkout_day(fed: &Fed) -> String {
+    let app = &fed.app;
+    site(app, "loja", false).await;
+    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
+    write(fed, &configurer(fed), "upsertFunnel", checkout("checkout"), true).await;
+    drain(app).await;
+    visits(app).await;
+    drain(app).await;
+    reader(fed)
+}
+
 pub(super) fn today() -> (i64, i64) {
     let d = T0 - T0.rem_euclid(DAY);
     (d, d + DAY - 1)
@@ -321,13 +334,7 @@ backend_test!(a_funnel_previewed_counts_as_saved_and_writes_nothing, analytics_b
 backend_test!(step_rows_migrate_into_packed_days_to_the_same_answers, analytics_builder, |fed| {
     use rastrod::service::effects::{Effects, Written};
     let app = &fed.app;
-    site(app, "loja", false).await;
-    fed.grant(&["loja"], &[READ, CONFIGURE]).await;
-    write(&fed, &configurer(&fed), "upsertFunnel", checkout("checkout"), true).await;
-    drain(app).await;
-    visits(app).await;
-    drain(app).await;
-    let t = reader(&fed);
+    let t = checkout_day(&fed).await;
     let (d0, d1) = today();
     let before = fed.both(Some(&t), "funnelsReport", json!({"siteId": "loja", "from": d0, "to": d1})).await.unwrap();
     expected(&before["funnels"][0], "checkout");

@@ -18,10 +18,8 @@
 //! ends, which starts the site over; an import of past events moves the
 //! mark back to its earliest day.
 
-use crate::db::{AnyConnection, Backend};
+use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::context::Context;
-use crate::service::effects::{Effects, Written};
 use crate::store::analytics::funnel_layout as store;
 use crate::store::analytics::funnels::{DAY_MS, day_of, rebuilding};
 
@@ -53,23 +51,6 @@ pub fn step(conn: &mut AnyConnection, now: i64) -> Result<bool> {
         return Ok(true);
     }
     Ok(false)
-}
-
-/// Every pending day laid out, a (site, day) per transaction (the actor's
-/// round; the benchmark after a fill); answers the days laid out.
-pub async fn drain(cx: &Context) -> Result<usize> {
-    if cx.backend() == Backend::Sqlite {
-        return Ok(0);
-    }
-    let mut days = 0;
-    loop {
-        let now = cx.now();
-        let more = cx.write_alone(move |c| Ok(Written::new(step(c, now)?, Effects::quiet()))).await?;
-        if !more {
-            return Ok(days);
-        }
-        days += 1;
-    }
 }
 
 /// Rows were added to the site's days from `at`'s on (an import of past
