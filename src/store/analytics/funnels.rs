@@ -134,32 +134,34 @@ const HEAD: usize = 11;
 /// every id). Steps past 16 bits or an id past 255 bytes (neither of which
 /// the daemon makes) are refused rather than cut.
 pub fn pack_into(out: &mut Vec<u8>, at: i64, steps: i64, event_id: &[u8]) -> Result<(), &'static str> {
-    let steps = u16::try_from(steps).map_err(|_| "funnel step bits outside 16 bits")?;
-    if let Some(packed) = packed_id(event_id) {
-        out.extend_from_slice(&at.to_be_bytes());
-        out.extend_from_slice(&steps.to_be_bytes());
-        out.push(0);
-        out.extend_from_slice(&packed);
-        return Ok(());
+    match packed_id(event_id) {
+        Some(packed) => push(out, at, steps, EntryId::Packed(&packed)),
+        None => push(out, at, steps, EntryId::Text(event_id)),
     }
-    let len = u8::try_from(event_id.len()).map_err(|_| "an event id longer than 255 bytes")?;
-    if len == 0 {
-        return Err("an empty event id");
-    }
-    out.extend_from_slice(&at.to_be_bytes());
-    out.extend_from_slice(&steps.to_be_bytes());
-    out.push(len);
-    out.extend_from_slice(event_id);
-    Ok(())
 }
 
 /// Appends an entry as read (a row rewritten: retention's trim), an id
 /// of the daemon's form packed whichever form it was read in.
 pub fn repack_into(out: &mut Vec<u8>, e: &Entry<'_>) -> Result<(), &'static str> {
     match e.event_id {
-        EntryId::Packed(b) => pack_into(out, e.at, e.steps, &EntryId::text_form(b)),
+        EntryId::Packed(_) => push(out, e.at, e.steps, e.event_id),
         EntryId::Text(t) => pack_into(out, e.at, e.steps, t),
     }
+}
+
+/// The one writer of an entry's bytes.
+fn push(out: &mut Vec<u8>, at: i64, steps: i64, id: EntryId<'_>) -> Result<(), &'static str> {
+    let steps = u16::try_from(steps).map_err(|_| "funnel step bits outside 16 bits")?;
+    let (len, bytes): (u8, &[u8]) = match id {
+        EntryId::Packed(b) => (0, b),
+        EntryId::Text([]) => return Err("an empty event id"),
+        EntryId::Text(t) => (u8::try_from(t.len()).map_err(|_| "an event id longer than 255 bytes")?, t),
+    };
+    out.extend_from_slice(&at.to_be_bytes());
+    out.extend_from_slice(&steps.to_be_bytes());
+    out.push(len);
+    out.extend_from_slice(bytes);
+    Ok(())
 }
 
 /// The entries of stored `entries`, in stored order (a truncated trailing
