@@ -233,6 +233,25 @@ impl Db {
         .map_err(|e| Error::internal(format!("blocking task: {e}")))?
     }
 
+    /// [`Db::run`] with a second pooled connection when one is idle at once
+    /// (never waited for, so two reads each holding one cannot wait on each
+    /// other; a busy pool runs the work on one): for a read that fetches its
+    /// next part on the second while it works on the last.
+    pub async fn run_pair<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection, Option<&mut AnyConnection>) -> Result<T> + Send + 'static,
+    {
+        let pool = self.pool.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut conn = pool.get()?;
+            let mut helper = pool.try_get();
+            f(&mut conn, helper.as_deref_mut())
+        })
+        .await
+        .map_err(|e| Error::internal(format!("blocking task: {e}")))?
+    }
+
     /// Runs `f` in its own savepoint inside the writer's next transaction and
     /// answers once that transaction is durable. Many concurrent writes share
     /// one commit (group commit); a failing one rolls back alone. The write

@@ -106,6 +106,16 @@ impl Context {
         self.db.run(f).await
     }
 
+    /// Runs `f` on the read pool with a second connection when one is idle
+    /// (see `Db::run_pair`).
+    pub async fn read_pair<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection, Option<&mut AnyConnection>) -> Result<T> + Send + 'static,
+    {
+        self.db.run_pair(f).await
+    }
+
     /// Moves on every write that may change a cached read.
     pub fn generation(&self) -> u64 {
         self.db.generation()

@@ -454,12 +454,14 @@ async fn time_reads(
                 let a = args.clone();
                 let cap = 2_000_000;
                 let t = Instant::now();
-                cx.read(move |c| {
+                cx.read_pair(move |c, helper| {
                     let f = |e: serde_json::Error| rastrod::error::Error::invalid(e.to_string());
                     match name.split(' ').next().unwrap_or_default() {
                         "overview" => json(overview::overview(c, serde_json::from_value(a).map_err(f)?, false)),
                         "goalsReport" => json(goals::goals_report(c, serde_json::from_value(a).map_err(f)?)),
-                        "funnelsReport" => json(funnels::funnels_report(c, serde_json::from_value(a).map_err(f)?, cap)),
+                        "funnelsReport" => {
+                            json(funnels::funnels_report(c, helper, serde_json::from_value(a).map_err(f)?, cap))
+                        }
                         "affiliatesReport" => {
                             json(affiliates::affiliates_report(c, serde_json::from_value(a).map_err(f)?))
                         }

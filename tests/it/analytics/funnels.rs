@@ -283,6 +283,62 @@ backend_test!(past_the_row_cap_a_funnel_report_is_incomplete_lower_bounds, cappe
     assert!(r["funnels"][0]["entered"].as_i64().unwrap() <= 4);
 });
 
+// A report reads its funnels' index rows ahead on a second pooled
+// connection when one is idle: the same answer as read on one, with a
+// comparison, a row cap and a funnel still rebuilt among them.
+// rule: ARPT-11
+// rule: ARPT-13
+backend_test!(funnels_read_ahead_on_a_second_connection_count_the_same, analytics_builder, |fed| {
+    use rastrod::service::analytics::reports::funnels::{FunnelsArgs, funnels_report};
+    let app = &fed.app;
+    checkout_day(&fed).await;
+    let cfg = configurer(&fed);
+    write(&fed, &cfg, "upsertFunnel", checkout("copy"), false).await;
+    drain(app).await;
+    let mut cart = checkout("cart");
+    cart["steps"].as_array_mut().unwrap().remove(0);
+    write(&fed, &cfg, "upsertFunnel", cart, false).await;
+    let (d0, d1) = today();
+    let args: FunnelsArgs = serde_json::from_value(json!({"siteId": "loja", "from": d0, "to": d1})).unwrap();
+    let compared: FunnelsArgs =
+        serde_json::from_value(json!({"siteId": "loja", "from": d0, "to": d1, "compare": "previousPeriod"})).unwrap();
+    // Three funnels, "cart" still rebuilt (read from the events), then all three from the index.
+    for round in ["rebuilding", "indexed"] {
+        for (a, cap) in [(&args, 1_000), (&compared, 1_000), (&args, 3)] {
+            let a = a.clone();
+            // An idle connection is taken, never waited for: ask until the pool has one.
+            let mut answers = None;
+            for _ in 0..100 {
+                let a = a.clone();
+                answers = app
+                    .state
+                    .cx
+                    .read_pair(move |c, helper| {
+                        let Some(helper) = helper else { return Ok(None) };
+                        let ahead = funnels_report(c, Some(helper), a.clone(), cap)?;
+                        Ok(Some((ahead, funnels_report(c, None, a, cap)?)))
+                    })
+                    .await
+                    .unwrap();
+                if answers.is_some() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            let (ahead, asked) = answers.expect("a second idle connection in the pool");
+            let (ahead, asked) = (serde_json::to_value(ahead).unwrap(), serde_json::to_value(asked).unwrap());
+            assert_eq!(ahead, asked, "{round}, cap {cap}");
+            assert_eq!(ahead["funnels"].as_array().unwrap().len(), 3);
+            assert_eq!(ahead["incomplete"], cap == 3, "{round}, cap {cap}");
+            if cap > 3 {
+                expected(&ahead["funnels"][1], "checkout");
+                expected(&ahead["funnels"][2], "copy");
+            }
+        }
+        drain(app).await;
+    }
+});
+
 // A draft counts as the saved funnel would (its editor's live preview), and
 // writes nothing: no funnel, no index rows, no rebuild.
 // rule: ARPT-11

@@ -100,7 +100,7 @@ pub async fn goals_report(cx: &Context, caller: &Caller, a: goals::GoalsArgs) ->
 pub async fn funnels_report(cx: &Context, caller: &Caller, a: funnels::FunnelsArgs) -> Result<FunnelsReport> {
     caller.check_site(&a.site_id)?;
     let cap = cx.config.report_funnel_row_cap;
-    cx.read(move |c| funnels::funnels_report(c, a, cap)).await
+    cx.read_pair(move |c, helper| funnels::funnels_report(c, helper, a, cap)).await
 }
 
 pub async fn preview_funnel(

@@ -8,6 +8,9 @@
 //! visitor's level is its best over its step-1 events.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::mpsc::{Receiver, sync_channel};
+
+use diesel::QueryResult;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -25,7 +28,7 @@ use crate::service::reporting::filters::Filter;
 use crate::service::sites;
 use crate::store::analytics::EventRow;
 use crate::store::analytics::definitions::{self as defs_store, FunnelRow};
-use crate::store::analytics::funnels::{self as store, Entry, StepRow};
+use crate::store::analytics::funnels::{self as store, Entry, StepRow, VisitorDay};
 use crate::store::analytics::people as people_store;
 
 pub const MAX_FUNNEL_DAYS: i64 = 90;
@@ -148,11 +151,63 @@ impl Hits {
     }
 }
 
+/// Where a report's funnels get their index rows: read when asked, or read
+/// ahead on a second connection, a funnel or two before the one being
+/// counted (on PostgreSQL a funnel's rows are most of a report's wait, and
+/// counting the last one's meanwhile hides it).
+pub(super) enum Days {
+    Asked,
+    Ahead(Receiver<(String, QueryResult<Vec<VisitorDay>>)>),
+}
+
+impl Days {
+    /// Reads `funnels`' rows of the range on `helper`, in their order, for
+    /// `body` to take through its [`Days`]; without a helper (or with one
+    /// funnel) the rows are read when asked. The reader stops when `body`
+    /// ends, whatever it took.
+    pub(super) fn ahead<T>(
+        helper: Option<&mut AnyConnection>,
+        funnels: Vec<String>,
+        (from, to): (i64, i64),
+        cap: usize,
+        body: impl FnOnce(&mut Days) -> Result<T>,
+    ) -> Result<T> {
+        let Some(helper) = helper.filter(|_| funnels.len() > 1) else { return body(&mut Days::Asked) };
+        std::thread::scope(|s| {
+            let (tx, rx) = sync_channel(1);
+            s.spawn(move || {
+                for id in funnels {
+                    let rows = store::days_between(helper, &id, store::day_of(from), store::day_of(to), cap + 1);
+                    if tx.send((id, rows)).is_err() {
+                        break;
+                    }
+                }
+            });
+            body(&mut Days::Ahead(rx))
+        })
+    }
+
+    /// The rows of `f` in the range, `cap + 1` at most.
+    fn of(&mut self, conn: &mut AnyConnection, f: &FunnelRow, a: &FunnelsArgs, cap: usize) -> Result<Vec<VisitorDay>> {
+        match self {
+            Days::Asked => {
+                store::days_between(conn, &f.id, store::day_of(a.from), store::day_of(a.to), cap + 1).map_err(db)
+            }
+            Days::Ahead(rx) => match rx.recv() {
+                Ok((id, rows)) if id == f.id => rows.map_err(db),
+                _ => Err(Error::internal(format!("the rows read ahead are not funnel {}'s", f.id))),
+            },
+        }
+    }
+}
+
 /// A funnel's events in the range: from the index, or from the events
 /// while its index is rebuilt (the same rows, read slower: rule ARPT-13).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn rows_in_range(
     conn: &mut AnyConnection,
     persons: &mut Persons,
+    days: &mut Days,
     f: &FunnelRow,
     steps: &[Step],
     rebuilding: bool,
@@ -160,7 +215,8 @@ pub(super) fn rows_in_range(
     cap: usize,
 ) -> Result<Hits> {
     if !rebuilding {
-        return indexed(conn, persons, f, a, cap);
+        let days = days.of(conn, f, a, cap)?;
+        return indexed(conn, persons, days, f, a, cap);
     }
     let mut out = Vec::new();
     let (mut after_at, mut after_id) = (a.from - 1, String::from("\u{10FFFF}"));
@@ -196,11 +252,11 @@ pub(super) fn rows_in_range(
 fn indexed(
     conn: &mut AnyConnection,
     persons: &mut Persons,
+    mut days: Vec<VisitorDay>,
     f: &FunnelRow,
     a: &FunnelsArgs,
     cap: usize,
 ) -> Result<Hits> {
-    let mut days = store::days_between(conn, &f.id, store::day_of(a.from), store::day_of(a.to), cap + 1).map_err(db)?;
     let mut incomplete = false;
     if days.len() > cap {
         incomplete = true;
@@ -440,16 +496,24 @@ pub(super) fn funnel_report(f: &FunnelRow, steps: &[Step], levels: &[usize]) -> 
 }
 
 /// `funnelsReport`: complete UTC days, at most 90 (rule ARPT-02); past the
-/// row cap, `incomplete` and lower bounds (ARPT-13).
-pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> Result<FunnelsReport> {
+/// row cap, `incomplete` and lower bounds (ARPT-13). With a `helper`
+/// connection the funnels' index rows are read on it ahead of their
+/// counting (the same rows, the same answer).
+pub fn funnels_report(
+    conn: &mut AnyConnection,
+    mut helper: Option<&mut AnyConnection>,
+    a: FunnelsArgs,
+    cap: usize,
+) -> Result<FunnelsReport> {
     // Step rows keep their instant, so a zone's days are only a check of the range.
     let zone = zone::of_site(conn, &a.site_id, a.timezone.as_deref(), (a.from, a.to), MAX_FUNNEL_DAYS, || {
         check_days(a.from, a.to, MAX_FUNNEL_DAYS)
     })?;
     if let Some(compare) = a.compare {
         let (from, to) = compare.range_in(zone, a.from, a.to)?;
-        let before = funnels_report(conn, FunnelsArgs { from, to, compare: None, ..a.clone() }, cap)?;
-        let mut main = funnels_report(conn, FunnelsArgs { compare: None, ..a }, cap)?;
+        let earlier = FunnelsArgs { from, to, compare: None, ..a.clone() };
+        let before = funnels_report(conn, helper.as_deref_mut(), earlier, cap)?;
+        let mut main = funnels_report(conn, helper, FunnelsArgs { compare: None, ..a }, cap)?;
         for f in &mut main.funnels {
             if let Some(then) = before.funnels.iter().find(|b| b.funnel_id == f.funnel_id).map(FunnelRowReport::figures)
             {
@@ -479,15 +543,22 @@ pub fn funnels_report(conn: &mut AnyConnection, a: FunnelsArgs, cap: usize) -> R
     let mut incomplete = false;
     let mut out = Vec::new();
     let mut persons = Persons::default();
-    for f in &funnels {
-        let steps = steps_of(f);
-        let hits = match filtered.as_mut() {
-            Some(rows) => Hits::of(conn, &mut persons, &a.site_id, rows.remove(&f.id).unwrap_or_default(), cap)?,
-            None => rows_in_range(conn, &mut persons, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
-        };
-        incomplete |= hits.incomplete;
-        out.push(funnel_report(f, &steps, &levels(&hits.rows, steps.len(), f.window_ms)));
-    }
+    let from_index = match filtered {
+        Some(_) => Vec::new(),
+        None => funnels.iter().filter(|f| !rebuilding.contains(&f.id)).map(|f| f.id.clone()).collect(),
+    };
+    Days::ahead(helper, from_index, (a.from, a.to), cap, |days| {
+        for f in &funnels {
+            let steps = steps_of(f);
+            let hits = match filtered.as_mut() {
+                Some(rows) => Hits::of(conn, &mut persons, &a.site_id, rows.remove(&f.id).unwrap_or_default(), cap)?,
+                None => rows_in_range(conn, &mut persons, days, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
+            };
+            incomplete |= hits.incomplete;
+            out.push(funnel_report(f, &steps, &levels(&hits.rows, steps.len(), f.window_ms)));
+        }
+        Ok(())
+    })?;
     Ok(FunnelsReport {
         site_id: a.site_id,
         from: a.from,
