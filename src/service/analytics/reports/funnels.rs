@@ -9,8 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{Receiver, sync_channel};
-
-use diesel::QueryResult;
+use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -139,25 +138,57 @@ impl Hits {
     /// Hits of rows already in `(at, eventId)` order.
     pub(super) fn of(
         conn: &mut AnyConnection,
-        persons: &mut Persons,
+        persons: &Mutex<Persons>,
         site_id: &str,
         mut rows: Vec<StepHit>,
         cap: usize,
     ) -> Result<Hits> {
         let incomplete = rows.len() > cap;
         rows.truncate(cap);
-        let who = persons.of_visitors(conn, site_id, rows.iter().map(|r| r.visitor_id.as_str()))?;
+        let who = Persons::lock(persons)?.of_visitors(conn, site_id, rows.iter().map(|r| r.visitor_id.as_str()))?;
         Ok(Hits { rows: who.into_iter().zip(rows).map(|(p, r)| (p, r.at, r.steps)).collect(), incomplete })
     }
 }
 
-/// Where a report's funnels get their index rows: read when asked, or read
-/// ahead on a second connection, a funnel or two before the one being
-/// counted (on PostgreSQL a funnel's rows are most of a report's wait, and
-/// counting the last one's meanwhile hides it).
+/// A funnel's index rows of a range with each row's person number; past
+/// the row cap the rows of the last day read (perhaps not all of them)
+/// are left out and `incomplete` is set.
+pub(super) struct Numbered {
+    days: Vec<VisitorDay>,
+    who: Vec<u32>,
+    incomplete: bool,
+}
+
+impl Numbered {
+    fn read(
+        conn: &mut AnyConnection,
+        persons: &Mutex<Persons>,
+        f: (&str, &str),
+        (from, to): (i64, i64),
+        cap: usize,
+    ) -> Result<Numbered> {
+        let (site_id, funnel_id) = f;
+        let mut days =
+            store::days_between(conn, funnel_id, store::day_of(from), store::day_of(to), cap + 1).map_err(db)?;
+        let mut incomplete = false;
+        if days.len() > cap {
+            incomplete = true;
+            let last = days.last().map(|d| d.day);
+            days.retain(|d| Some(d.day) != last);
+        }
+        let who = Persons::lock(persons)?.of_visitors(conn, site_id, days.iter().map(|d| d.visitor_id.as_str()))?;
+        Ok(Numbered { days, who, incomplete })
+    }
+}
+
+/// Where a report's funnels get their numbered index rows: read when
+/// asked, or read ahead on a second connection, a funnel or two before the
+/// one being counted. On PostgreSQL the rows' wait and the visitors'
+/// numbering (their aliases looked up) are about half of a report, and
+/// the other half, counting the last funnel read, now happens meanwhile.
 pub(super) enum Days {
     Asked,
-    Ahead(Receiver<(String, QueryResult<Vec<VisitorDay>>)>),
+    Ahead(Receiver<(String, Result<Numbered>)>),
 }
 
 impl Days {
@@ -167,8 +198,9 @@ impl Days {
     /// ends, whatever it took.
     pub(super) fn ahead<T>(
         helper: Option<&mut AnyConnection>,
-        funnels: Vec<String>,
-        (from, to): (i64, i64),
+        persons: &Mutex<Persons>,
+        (site_id, funnels): (&str, Vec<String>),
+        range: (i64, i64),
         cap: usize,
         body: impl FnOnce(&mut Days) -> Result<T>,
     ) -> Result<T> {
@@ -177,7 +209,7 @@ impl Days {
             let (tx, rx) = sync_channel(1);
             s.spawn(move || {
                 for id in funnels {
-                    let rows = store::days_between(helper, &id, store::day_of(from), store::day_of(to), cap + 1);
+                    let rows = Numbered::read(helper, persons, (site_id, &id), range, cap);
                     if tx.send((id, rows)).is_err() {
                         break;
                     }
@@ -187,14 +219,19 @@ impl Days {
         })
     }
 
-    /// The rows of `f` in the range, `cap + 1` at most.
-    fn of(&mut self, conn: &mut AnyConnection, f: &FunnelRow, a: &FunnelsArgs, cap: usize) -> Result<Vec<VisitorDay>> {
+    /// The numbered rows of `f` in the range.
+    fn of(
+        &mut self,
+        conn: &mut AnyConnection,
+        persons: &Mutex<Persons>,
+        f: &FunnelRow,
+        a: &FunnelsArgs,
+        cap: usize,
+    ) -> Result<Numbered> {
         match self {
-            Days::Asked => {
-                store::days_between(conn, &f.id, store::day_of(a.from), store::day_of(a.to), cap + 1).map_err(db)
-            }
+            Days::Asked => Numbered::read(conn, persons, (&f.site_id, &f.id), (a.from, a.to), cap),
             Days::Ahead(rx) => match rx.recv() {
-                Ok((id, rows)) if id == f.id => rows.map_err(db),
+                Ok((id, rows)) if id == f.id => rows,
                 _ => Err(Error::internal(format!("the rows read ahead are not funnel {}'s", f.id))),
             },
         }
@@ -206,7 +243,7 @@ impl Days {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rows_in_range(
     conn: &mut AnyConnection,
-    persons: &mut Persons,
+    persons: &Mutex<Persons>,
     days: &mut Days,
     f: &FunnelRow,
     steps: &[Step],
@@ -215,8 +252,7 @@ pub(super) fn rows_in_range(
     cap: usize,
 ) -> Result<Hits> {
     if !rebuilding {
-        let days = days.of(conn, f, a, cap)?;
-        return indexed(conn, persons, days, f, a, cap);
+        return Ok(indexed(days.of(conn, persons, f, a, cap)?, a, cap));
     }
     let mut out = Vec::new();
     let (mut after_at, mut after_id) = (a.from - 1, String::from("\u{10FFFF}"));
@@ -240,30 +276,15 @@ pub(super) fn rows_in_range(
     Hits::of(conn, persons, &f.site_id, out, cap)
 }
 
-/// A funnel's events in the range from its packed index: the rows of the
-/// range's UTC days (one per visitor and day), each visitor numbered once
-/// per row, the entries inside the range grouped by person and each
-/// person's put in `(at, eventId)` order, an event appended twice read once.
-/// Grouping first leaves a sort per person, of a few entries, where one
-/// sort of every entry by time was most of the daemon's share of the
-/// report. Past the cap, the rows of the last day read (perhaps not all of
-/// them) are left out and the earliest `cap` events of the days before are
-/// kept.
-fn indexed(
-    conn: &mut AnyConnection,
-    persons: &mut Persons,
-    mut days: Vec<VisitorDay>,
-    f: &FunnelRow,
-    a: &FunnelsArgs,
-    cap: usize,
-) -> Result<Hits> {
-    let mut incomplete = false;
-    if days.len() > cap {
-        incomplete = true;
-        let last = days.last().map(|d| d.day);
-        days.retain(|d| Some(d.day) != last);
-    }
-    let who = persons.of_visitors(conn, &f.site_id, days.iter().map(|d| d.visitor_id.as_str()))?;
+/// A funnel's events in the range from its packed, numbered index rows
+/// (one per visitor and UTC day): the entries inside the range grouped by
+/// person and each person's put in `(at, eventId)` order, an event
+/// appended twice read once. Grouping first leaves a sort per person, of
+/// a few entries, where one sort of every entry by time was most of the
+/// daemon's share of the report. Past the cap the earliest `cap` events
+/// of the days read are kept.
+fn indexed(n: Numbered, a: &FunnelsArgs, cap: usize) -> Hits {
+    let Numbered { days, who, mut incomplete } = n;
     let mut read: Vec<(u32, Entry<'_>)> = Vec::new();
     for (d, p) in days.iter().zip(who) {
         read.extend(store::unpack(&d.entries).filter(|e| e.at >= a.from && e.at <= a.to).map(|e| (p, e)));
@@ -279,7 +300,7 @@ fn indexed(
         entries.sort_unstable_by_key(|(_, e)| e.key());
         entries.truncate(cap);
     }
-    Ok(Hits { rows: entries.into_iter().map(|(p, e)| (p, e.at, e.steps)).collect(), incomplete })
+    Hits { rows: entries.into_iter().map(|(p, e)| (p, e.at, e.steps)).collect(), incomplete }
 }
 
 /// `items` grouped by person number, each person's in their order: a
@@ -342,6 +363,11 @@ impl Persons {
             }
         }
         Ok(out.into_iter().map(|n| self.person[n as usize]).collect())
+    }
+
+    /// The report's numbering, for one funnel's rows (its reader thread or the report's).
+    fn lock(persons: &Mutex<Persons>) -> Result<MutexGuard<'_, Persons>> {
+        persons.lock().map_err(|_| Error::internal("a funnel's reader stopped while numbering visitors"))
     }
 
     fn intern(&mut self, id: &str) -> u32 {
@@ -542,17 +568,17 @@ pub fn funnels_report(
     };
     let mut incomplete = false;
     let mut out = Vec::new();
-    let mut persons = Persons::default();
+    let persons = Mutex::new(Persons::default());
     let from_index = match filtered {
         Some(_) => Vec::new(),
         None => funnels.iter().filter(|f| !rebuilding.contains(&f.id)).map(|f| f.id.clone()).collect(),
     };
-    Days::ahead(helper, from_index, (a.from, a.to), cap, |days| {
+    Days::ahead(helper, &persons, (&a.site_id, from_index), (a.from, a.to), cap, |days| {
         for f in &funnels {
             let steps = steps_of(f);
             let hits = match filtered.as_mut() {
-                Some(rows) => Hits::of(conn, &mut persons, &a.site_id, rows.remove(&f.id).unwrap_or_default(), cap)?,
-                None => rows_in_range(conn, &mut persons, days, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
+                Some(rows) => Hits::of(conn, &persons, &a.site_id, rows.remove(&f.id).unwrap_or_default(), cap)?,
+                None => rows_in_range(conn, &persons, days, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
             };
             incomplete |= hits.incomplete;
             out.push(funnel_report(f, &steps, &levels(&hits.rows, steps.len(), f.window_ms)));
