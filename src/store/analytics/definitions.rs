@@ -164,6 +164,14 @@ pub fn affiliate(conn: &mut AnyConnection, affiliate_id: &str) -> QueryResult<Op
     web_affiliates::table.find(affiliate_id).select(AffiliateRow::as_select()).first(conn).optional()
 }
 
+/// The affiliates of these ids that exist (removed ones too), in one read.
+pub fn affiliates_by_id(conn: &mut AnyConnection, ids: &[String]) -> QueryResult<Vec<AffiliateRow>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    web_affiliates::table.filter(web_affiliates::id.eq_any(ids)).select(AffiliateRow::as_select()).load(conn)
+}
+
 pub fn insert_affiliate(conn: &mut AnyConnection, a: &AffiliateRow) -> QueryResult<usize> {
     diesel::insert_into(web_affiliates::table).values(a.clone()).execute(conn)
 }

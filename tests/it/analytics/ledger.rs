@@ -284,6 +284,23 @@ backend_test!(revenue_and_affiliates_are_exact_to_the_millisecond, analytics_bui
     assert_eq!(r["unlisted"]["conversions"].as_i64(), Some(n - 1));
     assert_eq!(r["unlisted"]["commissionCents"], g["commissionCents"]);
     assert_eq!(r["totals"]["commissionCents"], before["commissionCents"]);
+    // One page of sessions names each one's affiliate, the removed one's too (read together).
+    let page = fed
+        .both(
+            Some(&t),
+            "listSessions",
+            json!({"siteId": "loja", "from": d, "to": d + DAY - 1, "paginationOpts": {"numItems": 10, "cursor": null}}),
+        )
+        .await
+        .unwrap();
+    let mut tags: Vec<(String, Value)> = page["page"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["visitorId"].as_str().unwrap().to_string(), s["affiliate"]["slug"].clone()))
+        .collect();
+    tags.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(tags, vec![("v_visitor000a".to_string(), json!("gio")), ("v_visitor000b".to_string(), json!("ana"))]);
     // A later conversion of the visitor no longer goes to the removed affiliate.
     let late =
         convert(app, "loja", conversion("late", T0 + DAY + HOUR, 100, json!({"visitorId": "v_visitor000a"}))).await;

@@ -45,14 +45,14 @@ impl Extras {
         let sessions: Vec<&SessionRow> = sessions.into_iter().collect();
         let ids: Vec<String> = sessions.iter().map(|s| s.id.clone()).collect();
         let goals = crate::service::analytics::reports::goals::keys_by_session(conn, &ids)?;
-        let mut affiliates = HashMap::new();
-        for s in &sessions {
-            if let Some(a) = &s.affiliate_id
-                && !affiliates.contains_key(a)
-            {
-                // A removed affiliate still names the session's tag.
-                let row = defs_store::affiliate(conn, a).map_err(Error::from)?;
-                affiliates.insert(a.clone(), row.map(|r| AffiliateRef { affiliate_id: r.id, slug: r.slug }));
+        // Every affiliate the sessions name in one read; a removed one still names the session's tag.
+        let mut named: Vec<String> = sessions.iter().filter_map(|s| s.affiliate_id.clone()).collect();
+        named.sort();
+        named.dedup();
+        let mut affiliates: HashMap<String, Option<AffiliateRef>> = named.iter().map(|a| (a.clone(), None)).collect();
+        for chunk in named.chunks(400) {
+            for r in defs_store::affiliates_by_id(conn, chunk).map_err(Error::from)? {
+                affiliates.insert(r.id.clone(), Some(AffiliateRef { affiliate_id: r.id, slug: r.slug }));
             }
         }
         Ok(Extras { goals, affiliates, funnels: HashMap::new(), leads: HashMap::new() })
