@@ -7,7 +7,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::funnels::{Days, FunnelStepRow, FunnelsArgs, MAX_FUNNEL_DAYS, funnel_report, levels, rows_in_range};
+use super::funnels::{
+    Days, FunnelStepRow, FunnelsArgs, MAX_FUNNEL_DAYS, Persons, funnel_report, levels, rows_in_range,
+};
 use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::analytics::definitions::{Step, check_steps};
@@ -73,7 +75,7 @@ pub fn preview_funnel(conn: &mut AnyConnection, a: PreviewFunnelArgs, cap: usize
         timezone: None,
         filters: Vec::new(),
     };
-    let hits = rows_in_range(conn, &Default::default(), &mut Days::Asked, &draft, &a.steps, true, &range, cap)?;
+    let hits = rows_in_range(conn, &mut Persons::default(), &mut Days::Asked, &draft, &a.steps, true, &range, cap)?;
     let incomplete = hits.incomplete;
     let report = funnel_report(&draft, &a.steps, &levels(&hits.rows, a.steps.len(), a.window_ms));
     Ok(FunnelPreview {

@@ -9,7 +9,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{Receiver, sync_channel};
-use std::sync::{Mutex, MutexGuard};
+
+use diesel::QueryResult;
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -138,57 +139,25 @@ impl Hits {
     /// Hits of rows already in `(at, eventId)` order.
     pub(super) fn of(
         conn: &mut AnyConnection,
-        persons: &Mutex<Persons>,
+        persons: &mut Persons,
         site_id: &str,
         mut rows: Vec<StepHit>,
         cap: usize,
     ) -> Result<Hits> {
         let incomplete = rows.len() > cap;
         rows.truncate(cap);
-        let who = Persons::lock(persons)?.of_visitors(conn, site_id, rows.iter().map(|r| r.visitor_id.as_str()))?;
+        let who = persons.of_visitors(conn, site_id, rows.iter().map(|r| r.visitor_id.as_str()))?;
         Ok(Hits { rows: who.into_iter().zip(rows).map(|(p, r)| (p, r.at, r.steps)).collect(), incomplete })
     }
 }
 
-/// A funnel's index rows of a range with each row's person number; past
-/// the row cap the rows of the last day read (perhaps not all of them)
-/// are left out and `incomplete` is set.
-pub(super) struct Numbered {
-    days: Vec<VisitorDay>,
-    who: Vec<u32>,
-    incomplete: bool,
-}
-
-impl Numbered {
-    fn read(
-        conn: &mut AnyConnection,
-        persons: &Mutex<Persons>,
-        f: (&str, &str),
-        (from, to): (i64, i64),
-        cap: usize,
-    ) -> Result<Numbered> {
-        let (site_id, funnel_id) = f;
-        let mut days =
-            store::days_between(conn, funnel_id, store::day_of(from), store::day_of(to), cap + 1).map_err(db)?;
-        let mut incomplete = false;
-        if days.len() > cap {
-            incomplete = true;
-            let last = days.last().map(|d| d.day);
-            days.retain(|d| Some(d.day) != last);
-        }
-        let who = Persons::lock(persons)?.of_visitors(conn, site_id, days.iter().map(|d| d.visitor_id.as_str()))?;
-        Ok(Numbered { days, who, incomplete })
-    }
-}
-
-/// Where a report's funnels get their numbered index rows: read when
-/// asked, or read ahead on a second connection, a funnel or two before the
-/// one being counted. On PostgreSQL the rows' wait and the visitors'
-/// numbering (their aliases looked up) are about half of a report, and
-/// the other half, counting the last funnel read, now happens meanwhile.
+/// Where a report's funnels get their index rows: read when asked, or read
+/// ahead on a second connection, a funnel or two before the one being
+/// counted (on PostgreSQL a funnel's rows are most of a report's wait, and
+/// counting the last one's meanwhile hides it).
 pub(super) enum Days {
     Asked,
-    Ahead(Receiver<(String, Result<Numbered>)>),
+    Ahead(Receiver<(String, QueryResult<Vec<VisitorDay>>)>),
 }
 
 impl Days {
@@ -198,9 +167,8 @@ impl Days {
     /// ends, whatever it took.
     pub(super) fn ahead<T>(
         helper: Option<&mut AnyConnection>,
-        persons: &Mutex<Persons>,
-        (site_id, funnels): (&str, Vec<String>),
-        range: (i64, i64),
+        funnels: Vec<String>,
+        (from, to): (i64, i64),
         cap: usize,
         body: impl FnOnce(&mut Days) -> Result<T>,
     ) -> Result<T> {
@@ -209,7 +177,7 @@ impl Days {
             let (tx, rx) = sync_channel(1);
             s.spawn(move || {
                 for id in funnels {
-                    let rows = Numbered::read(helper, persons, (site_id, &id), range, cap);
+                    let rows = store::days_between(helper, &id, store::day_of(from), store::day_of(to), cap + 1);
                     if tx.send((id, rows)).is_err() {
                         break;
                     }
@@ -219,19 +187,14 @@ impl Days {
         })
     }
 
-    /// The numbered rows of `f` in the range.
-    fn of(
-        &mut self,
-        conn: &mut AnyConnection,
-        persons: &Mutex<Persons>,
-        f: &FunnelRow,
-        a: &FunnelsArgs,
-        cap: usize,
-    ) -> Result<Numbered> {
+    /// The rows of `f` in the range, `cap + 1` at most.
+    fn of(&mut self, conn: &mut AnyConnection, f: &FunnelRow, a: &FunnelsArgs, cap: usize) -> Result<Vec<VisitorDay>> {
         match self {
-            Days::Asked => Numbered::read(conn, persons, (&f.site_id, &f.id), (a.from, a.to), cap),
+            Days::Asked => {
+                store::days_between(conn, &f.id, store::day_of(a.from), store::day_of(a.to), cap + 1).map_err(db)
+            }
             Days::Ahead(rx) => match rx.recv() {
-                Ok((id, rows)) if id == f.id => rows,
+                Ok((id, rows)) if id == f.id => rows.map_err(db),
                 _ => Err(Error::internal(format!("the rows read ahead are not funnel {}'s", f.id))),
             },
         }
@@ -243,7 +206,7 @@ impl Days {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rows_in_range(
     conn: &mut AnyConnection,
-    persons: &Mutex<Persons>,
+    persons: &mut Persons,
     days: &mut Days,
     f: &FunnelRow,
     steps: &[Step],
@@ -252,7 +215,8 @@ pub(super) fn rows_in_range(
     cap: usize,
 ) -> Result<Hits> {
     if !rebuilding {
-        return Ok(indexed(days.of(conn, persons, f, a, cap)?, a, cap));
+        let days = days.of(conn, f, a, cap)?;
+        return indexed(conn, persons, days, f, a, cap);
     }
     let mut out = Vec::new();
     let (mut after_at, mut after_id) = (a.from - 1, String::from("\u{10FFFF}"));
@@ -276,15 +240,30 @@ pub(super) fn rows_in_range(
     Hits::of(conn, persons, &f.site_id, out, cap)
 }
 
-/// A funnel's events in the range from its packed, numbered index rows
-/// (one per visitor and UTC day): the entries inside the range grouped by
-/// person and each person's put in `(at, eventId)` order, an event
-/// appended twice read once. Grouping first leaves a sort per person, of
-/// a few entries, where one sort of every entry by time was most of the
-/// daemon's share of the report. Past the cap the earliest `cap` events
-/// of the days read are kept.
-fn indexed(n: Numbered, a: &FunnelsArgs, cap: usize) -> Hits {
-    let Numbered { days, who, mut incomplete } = n;
+/// A funnel's events in the range from its packed index: the rows of the
+/// range's UTC days (one per visitor and day), each visitor numbered once
+/// per row, the entries inside the range grouped by person and each
+/// person's put in `(at, eventId)` order, an event appended twice read once.
+/// Grouping first leaves a sort per person, of a few entries, where one
+/// sort of every entry by time was most of the daemon's share of the
+/// report. Past the cap, the rows of the last day read (perhaps not all of
+/// them) are left out and the earliest `cap` events of the days before are
+/// kept.
+fn indexed(
+    conn: &mut AnyConnection,
+    persons: &mut Persons,
+    mut days: Vec<VisitorDay>,
+    f: &FunnelRow,
+    a: &FunnelsArgs,
+    cap: usize,
+) -> Result<Hits> {
+    let mut incomplete = false;
+    if days.len() > cap {
+        incomplete = true;
+        let last = days.last().map(|d| d.day);
+        days.retain(|d| Some(d.day) != last);
+    }
+    let who = persons.of_visitors(conn, &f.site_id, days.iter().map(|d| d.visitor_id.as_str()))?;
     let mut read: Vec<(u32, Entry<'_>)> = Vec::new();
     for (d, p) in days.iter().zip(who) {
         read.extend(store::unpack(&d.entries).filter(|e| e.at >= a.from && e.at <= a.to).map(|e| (p, e)));
@@ -300,7 +279,7 @@ fn indexed(n: Numbered, a: &FunnelsArgs, cap: usize) -> Hits {
         entries.sort_unstable_by_key(|(_, e)| e.key());
         entries.truncate(cap);
     }
-    Hits { rows: entries.into_iter().map(|(p, e)| (p, e.at, e.steps)).collect(), incomplete }
+    Ok(Hits { rows: entries.into_iter().map(|(p, e)| (p, e.at, e.steps)).collect(), incomplete })
 }
 
 /// `items` grouped by person number, each person's in their order: a
@@ -363,11 +342,6 @@ impl Persons {
             }
         }
         Ok(out.into_iter().map(|n| self.person[n as usize]).collect())
-    }
-
-    /// The report's numbering, for one funnel's rows (its reader thread or the report's).
-    fn lock(persons: &Mutex<Persons>) -> Result<MutexGuard<'_, Persons>> {
-        persons.lock().map_err(|_| Error::internal("a funnel's reader stopped while numbering visitors"))
     }
 
     fn intern(&mut self, id: &str) -> u32 {
@@ -568,17 +542,17 @@ pub fn funnels_report(
     };
     let mut incomplete = false;
     let mut out = Vec::new();
-    let persons = Mutex::new(Persons::default());
+    let mut persons = Persons::default();
     let from_index = match filtered {
         Some(_) => Vec::new(),
         None => funnels.iter().filter(|f| !rebuilding.contains(&f.id)).map(|f| f.id.clone()).collect(),
     };
-    Days::ahead(helper, &persons, (&a.site_id, from_index), (a.from, a.to), cap, |days| {
+    Days::ahead(helper, from_index, (a.from, a.to), cap, |days| {
         for f in &funnels {
             let steps = steps_of(f);
             let hits = match filtered.as_mut() {
-                Some(rows) => Hits::of(conn, &persons, &a.site_id, rows.remove(&f.id).unwrap_or_default(), cap)?,
-                None => rows_in_range(conn, &persons, days, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
+                Some(rows) => Hits::of(conn, &mut persons, &a.site_id, rows.remove(&f.id).unwrap_or_default(), cap)?,
+                None => rows_in_range(conn, &mut persons, days, f, &steps, rebuilding.contains(&f.id), &a, cap)?,
             };
             incomplete |= hits.incomplete;
             out.push(funnel_report(f, &steps, &levels(&hits.rows, steps.len(), f.window_ms)));
