@@ -177,7 +177,7 @@ impl Days {
             let (tx, rx) = sync_channel(1);
             s.spawn(move || {
                 for id in funnels {
-                    let rows = store::days_between(helper, &id, store::day_of(from), store::day_of(to), cap + 1);
+                    let rows = Days::read(helper, &id, (from, to), cap);
                     if tx.send((id, rows)).is_err() {
                         break;
                     }
@@ -187,12 +187,21 @@ impl Days {
         })
     }
 
+    /// A funnel's rows of the range's UTC days, `cap + 1` at most (one past
+    /// the cap tells the report it was passed).
+    fn read(
+        conn: &mut AnyConnection,
+        funnel_id: &str,
+        (from, to): (i64, i64),
+        cap: usize,
+    ) -> QueryResult<Vec<VisitorDay>> {
+        store::days_between(conn, funnel_id, store::day_of(from), store::day_of(to), cap + 1)
+    }
+
     /// The rows of `f` in the range, `cap + 1` at most.
     fn of(&mut self, conn: &mut AnyConnection, f: &FunnelRow, a: &FunnelsArgs, cap: usize) -> Result<Vec<VisitorDay>> {
         match self {
-            Days::Asked => {
-                store::days_between(conn, &f.id, store::day_of(a.from), store::day_of(a.to), cap + 1).map_err(db)
-            }
+            Days::Asked => Days::read(conn, &f.id, (a.from, a.to), cap).map_err(db),
             Days::Ahead(rx) => match rx.recv() {
                 Ok((id, rows)) if id == f.id => rows.map_err(db),
                 _ => Err(Error::internal(format!("the rows read ahead are not funnel {}'s", f.id))),
