@@ -128,3 +128,26 @@ struct Starts {
     #[diesel(sql_type = diesel::sql_types::BigInt)]
     started_at: i64,
 }
+
+// rule: STORE-10
+backend_test!(a_many_row_write_that_breaks_a_key_writes_none_of_its_rows, |app| {
+    // Past `COPY_FROM_ROWS`, so PostgreSQL takes the rows by `COPY`: a
+    // pageview id met twice fails the whole write, as an `INSERT` does.
+    let n = rastrod::db::row::COPY_FROM_ROWS as i64 * 2;
+    let mut rows: Vec<EventRow> = (0..n).map(|i| event("dup", i)).collect();
+    let again = rows[1].clone();
+    rows.push(EventRow { id: "e_dup_again".into(), ..again });
+    let failed = app.state.cx.write(move |c| Ok(Written::new(insert_events(c, &rows)?, Effects::quiet()))).await;
+    assert!(failed.is_err(), "a repeated (site, pageview) key is refused");
+    let (written, _) = insert(&app, "dup2", n).await;
+    assert_eq!(written, n as usize, "the next write of as many rows goes through");
+    let stored = |site: &'static str| {
+        app.state.cx.read(move |c| {
+            let mut q = rastrod::db::sql::RawQuery::new("SELECT COUNT(*) AS n FROM web_events WHERE site_id = ?");
+            q.text(site);
+            Ok(q.load::<rastrod::db::row::Count>(c)?[0].n)
+        })
+    };
+    assert_eq!(stored("dup").await.unwrap(), 0, "nothing of the refused write stays");
+    assert_eq!(stored("dup2").await.unwrap(), n);
+});
