@@ -180,6 +180,22 @@ pub trait Copied: Row {
     fn copy_in(pg: &mut diesel::PgConnection, data: Vec<u8>) -> QueryResult<usize>;
 }
 
+/// `COPY table (columns) FROM STDIN (FORMAT binary)` of `data`, the body of
+/// [`Copied::copy_in`] that [`row!`](crate::row) writes for a row `written by copy`.
+pub fn copy_into<T, C>(pg: &mut diesel::PgConnection, table: T, columns: C, data: Vec<u8>) -> QueryResult<usize>
+where
+    T: diesel::Table,
+    C: diesel::pg::CopyTarget<Table = T>,
+{
+    use diesel::ExecuteCopyFromDsl;
+    diesel::copy_from(table)
+        .from_raw_data(columns, move |w| {
+            w.write_all(&data).map_err(|e| diesel::result::Error::SerializationError(Box::new(e)))
+        })
+        .with_format(diesel::pg::CopyFormat::Binary)
+        .execute(pg)
+}
+
 /// Rows from which a plain insert goes as a `COPY` on PostgreSQL: below it
 /// the prepared `UNNEST` statement is as fast (a client of the same rows of
 /// `web_events`, two connections: even at 10 rows a write, `COPY` a fifth to
@@ -273,6 +289,9 @@ where
 ///   one it borrows and is written only.
 /// - `struct X in table, generated id { … }`: the same, with the table's own
 ///   id as a first field `id: i64` that reads select and inserts leave out.
+/// - `struct X in table, written by copy { … }` (after `generated id` if
+///   both): the same, also [`Copied`](crate::db::row::Copied), so that
+///   [`insert_copied`] writes many of them by `COPY` on PostgreSQL.
 /// - `struct X { … }`: what a raw statement selects when its columns are
 ///   computed (`COUNT(*) AS n`); each field is read as the SQL type of its
 ///   Rust type ([`Sql`](crate::db::row::Sql)).
@@ -307,7 +326,7 @@ macro_rules! row {
     };
     (
         $(#[$meta:meta])*
-        $vis:vis struct $name:ident in $table:ident $(, generated $gen:ident)? {
+        $vis:vis struct $name:ident in $table:ident $(, generated $gen:ident)? $(, written by $how:ident)? {
             $(#[$fm0:meta])* $fv0:vis $f0:ident : $t0:ty
             $(, $(#[$fm:meta])* $fv:vis $f:ident : $t:ty)* $(,)?
         }
@@ -324,6 +343,7 @@ macro_rules! row {
             $($(#[$fm])* $fv $f: $t,)*
         }
         $crate::row!(@impl $name [$($gen)?], $table, $f0 $(, $f)*);
+        $crate::row!(@written [$($how)?] $name, $table, $f0 $(, $f)*);
         $crate::row!(@read $name,
             $($gen: diesel::dsl::SqlTypeOf<$crate::db::schema::$table::$gen>,)?
             $f0: diesel::dsl::SqlTypeOf<$crate::db::schema::$table::$f0>
@@ -361,6 +381,20 @@ macro_rules! row {
                 let mut __at = 0usize;
                 $(let $f = $crate::db::row::field::<$db, $st, _, _>(__row, &mut __at, stringify!($f))?;)+
                 Ok(Self { $($f),+ })
+            }
+        }
+    };
+    // `COPY` into the table's columns in the fields' order ([`Copied`]).
+    (@written [] $($rest:tt)*) => {};
+    (@written [copy] $name:ident, $table:ident, $f0:ident $(, $f:ident)*) => {
+        impl $crate::db::row::Copied for $name {
+            fn copy_in(pg: &mut diesel::PgConnection, data: Vec<u8>) -> diesel::QueryResult<usize> {
+                $crate::db::row::copy_into(
+                    pg,
+                    $crate::db::schema::$table::table,
+                    ($crate::db::schema::$table::$f0, $($crate::db::schema::$table::$f,)*),
+                    data,
+                )
             }
         }
     };

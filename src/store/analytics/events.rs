@@ -6,7 +6,7 @@ use super::*;
 crate::row! {
     /// A pageview or custom event as stored.
     #[derive(Debug, Clone)]
-    pub struct EventRow in web_events {
+    pub struct EventRow in web_events, written by copy {
         pub id: String,
         pub site_id: String,
         pub session_id: String,
@@ -74,40 +74,6 @@ pub fn pageviews_query(conn: &AnyConnection, site_id: &str, pageview_ids: &[Stri
 /// Many events, a statement per chunk.
 pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<usize> {
     row::insert_copied::<EventRow, _>(conn, rows)
-}
-
-impl row::Copied for EventRow {
-    fn copy_in(pg: &mut diesel::PgConnection, data: Vec<u8>) -> QueryResult<usize> {
-        use crate::db::schema::web_events::dsl::*;
-        use diesel::ExecuteCopyFromDsl;
-        use diesel::pg::CopyFormat;
-        // The columns in the fields' order, as `copy_data` writes them.
-        let columns = (
-            id,
-            site_id,
-            session_id,
-            visitor_id,
-            kind,
-            name,
-            path,
-            route,
-            occurred_at,
-            pageview_id,
-            properties,
-            engaged_ms,
-            lcp,
-            inp,
-            cls,
-            fcp,
-            ttfb,
-        );
-        diesel::copy_from(web_events)
-            .from_raw_data(columns, move |w| {
-                w.write_all(&data).map_err(|e| diesel::result::Error::SerializationError(Box::new(e)))
-            })
-            .with_format(CopyFormat::Binary)
-            .execute(pg)
-    }
 }
 
 /// Stored pageviews' engagement and vitals after later events, a statement

@@ -6,7 +6,7 @@ use super::*;
 crate::row! {
     /// One accepted event's effect on the rollups, applied once by a report actor.
     #[derive(Debug, Clone, Default, PartialEq, Eq)]
-    pub struct OutboxRow in web_outbox, generated id {
+    pub struct OutboxRow in web_outbox, generated id, written by copy {
         pub site_id: String,
         pub visitor_id: String,
         pub session_id: String,
@@ -35,7 +35,7 @@ crate::row! {
 }
 
 pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
-    row::insert::<OutboxRow, _>(conn, rows, "")
+    row::insert_copied::<OutboxRow, _>(conn, rows)
 }
 
 /// The oldest `limit` outbox rows, locked and skipped by other processes on
