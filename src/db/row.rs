@@ -33,6 +33,9 @@ pub trait Row {
     fn select_list() -> &'static str;
     /// Binds every field, in order.
     fn bind(&self, q: &mut RawQuery);
+    /// Appends every field, in order, as a row of a binary `COPY` stream
+    /// ([`copy_data`]): its field count, then each field.
+    fn copy_row(&self, out: &mut Vec<u8>);
 }
 
 /// The two lists of a [`Row`], built once per struct by [`row!`](crate::row).
@@ -175,7 +178,7 @@ pub fn insert<R: Row, B: Borrow<R>>(conn: &mut AnyConnection, rows: &[B], tail: 
 /// row. An upsert stays an `INSERT` ([`insert`]), as `COPY` has no
 /// `ON CONFLICT`.
 pub trait Copied: Row {
-    /// Copies `data` ([`RawQuery::copy_data`] of rows in field order) into
+    /// Copies `data` ([`copy_data`] of rows in field order) into
     /// the row's table and columns; answers the rows copied.
     fn copy_in(pg: &mut diesel::PgConnection, data: Vec<u8>) -> QueryResult<usize>;
 }
@@ -209,12 +212,7 @@ pub fn insert_copied<R: Copied, B: Borrow<R>>(conn: &mut AnyConnection, rows: &[
     if rows.len() >= COPY_FROM_ROWS
         && let AnyConnection::Postgresql(pg) = conn
     {
-        let mut q = RawQuery::default();
-        for r in rows {
-            r.borrow().bind(&mut q);
-        }
-        let data = q.copy_data(R::WIDTH)?;
-        return R::copy_in(pg, data);
+        return R::copy_in(pg, copy_data::<R, B>(rows));
     }
     insert::<R, B>(conn, rows, "")
 }
@@ -247,6 +245,71 @@ pub fn select<R: Row>(rest: &str) -> RawQuery {
 
 /// The backend of [`AnyConnection`], which rows are read from.
 pub type Backend = <AnyConnection as diesel::Connection>::Backend;
+
+/// A field's value in PostgreSQL's binary `COPY` format: its length (-1
+/// for a null) and its bytes in the type's binary form (text as UTF-8,
+/// `BIGINT` as eight big-endian bytes, `BOOLEAN` as one, `BYTEA` as is).
+pub trait CopyValue {
+    fn copy_to(&self, out: &mut Vec<u8>);
+}
+
+/// One field of a `COPY` row: its length, then its bytes.
+fn copy_field(out: &mut Vec<u8>, bytes: &[u8]) {
+    // A field over 2 GiB is beyond what PostgreSQL accepts anyway; the
+    // server refuses the stream rather than reading a wrong length.
+    let len = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+impl CopyValue for String {
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, self.as_bytes());
+    }
+}
+impl CopyValue for &str {
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, self.as_bytes());
+    }
+}
+impl CopyValue for i64 {
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, &self.to_be_bytes());
+    }
+}
+impl CopyValue for bool {
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, &[u8::from(*self)]);
+    }
+}
+impl CopyValue for Vec<u8> {
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, self);
+    }
+}
+impl<T: CopyValue> CopyValue for Option<T> {
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(v) => v.copy_to(out),
+            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
+        }
+    }
+}
+
+/// `rows` as a `COPY … FROM STDIN (FORMAT binary)` stream: PostgreSQL's
+/// header, each row's fields in field order, then the trailer. Written
+/// straight from the rows, with no bind in between.
+pub fn copy_data<R: Row, B: Borrow<R>>(rows: &[B]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(21 + rows.len() * (2 + R::WIDTH * 20));
+    out.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+    out.extend_from_slice(&0i32.to_be_bytes()); // flags: no OIDs
+    out.extend_from_slice(&0i32.to_be_bytes()); // no header extension
+    for r in rows {
+        r.borrow().copy_row(&mut out);
+    }
+    out.extend_from_slice(&(-1i16).to_be_bytes());
+    out
+}
 
 /// Reads the field `name` of a row being built, expected at column `*at`
 /// (the select lists of [`row!`](crate::row) follow the fields' order), and
@@ -420,6 +483,11 @@ macro_rules! row {
                 $crate::db::row::BindValue::bind_to(&self.$f0, q);
                 $($crate::db::row::BindValue::bind_to(&self.$f, q);)*
             }
+            fn copy_row(&self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&(<Self as $crate::db::row::Row>::WIDTH as i16).to_be_bytes());
+                $crate::db::row::CopyValue::copy_to(&self.$f0, out);
+                $($crate::db::row::CopyValue::copy_to(&self.$f, out);)*
+            }
         }
         impl $(<$lt>)? $name $(<$lt>)? {
             fn row_lists() -> &'static (String, String) {
@@ -480,6 +548,36 @@ mod tests {
         let mut q = crate::db::sql::RawQuery::new("");
         Queued { id: 9, site_id: "s".into(), kind: "pageview".into() }.bind(&mut q);
         assert!(format!("{q:?}").contains(r#"binds: [Text("s"), Text("pageview")]"#), "{q:?}");
+    }
+
+    #[test]
+    fn copy_data_is_postgresqls_binary_format_row_after_row() {
+        use super::CopyValue;
+        let rows = [
+            Hit { site_id: "é", goal_id: "g", at: -2, event_id: "e" },
+            Hit { site_id: "", goal_id: "", at: 1, event_id: "" },
+        ];
+        let got = super::copy_data::<Hit<'_>, _>(&rows);
+        let mut want = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0".to_vec();
+        want.extend_from_slice(&[0, 4, 0, 0, 0, 2, 0xc3, 0xa9, 0, 0, 0, 1, b'g']);
+        want.extend_from_slice(&[0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 1, b'e']);
+        want.extend_from_slice(&[0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0]);
+        want.extend_from_slice(&[0xff, 0xff]);
+        assert_eq!(got, want);
+        // The other types a row's field can have.
+        let mut out = Vec::new();
+        None::<String>.copy_to(&mut out);
+        Some(1i64).copy_to(&mut out);
+        true.copy_to(&mut out);
+        vec![7u8].copy_to(&mut out);
+        Some("x").copy_to(&mut out);
+        assert_eq!(
+            out,
+            [
+                0xff, 0xff, 0xff, 0xff, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 7, 0, 0, 0, 1,
+                b'x'
+            ]
+        );
     }
 
     #[test]

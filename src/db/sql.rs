@@ -96,22 +96,6 @@ mod tests {
     use super::placeholders;
 
     #[test]
-    fn copy_data_is_postgresqls_binary_format_row_after_row() {
-        let mut q = super::RawQuery::default();
-        q.text("é").opt_int(None).int(-2).boolean(true);
-        q.opt_text(None::<String>).int(1).bytes(vec![7]).boolean(false);
-        let got = q.copy_data(4).unwrap();
-        let mut want = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0".to_vec();
-        want.extend_from_slice(&[0, 4, 0, 0, 0, 2, 0xc3, 0xa9, 0xff, 0xff, 0xff, 0xff]);
-        want.extend_from_slice(&[0, 0, 0, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 1, 1]);
-        want.extend_from_slice(&[0, 4, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1]);
-        want.extend_from_slice(&[0, 0, 0, 1, 7, 0, 0, 0, 1, 0]);
-        want.extend_from_slice(&[0xff, 0xff]);
-        assert_eq!(got, want);
-        assert!(q.copy_data(3).is_err(), "a row without all its binds");
-    }
-
-    #[test]
     fn a_column_with_a_nullable_value_becomes_nullable_and_a_mismatch_is_an_error() {
         use super::{Bind, Column};
         let first = Bind::Text("a".into());
@@ -385,47 +369,6 @@ impl RawQuery {
         let head = format!("INSERT INTO {table} ({columns}) SELECT {columns} FROM UNNEST(");
         let rest = format!(") WITH ORDINALITY AS u({columns}, rastro_ord) ORDER BY rastro_ord{tail}");
         Unnest { head, columns: cols, rest }.execute(conn)
-    }
-}
-
-impl RawQuery {
-    /// The binds as the rows of a `COPY … FROM STDIN (FORMAT binary)`
-    /// stream, `width` per row, row after row: PostgreSQL's header, then per
-    /// row its field count and each field as its length (-1 for a null) and
-    /// its bytes in the type's binary form (text as UTF-8, `BIGINT` as eight
-    /// big-endian bytes, `BOOLEAN` as one), then the trailer. Each bind must
-    /// be of its column's type, as for the other writes.
-    pub fn copy_data(&self, width: usize) -> diesel::QueryResult<Vec<u8>> {
-        if width == 0 || !self.binds.len().is_multiple_of(width) {
-            return Err(diesel::result::Error::QueryBuilderError("a row without all its binds".into()));
-        }
-        let fields = i16::try_from(width)
-            .map_err(|_| diesel::result::Error::QueryBuilderError("a row too wide for COPY".into()))?;
-        let mut out = Vec::with_capacity(19 + self.binds.len() * 16);
-        out.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-        out.extend_from_slice(&0i32.to_be_bytes()); // flags: no OIDs
-        out.extend_from_slice(&0i32.to_be_bytes()); // no header extension
-        let field = |out: &mut Vec<u8>, bytes: &[u8]| -> diesel::QueryResult<()> {
-            let len = i32::try_from(bytes.len())
-                .map_err(|_| diesel::result::Error::QueryBuilderError("a value too long for COPY".into()))?;
-            out.extend_from_slice(&len.to_be_bytes());
-            out.extend_from_slice(bytes);
-            Ok(())
-        };
-        for (i, b) in self.binds.iter().enumerate() {
-            if i % width == 0 {
-                out.extend_from_slice(&fields.to_be_bytes());
-            }
-            match b {
-                Bind::Text(s) | Bind::OptText(Some(s)) => field(&mut out, s.as_bytes())?,
-                Bind::BigInt(n) | Bind::OptBigInt(Some(n)) => field(&mut out, &n.to_be_bytes())?,
-                Bind::Bytes(v) => field(&mut out, v)?,
-                Bind::Bool(v) => field(&mut out, &[u8::from(*v)])?,
-                Bind::OptText(None) | Bind::OptBigInt(None) => out.extend_from_slice(&(-1i32).to_be_bytes()),
-            }
-        }
-        out.extend_from_slice(&(-1i16).to_be_bytes());
-        Ok(out)
     }
 }
 

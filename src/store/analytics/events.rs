@@ -72,8 +72,8 @@ pub fn pageviews_query(conn: &AnyConnection, site_id: &str, pageview_ids: &[Stri
 }
 
 /// Many events, a statement per chunk.
-pub fn insert_events(conn: &mut AnyConnection, rows: &[EventRow]) -> QueryResult<usize> {
-    row::insert_copied::<EventRow, _>(conn, rows)
+pub fn insert_events<B: std::borrow::Borrow<EventRow>>(conn: &mut AnyConnection, rows: &[B]) -> QueryResult<usize> {
+    row::insert_copied::<EventRow, B>(conn, rows)
 }
 
 /// Stored pageviews' engagement and vitals after later events, a statement

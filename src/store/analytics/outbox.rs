@@ -34,8 +34,8 @@ crate::row! {
     }
 }
 
-pub fn insert_outbox(conn: &mut AnyConnection, rows: &[OutboxRow]) -> QueryResult<usize> {
-    row::insert_copied::<OutboxRow, _>(conn, rows)
+pub fn insert_outbox<B: std::borrow::Borrow<OutboxRow>>(conn: &mut AnyConnection, rows: &[B]) -> QueryResult<usize> {
+    row::insert_copied::<OutboxRow, B>(conn, rows)
 }
 
 /// The oldest `limit` outbox rows, locked and skipped by other processes on

@@ -16,7 +16,7 @@ use crate::store::analytics::{self as store, SessionRow, VisitorUpdate};
 
 /// Applies the plans of one round.
 pub fn write_round(conn: &mut AnyConnection, plans: &[(&Visit, &Plan)]) -> Result<()> {
-    let events: Vec<_> = plans.iter().flat_map(|(_, p)| p.events.iter().cloned()).collect();
+    let events: Vec<_> = plans.iter().flat_map(|(_, p)| p.events.iter()).collect();
     store::insert_events(conn, &events)?;
     let mut steps: Vec<(&str, _)> =
         plans.iter().flat_map(|(v, p)| p.funnel_steps.iter().map(|r| (v.site_id.as_str(), r.clone()))).collect();
@@ -74,7 +74,7 @@ pub fn write_round(conn: &mut AnyConnection, plans: &[(&Visit, &Plan)]) -> Resul
         })
         .collect();
     goal_store::insert_session_goals(conn, &firsts)?;
-    let outbox: Vec<_> = plans.iter().flat_map(|(_, p)| p.outbox.iter().cloned()).collect();
+    let outbox: Vec<_> = plans.iter().flat_map(|(_, p)| p.outbox.iter()).collect();
     store::insert_outbox(conn, &outbox)?;
     let mut sealed = Vec::new();
     for (v, p) in plans {
