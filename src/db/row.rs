@@ -74,49 +74,99 @@ impl<T: Sql> Sql for Option<T> {
     type Type = diesel::sql_types::Nullable<T::Type>;
 }
 
-/// A field's value as a bind of [`RawQuery`].
-pub trait BindValue {
+/// A field's value, written the two ways a row goes to the database: as a
+/// bind of [`RawQuery`], and in PostgreSQL's binary `COPY` format (its
+/// length, -1 for a null, then its bytes in the type's binary form: text as
+/// UTF-8, `BIGINT` as eight big-endian bytes, `BOOLEAN` as one, `BYTEA` as
+/// is). The types a `row!` field may have are these.
+pub trait FieldValue {
     fn bind_to(&self, q: &mut RawQuery);
+    fn copy_to(&self, out: &mut Vec<u8>);
 }
 
-impl BindValue for String {
+/// One field of a `COPY` row: its length, then its bytes.
+fn copy_field(out: &mut Vec<u8>, bytes: &[u8]) {
+    // A field of 2 GiB or more cannot come from a request here; were one
+    // written, the stream would no longer parse and the server would
+    // refuse the whole write, never store a cut value.
+    let len = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// A null field of a `COPY` row.
+fn copy_null(out: &mut Vec<u8>) {
+    out.extend_from_slice(&(-1i32).to_be_bytes());
+}
+
+impl FieldValue for String {
     fn bind_to(&self, q: &mut RawQuery) {
         q.text(self.as_str());
     }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, self.as_bytes());
+    }
 }
-impl BindValue for &str {
+impl FieldValue for &str {
     fn bind_to(&self, q: &mut RawQuery) {
         q.text(*self);
     }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, self.as_bytes());
+    }
 }
-impl BindValue for i64 {
+impl FieldValue for i64 {
     fn bind_to(&self, q: &mut RawQuery) {
         q.int(*self);
     }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, &self.to_be_bytes());
+    }
 }
-impl BindValue for bool {
+impl FieldValue for bool {
     fn bind_to(&self, q: &mut RawQuery) {
         q.boolean(*self);
     }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, &[u8::from(*self)]);
+    }
 }
-impl BindValue for Vec<u8> {
+impl FieldValue for Vec<u8> {
     fn bind_to(&self, q: &mut RawQuery) {
         q.bytes(self.clone());
     }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        copy_field(out, self);
+    }
 }
-impl BindValue for Option<String> {
+impl FieldValue for Option<String> {
     fn bind_to(&self, q: &mut RawQuery) {
         q.opt_text(self.as_deref());
     }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        self.as_deref().copy_to(out);
+    }
 }
-impl BindValue for Option<&str> {
+impl FieldValue for Option<&str> {
     fn bind_to(&self, q: &mut RawQuery) {
         q.opt_text(*self);
     }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(v) => v.copy_to(out),
+            None => copy_null(out),
+        }
+    }
 }
-impl BindValue for Option<i64> {
+impl FieldValue for Option<i64> {
     fn bind_to(&self, q: &mut RawQuery) {
         q.opt_int(*self);
+    }
+    fn copy_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Some(v) => v.copy_to(out),
+            None => copy_null(out),
+        }
     }
 }
 
@@ -245,57 +295,6 @@ pub fn select<R: Row>(rest: &str) -> RawQuery {
 
 /// The backend of [`AnyConnection`], which rows are read from.
 pub type Backend = <AnyConnection as diesel::Connection>::Backend;
-
-/// A field's value in PostgreSQL's binary `COPY` format: its length (-1
-/// for a null) and its bytes in the type's binary form (text as UTF-8,
-/// `BIGINT` as eight big-endian bytes, `BOOLEAN` as one, `BYTEA` as is).
-pub trait CopyValue {
-    fn copy_to(&self, out: &mut Vec<u8>);
-}
-
-/// One field of a `COPY` row: its length, then its bytes.
-fn copy_field(out: &mut Vec<u8>, bytes: &[u8]) {
-    // A field of 2 GiB or more cannot come from a request here; were one
-    // written, the stream would no longer parse and the server would
-    // refuse the whole write, never store a cut value.
-    let len = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
-    out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(bytes);
-}
-
-impl CopyValue for String {
-    fn copy_to(&self, out: &mut Vec<u8>) {
-        copy_field(out, self.as_bytes());
-    }
-}
-impl CopyValue for &str {
-    fn copy_to(&self, out: &mut Vec<u8>) {
-        copy_field(out, self.as_bytes());
-    }
-}
-impl CopyValue for i64 {
-    fn copy_to(&self, out: &mut Vec<u8>) {
-        copy_field(out, &self.to_be_bytes());
-    }
-}
-impl CopyValue for bool {
-    fn copy_to(&self, out: &mut Vec<u8>) {
-        copy_field(out, &[u8::from(*self)]);
-    }
-}
-impl CopyValue for Vec<u8> {
-    fn copy_to(&self, out: &mut Vec<u8>) {
-        copy_field(out, self);
-    }
-}
-impl<T: CopyValue> CopyValue for Option<T> {
-    fn copy_to(&self, out: &mut Vec<u8>) {
-        match self {
-            Some(v) => v.copy_to(out),
-            None => out.extend_from_slice(&(-1i32).to_be_bytes()),
-        }
-    }
-}
 
 /// `rows` as a `COPY … FROM STDIN (FORMAT binary)` stream: PostgreSQL's
 /// header, each row's fields in field order, then the trailer. Written
@@ -481,13 +480,13 @@ macro_rules! row {
                 &Self::row_lists().1
             }
             fn bind(&self, q: &mut $crate::db::sql::RawQuery) {
-                $crate::db::row::BindValue::bind_to(&self.$f0, q);
-                $($crate::db::row::BindValue::bind_to(&self.$f, q);)*
+                $crate::db::row::FieldValue::bind_to(&self.$f0, q);
+                $($crate::db::row::FieldValue::bind_to(&self.$f, q);)*
             }
             fn copy_row(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&(<Self as $crate::db::row::Row>::WIDTH as i16).to_be_bytes());
-                $crate::db::row::CopyValue::copy_to(&self.$f0, out);
-                $($crate::db::row::CopyValue::copy_to(&self.$f, out);)*
+                $crate::db::row::FieldValue::copy_to(&self.$f0, out);
+                $($crate::db::row::FieldValue::copy_to(&self.$f, out);)*
             }
         }
         impl $(<$lt>)? $name $(<$lt>)? {
@@ -553,7 +552,7 @@ mod tests {
 
     #[test]
     fn copy_data_is_postgresqls_binary_format_row_after_row() {
-        use super::CopyValue;
+        use super::FieldValue;
         let rows = [
             Hit { site_id: "é", goal_id: "g", at: -2, event_id: "e" },
             Hit { site_id: "", goal_id: "", at: 1, event_id: "" },

@@ -71,7 +71,8 @@ pub fn pageviews_query(conn: &AnyConnection, site_id: &str, pageview_ids: &[Stri
     q
 }
 
-/// Many events, a statement per chunk.
+/// Many events: on PostgreSQL one statement (a `COPY` from 32 rows), on
+/// SQLite a statement per chunk of binds.
 pub fn insert_events<B: std::borrow::Borrow<EventRow>>(conn: &mut AnyConnection, rows: &[B]) -> QueryResult<usize> {
     row::insert_copied::<EventRow, B>(conn, rows)
 }

@@ -34,6 +34,7 @@ crate::row! {
     }
 }
 
+/// Many outbox rows, written as [`insert_events`] writes events.
 pub fn insert_outbox<B: std::borrow::Borrow<OutboxRow>>(conn: &mut AnyConnection, rows: &[B]) -> QueryResult<usize> {
     row::insert_copied::<OutboxRow, B>(conn, rows)
 }
