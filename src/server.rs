@@ -48,6 +48,10 @@ pub async fn open_state(config: Config, clock: SharedClock) -> Result<AppState> 
     if fake.is_some() && cx.meta_app.is_none() {
         cx = cx.with_meta_app(Some(crate::meta::fake::login::fake_app()));
     }
+    let moved = crate::actors::report::pack_legacy(&cx).await?;
+    if moved > 0 {
+        tracing::info!(rows = moved, "rollup outbox rows of an older version moved into packs");
+    }
     Ok(AppState::new(cx, fake))
 }
 

@@ -18,7 +18,22 @@ use crate::service::analytics::rollup::buckets::HOUR_MS;
 use crate::service::analytics::{reports::funnels, rollup, rollup::month_tier};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};
-use crate::store::analytics::live_counts;
+use crate::store::analytics::{self as store, live_counts};
+
+/// Moves the rollup rows an older version left in `web_outbox` (a row per
+/// event) into packs, a batch per transaction; answers how many. Run at
+/// start, before any actor or request reads or rewrites the outbox.
+pub async fn pack_legacy(cx: &ServiceContext) -> Result<usize> {
+    let max = cx.config.rollup_batch_max;
+    let mut total = 0;
+    loop {
+        let n = cx.write_alone(move |c| Ok(Written::new(store::pack_legacy(c, max)?, Effects::quiet()))).await?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n;
+    }
+}
 
 /// Applies every queued event now (tests, shutdown); answers how many.
 pub async fn drain(cx: &ServiceContext) -> Result<usize> {

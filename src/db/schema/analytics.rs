@@ -234,6 +234,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    web_outbox_packs (id) {
+        id -> BigInt,
+        site_id -> Text,
+        row_count -> BigInt,
+        body -> Binary,
+    }
+}
+
+diesel::table! {
     web_profile_terms (site_id, term, visitor_id) {
         site_id -> Text,
         term -> Text,

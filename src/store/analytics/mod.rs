@@ -15,6 +15,7 @@ mod keys;
 pub mod links;
 pub mod live_counts;
 mod outbox;
+mod outbox_pack;
 pub mod people;
 mod reads;
 pub mod regroup;

@@ -493,12 +493,14 @@ pub fn rewrite_ids(conn: &mut AnyConnection, site_id: &str, ids: &[String], fres
         q.text(fresh).texts(chunk).texts(ids);
         q.execute(conn)?;
     }
+    // Rows an older version queued, not yet moved into packs at a start.
     for table in ["web_sessions", "web_outbox", "web_conversions"] {
         let mut q =
             RawQuery::new(format!("UPDATE {table} SET visitor_id = ? WHERE site_id = ? AND visitor_id IN {ins}"));
         q.text(fresh).text(site_id).texts(ids);
         q.execute(conn)?;
     }
+    super::rewrite_pack_visitors(conn, site_id, ids, fresh)?;
     super::funnels::rewrite_visitors(conn, site_id, ids, fresh)?;
     let mut q = RawQuery::new(format!("DELETE FROM web_visitors WHERE site_id = ? AND visitor_id IN {ins}"));
     q.text(site_id).texts(ids);

@@ -169,28 +169,6 @@ pub fn set_route(
     q.execute(conn)
 }
 
-crate::row! {
-    #[derive(Debug)]
-    pub struct OutboxRoute in web_outbox {
-        pub id: i64,
-        pub route: String,
-        pub prev_route: Option<String>,
-    }
-}
-
-pub fn outbox_rows(conn: &mut AnyConnection, site_id: &str, after: i64, limit: usize) -> QueryResult<Vec<OutboxRoute>> {
-    let mut q =
-        RawQuery::new("SELECT id, route, prev_route FROM web_outbox WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?");
-    q.text(site_id).int(after).int(limit as i64);
-    q.load(conn)
-}
-
-pub fn set_outbox_routes(conn: &mut AnyConnection, id: i64, route: &str, prev: Option<&str>) -> QueryResult<usize> {
-    let mut q = RawQuery::new("UPDATE web_outbox SET route = ?, prev_route = ? WHERE id = ?");
-    q.text(route).opt_text(prev).int(id);
-    q.execute(conn)
-}
-
 // ---------------------------------------------------------------- rollup rows keyed by route
 
 /// The distinct routes of a site in a rollup (`sql` selects one `route` column).

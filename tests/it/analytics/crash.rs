@@ -85,7 +85,7 @@ async fn a_kill_9_loses_no_acknowledged_event_and_counts_none_twice() {
     crate::common::wait_healthy(&http, &format!("http://127.0.0.1:{port}")).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut conn = SqliteConnection::establish(&path).unwrap();
-    while count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_outbox") > 0 {
+    while count(&mut conn, "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM web_outbox_packs") > 0 {
         assert!(Instant::now() < deadline, "the outbox was not applied");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -26,6 +26,7 @@ mod ledger;
 mod live_count;
 mod mmdb;
 mod month_tier;
+mod outbox;
 mod people;
 mod regroup;
 mod retention;
@@ -622,7 +623,7 @@ backend_test!(no_address_user_agent_query_or_click_id_is_stored, analytics_build
                 t: String,
             }
             let mut all = String::new();
-            for table in ["web_events", "web_sessions", "web_visitors", "web_outbox", "web_breakdowns"] {
+            for table in ["web_events", "web_sessions", "web_visitors", "web_outbox_packs", "web_breakdowns"] {
                 let sql = format!("SELECT CAST(COUNT(*) AS TEXT) AS t FROM {table}");
                 let _ = diesel::sql_query(sql).load::<Row>(c)?;
             }

@@ -6,6 +6,7 @@
 
 use serde_json::{Value, json};
 
+use crate::analytics::outbox::queued;
 use crate::analytics::{HOST, analytics_builder, drain, pageview, reader, site, track};
 use crate::backend_test;
 use crate::common::{Answer, Backend, DAY, T0, TestApp};
@@ -425,9 +426,15 @@ backend_test!(forgetting_rewrites_the_ids_and_a_new_identify_starts_afresh, anal
         o["totals"]["visitors"].as_i64()
     };
     assert_eq!(visitors().await, Some(1));
+    // A pageview still queued for the rollups when the person is forgotten.
+    track(app, "loja", &u, vec![pageview("3", "/fim")]).await;
+    assert!(queued(app).await.iter().any(|o| o.visitor_id == u));
 
     let removed = app.delete(&format!("/v1/sites/loja/analytics/people/{u}")).await.ok();
     assert_eq!(removed, json!({"removed": true}));
+    let left = queued(app).await;
+    assert_eq!(left.len(), 1);
+    assert!(left.iter().all(|o| o.visitor_id != u && o.visitor_id != ANON), "the queued row's id is rewritten");
     for id in [u.as_str(), ANON] {
         let p = fed.both(Some(&t), "getVisitorProfile", json!({"siteId": "loja", "visitorId": id})).await.unwrap();
         assert_eq!(p, Value::Null, "{id}");
@@ -440,12 +447,13 @@ backend_test!(forgetting_rewrites_the_ids_and_a_new_identify_starts_afresh, anal
     let session = fed.both(Some(&t), "getSession", json!({"siteId": "loja", "sessionId": s})).await.unwrap();
     let fresh = session["visitorId"].as_str().unwrap().to_string();
     assert!(fresh.starts_with("v_") && fresh != ANON, "{fresh}");
-    assert_eq!((session["pageviews"].as_i64(), &session["profile"]), (Some(2), &Value::Null));
+    assert_eq!((session["pageviews"].as_i64(), &session["profile"]), (Some(3), &Value::Null));
+    assert_eq!(left[0].visitor_id, fresh, "the queued row joins the same fresh id");
     let j = fed
         .both(Some(&t), "visitorJourney", json!({"siteIds": ["loja"], "visitorId": fresh, "from": from, "to": to}))
         .await
         .unwrap();
-    assert_eq!(j["events"].as_array().unwrap().len(), 2, "all the person's events under one fresh id");
+    assert_eq!(j["events"].as_array().unwrap().len(), 3, "all the person's events under one fresh id");
     // Counts unchanged, now and after later events.
     drain(app).await;
     assert_eq!(visitors().await, Some(1));

@@ -114,7 +114,7 @@ backend_test!(the_site_map_counts_views_entries_exits_bounces_and_transitions, a
     // The report actor's apply step writes the map, each outbox row once.
     assert_eq!(drain(app).await, 11, "9 events on loja, 2 on dolar");
     assert_eq!(drain(app).await, 0);
-    assert_eq!(app.count("web_outbox").await, 0);
+    assert_eq!(app.count("web_outbox_packs").await, 0);
     let m = fed.both(Some(&t), "siteMap", args).await.unwrap();
     assert_eq!((m["from"].as_i64(), m["to"].as_i64()), (Some(from), Some(to)));
     assert_eq!(m["routePatterns"], json!({"loja": [], "dolar": ["/p/:id"]}));

@@ -129,12 +129,15 @@ fn db(e: diesel::result::Error) -> Error {
     Error::from(e)
 }
 
-/// Applies up to `limit` outbox rows; answers how many it applied.
+/// Applies the oldest outbox packs that make `limit` rows (whole packs, so
+/// one more pack's rows at most); answers how many rows it applied.
 pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
-    let rows = store::take_outbox(conn, limit).map_err(db)?;
-    if rows.is_empty() {
+    let packs = store::take_outbox(conn, limit).map_err(db)?;
+    if packs.is_empty() {
         return Ok(0);
     }
+    let pack_ids: Vec<i64> = packs.iter().map(|p| p.id).collect();
+    let rows: Vec<OutboxRow> = packs.into_iter().flat_map(|p| p.rows).collect();
     let mut session_ids: Vec<String> = rows.iter().map(|o| o.session_id.clone()).collect();
     session_ids.sort();
     session_ids.dedup();
@@ -252,8 +255,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
     }
     crate::service::analytics::rollup::site_map::apply(conn, &rows)?;
     crate::service::analytics::rollup::vitals::apply(conn, &rows, &sessions)?;
-    let ids: Vec<i64> = rows.iter().map(|o| o.id).collect();
-    for chunk in ids.chunks(500) {
+    for chunk in pack_ids.chunks(500) {
         store::delete_outbox(conn, chunk).map_err(db)?;
     }
     Ok(rows.len())

@@ -24,6 +24,7 @@ use crate::store::analytics::regroup::{self as store, PathTable};
 use crate::store::analytics::rollups as r;
 use crate::store::analytics::site_map::{self as map, RouteCounts};
 use crate::store::analytics::vitals::{self as vitals, Cell};
+use crate::store::analytics::{set_pack_rows, site_packs};
 
 const PHASES: i64 = 9;
 /// The breakdown dimensions whose keys are routes (pages, entry pages).
@@ -113,18 +114,27 @@ pub fn step(conn: &mut AnyConnection, batch: usize) -> Result<bool> {
 
 fn outbox(conn: &mut AnyConnection, m: &Mover, site: &str, cursor: &str, batch: usize) -> Result<Progress> {
     let after = cursor.parse::<i64>().unwrap_or(0);
-    let rows = store::outbox_rows(conn, site, after, batch)?;
-    for o in &rows {
-        let route = m.target(&o.route);
-        let prev = o.prev_route.as_deref().and_then(|p| m.target(p));
-        if route.is_some() || prev.is_some() {
-            let route = route.unwrap_or_else(|| o.route.clone());
-            let prev = prev.or_else(|| o.prev_route.clone());
-            store::set_outbox_routes(conn, o.id, &route, prev.as_deref())?;
+    let mut packs = site_packs(conn, site, after, batch)?;
+    let taken: usize = packs.iter().map(|p| p.rows.len()).sum();
+    for p in &mut packs {
+        let mut moved = false;
+        for o in &mut p.rows {
+            let route = m.target(&o.route);
+            let prev = o.prev_route.as_deref().and_then(|p| m.target(p));
+            moved |= route.is_some() || prev.is_some();
+            if let Some(route) = route {
+                o.route = route;
+            }
+            if prev.is_some() {
+                o.prev_route = prev;
+            }
+        }
+        if moved {
+            set_pack_rows(conn, p.id, &p.rows)?;
         }
     }
-    Ok(match rows.last() {
-        Some(last) if rows.len() >= batch => Progress::More(last.id.to_string()),
+    Ok(match packs.last() {
+        Some(last) if taken >= batch => Progress::More(last.id.to_string()),
         _ => Progress::Done,
     })
 }
