@@ -22,6 +22,33 @@ pub fn random_bytes<const N: usize>() -> Result<[u8; N]> {
     Ok(bytes)
 }
 
+/// `n` bytes from the system's random source for an id, taken from a
+/// per-thread block fetched 256 bytes at a time: a system call per event id
+/// was 2-3 % of the writer thread under 50-event batches. Each byte is
+/// served once (cleared as it is taken). Keys, tokens and secrets take
+/// theirs from [`random_bytes`], straight from the source.
+fn id_bytes<const N: usize>() -> Result<[u8; N]> {
+    const BLOCK: usize = 256;
+    const { assert!(N <= BLOCK) };
+    thread_local! {
+        static POOL: std::cell::RefCell<([u8; BLOCK], usize)> = const { std::cell::RefCell::new(([0; BLOCK], BLOCK)) };
+    }
+    POOL.with(|pool| {
+        let mut pool = pool.borrow_mut();
+        let (block, at) = &mut *pool;
+        if *at + N > BLOCK {
+            getrandom::fill(block).map_err(|e| Error::internal(format!("the system random source failed: {e}")))?;
+            *at = 0;
+        }
+        let taken = &mut block[*at..*at + N];
+        let mut out = [0u8; N];
+        out.copy_from_slice(taken);
+        taken.fill(0);
+        *at += N;
+        Ok(out)
+    })
+}
+
 fn hex(bytes: &[u8]) -> String {
     use std::fmt::Write;
     bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
@@ -32,7 +59,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// A lead's id, ordered by its creation time `now` (epoch ms).
 pub fn lead_id(now: i64) -> Result<String> {
-    let random: [u8; 6] = random_bytes()?;
+    let random: [u8; 6] = id_bytes()?;
     Ok(format!("ld_{:012x}{}", (now.max(0) as u64) & 0xffff_ffff_ffff, hex(&random)))
 }
 
@@ -89,7 +116,7 @@ static LAST_ORDERED: std::sync::Mutex<u128> = std::sync::Mutex::new(0);
 /// `prefix` + 24 lowercase hex: 48-bit ms time then 48 random bits, strictly
 /// increasing per process (web analytics' `s_`, `e_` ids, whose order pages follow: PAGE-07).
 pub fn time_ordered(prefix: &str, now: i64) -> Result<String> {
-    let random: [u8; 6] = random_bytes()?;
+    let random: [u8; 6] = id_bytes()?;
     let mut r = [0u8; 16];
     r[10..].copy_from_slice(&random);
     let candidate = ((now.max(0) as u128 & 0xffff_ffff_ffff) << 48) | u128::from_be_bytes(r);
@@ -104,7 +131,7 @@ pub fn time_ordered(prefix: &str, now: i64) -> Result<String> {
 /// `prefix` + 22 base64url random chars (web analytics' `v_`, `u_` ids).
 pub fn random_b64(prefix: &str) -> Result<String> {
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let bytes: [u8; 17] = random_bytes()?;
+    let bytes: [u8; 17] = id_bytes()?;
     let mut s = URL_SAFE_NO_PAD.encode(bytes);
     s.truncate(22);
     Ok(format!("{prefix}{s}"))
@@ -120,6 +147,15 @@ mod tests {
         assert_eq!(a.len(), 3 + 24);
         assert_ne!(a, b);
         assert!(a < c && b < c);
+    }
+
+    #[test]
+    fn id_bytes_are_served_once_across_refills() {
+        // 17 does not divide the block: takes straddle each refill.
+        let taken: Vec<[u8; 17]> = (0..100).map(|_| id_bytes().unwrap()).collect();
+        let distinct: std::collections::HashSet<_> = taken.iter().collect();
+        assert_eq!(distinct.len(), taken.len());
+        assert!(taken.iter().all(|b| b.iter().any(|&x| x != 0)), "no cleared byte is served");
     }
 
     #[test]

@@ -57,62 +57,64 @@ pub fn add_to_breakdowns(
     Ok(())
 }
 
-type SetKey = (String, Tier, i64, Dimension, String);
+/// Keys borrow the batch's rows and sessions: a batch adds to each key many
+/// times, and an owned key cost two allocations per addition.
+type SetKey<'a> = (&'a str, Tier, i64, Dimension, &'a str);
 
 #[derive(Default)]
-struct Deltas {
-    counters: BTreeMap<(String, Tier, i64), Counters>,
-    breakdowns: BTreeMap<(String, Tier, i64, Dimension, String), i64>,
-    sets: BTreeMap<SetKey, RoaringBitmap>,
+struct Deltas<'a> {
+    counters: BTreeMap<(&'a str, Tier, i64), Counters>,
+    breakdowns: BTreeMap<(&'a str, Tier, i64, Dimension, &'a str), i64>,
+    sets: BTreeMap<SetKey<'a>, RoaringBitmap>,
     /// (completions, sessions) per (site, tier, bucket, goal).
-    goals: BTreeMap<(String, Tier, i64, String), (i64, i64)>,
+    goals: BTreeMap<(&'a str, Tier, i64, &'a str), (i64, i64)>,
     /// Tagged sessions per (site, UTC day, affiliate).
-    affiliates: BTreeMap<(String, i64, String), i64>,
+    affiliates: BTreeMap<(&'a str, i64, &'a str), i64>,
     /// Per site, the first month its month rows are kept from (absent: 0).
     month_from: HashMap<String, i64>,
 }
 
-impl Deltas {
+impl<'a> Deltas<'a> {
     /// Month rows of a month before the site's `complete_from` are left to
     /// the month build, which sums them from the day rows.
     fn skips(&self, site: &str, tier: Tier, b: i64) -> bool {
         tier == Tier::Month && b < self.month_from.get(site).copied().unwrap_or(0)
     }
 
-    fn counter(&mut self, site: &str, tier: Tier, t: i64) -> &mut Counters {
-        self.counters.entry((site.to_string(), tier, bucket(tier, t))).or_default()
+    fn counter(&mut self, site: &'a str, tier: Tier, t: i64) -> &mut Counters {
+        self.counters.entry((site, tier, bucket(tier, t))).or_default()
     }
 
-    fn count(&mut self, site: &str, tier: Tier, t: i64, d: Dimension, key: Option<&str>) {
+    fn count(&mut self, site: &'a str, tier: Tier, t: i64, d: Dimension, key: Option<&'a str>) {
         let b = bucket(tier, t);
         if self.skips(site, tier, b) {
             return;
         }
-        *self.breakdowns.entry((site.to_string(), tier, b, d, key.unwrap_or("").to_string())).or_default() += 1;
+        *self.breakdowns.entry((site, tier, b, d, key.unwrap_or(""))).or_default() += 1;
     }
 
-    fn visitor(&mut self, site: &str, tier: Tier, t: i64, d: Dimension, key: &str, number: u32) {
+    fn visitor(&mut self, site: &'a str, tier: Tier, t: i64, d: Dimension, key: &'a str, number: u32) {
         let b = bucket(tier, t);
         if self.skips(site, tier, b) {
             return;
         }
-        self.sets.entry((site.to_string(), tier, b, d, key.to_string())).or_default().insert(number);
+        self.sets.entry((site, tier, b, d, key)).or_default().insert(number);
     }
 
     /// Completions at the event's time, a session's first completion in the
     /// bucket of its start (§5.4 goal `completions` and `sessions`).
-    fn goals(&mut self, o: &OutboxRow, tier: Tier) {
+    fn goals(&mut self, o: &'a OutboxRow, tier: Tier) {
         for id in o.goals.as_deref().unwrap_or("").split_whitespace() {
-            self.goals.entry((o.site_id.clone(), tier, bucket(tier, o.at), id.to_string())).or_default().0 += 1;
+            self.goals.entry((&o.site_id, tier, bucket(tier, o.at), id)).or_default().0 += 1;
         }
         for id in o.new_goals.as_deref().unwrap_or("").split_whitespace() {
-            let key = (o.site_id.clone(), tier, bucket(tier, o.session_start), id.to_string());
+            let key = (o.site_id.as_str(), tier, bucket(tier, o.session_start), id);
             self.goals.entry(key).or_default().1 += 1;
         }
     }
 
     /// The session's breakdowns, in the bucket of its start (rule OVR-04).
-    fn session_opened(&mut self, s: &RolledSession, tier: Tier) {
+    fn session_opened(&mut self, s: &'a RolledSession, tier: Tier) {
         let t = s.started_at;
         self.count(&s.site_id, tier, t, Dimension::Entry, Some(&s.entry_route));
         self.count(&s.site_id, tier, t, Dimension::Source, Some(&s.source));
@@ -169,9 +171,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
                 if tier == Tier::Day
                     && let Some(a) = &s.affiliate_id
                 {
-                    *d.affiliates
-                        .entry((s.site_id.clone(), bucket(Tier::Day, s.started_at), a.clone()))
-                        .or_default() += 1;
+                    *d.affiliates.entry((&s.site_id, bucket(Tier::Day, s.started_at), a)).or_default() += 1;
                 }
             }
             if counted {
@@ -202,7 +202,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
             }
             // Only pageviews and custom events make a visitor count (rule OVR-06).
             if change.is_some_and(Change::counts_visitor)
-                && let Some(n) = numbers.get(&(o.site_id.clone(), o.visitor_id.clone()))
+                && let Some(n) = numbers.get(&(o.site_id.as_str(), o.visitor_id.as_str()))
             {
                 // Every tier, the hour's included: an hourly overview counts
                 // its pages' and sources' visitors from these sets.
@@ -272,7 +272,7 @@ pub fn apply(conn: &mut AnyConnection, limit: usize) -> Result<usize> {
 /// cycle. A set we inserted reads back as itself and is not written again;
 /// a set deleted between the passes (retention of its bucket) is united
 /// alone.
-fn unite_sets(conn: &mut AnyConnection, sets: &BTreeMap<SetKey, RoaringBitmap>) -> Result<()> {
+fn unite_sets(conn: &mut AnyConnection, sets: &BTreeMap<SetKey<'_>, RoaringBitmap>) -> Result<()> {
     if sets.is_empty() {
         return Ok(());
     }
@@ -347,20 +347,25 @@ pub fn unite_set(conn: &mut AnyConnection, at: r::SetAt<'_>, added: &RoaringBitm
     Err(Error::internal("a visitor set was made and deleted while being united"))
 }
 
-/// The dense numbers of the batch's counted visitors, per site.
-fn numbers_of(conn: &mut AnyConnection, rows: &[OutboxRow]) -> Result<HashMap<(String, String), u32>> {
-    let mut per_site: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+/// The dense numbers of the batch's counted visitors, per (site, visitor),
+/// keyed by the rows' own texts.
+fn numbers_of<'a>(conn: &mut AnyConnection, rows: &'a [OutboxRow]) -> Result<HashMap<(&'a str, &'a str), u32>> {
+    let mut per_site: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for o in rows.iter().filter(|o| Change::parse(&o.kind).is_some_and(Change::counts_visitor)) {
-        per_site.entry(&o.site_id).or_default().push(o.visitor_id.clone());
+        per_site.entry(&o.site_id).or_default().push(&o.visitor_id);
     }
     let mut out = HashMap::new();
     for (site, mut visitors) in per_site {
         visitors.sort();
         visitors.dedup();
         for chunk in visitors.chunks(400) {
-            for n in r::visitor_numbers(conn, site, chunk).map_err(db)? {
+            let ids: Vec<String> = chunk.iter().map(|v| v.to_string()).collect();
+            for n in r::visitor_numbers(conn, site, &ids).map_err(db)? {
                 let number = u32::try_from(n.number).map_err(|_| Error::internal("visitor numbers exhausted"))?;
-                out.insert((site.to_string(), n.visitor_id), number);
+                // The row's own text of the id read back (the chunk is sorted).
+                if let Ok(i) = chunk.binary_search(&n.visitor_id.as_str()) {
+                    out.insert((site, chunk[i]), number);
+                }
             }
         }
     }
