@@ -98,8 +98,20 @@ pub fn insert_outbox<B: std::borrow::Borrow<OutboxRow>>(conn: &mut AnyConnection
 /// its size), locked and skipped by other processes on PostgreSQL so each is
 /// applied once (rule STORE-04).
 pub fn take_outbox(conn: &mut AnyConnection, limit: usize) -> QueryResult<Vec<Pack>> {
-    let ids = oldest(conn, None, 0, limit)?;
-    locked_packs(conn, None, &ids, true)
+    // On PostgreSQL another process's actor may hold every pack chosen: the
+    // packs after them are tried, so the two work side by side rather than
+    // in turns (a few reads at most; an empty answer ends this drain).
+    let mut after = 0;
+    for _ in 0..4 {
+        let ids = oldest(conn, None, after, limit)?;
+        let Some(&last) = ids.last() else { return Ok(Vec::new()) };
+        let packs = locked_packs(conn, None, &ids, true)?;
+        if !packs.is_empty() || conn.is_sqlite() {
+            return Ok(packs);
+        }
+        after = last;
+    }
+    Ok(Vec::new())
 }
 
 /// A site's packs after `after` that make `limit` rows, locked (waited for)

@@ -79,3 +79,42 @@ backend_test!(
         assert_eq!(totals(&fed, "dolar").await, (1, 1, 1, 0));
     }
 );
+
+fn visitors(packs: &[store::Pack]) -> Vec<&str> {
+    packs.iter().flat_map(|p| p.rows.iter().map(|o| o.visitor_id.as_str())).collect()
+}
+
+/// Two processes' report actors on PostgreSQL: while one holds the oldest
+/// pack, the other takes the next one (not the held one, and not nothing).
+// rule: STORE-04
+#[test]
+fn a_report_actor_takes_the_packs_after_those_another_process_holds() {
+    use diesel::Connection;
+    let Some((db, mut conn)) = crate::two_transactions::pg_database() else { return };
+    for visitor in ["v_visitor0001", "v_visitor0002", "v_visitor0003"] {
+        let row = OutboxRow {
+            site_id: "loja".into(),
+            visitor_id: visitor.into(),
+            session_id: "s_1".into(),
+            kind: "pageview".into(),
+            route: "/".into(),
+            ..OutboxRow::default()
+        };
+        store::insert_outbox(&mut conn, &[row]).unwrap();
+    }
+    let mut other = rastrod::db::AnyConnection::Postgresql(diesel::PgConnection::establish(&db.url).unwrap());
+    conn.transaction::<_, diesel::result::Error, _>(|a| {
+        let held = store::take_outbox(a, 1)?;
+        assert_eq!(visitors(&held), ["v_visitor0001"]);
+        other.transaction::<_, diesel::result::Error, _>(|b| {
+            assert_eq!(visitors(&store::take_outbox(b, 1)?), ["v_visitor0002"], "the next pack");
+            assert_eq!(
+                visitors(&store::take_outbox(b, 5)?),
+                ["v_visitor0002", "v_visitor0003"],
+                "its own again, and the rest"
+            );
+            Ok(())
+        })
+    })
+    .unwrap();
+}
