@@ -1,6 +1,7 @@
 //! The report actor: applies the rollup outbox every `RASTRO_ROLLUP_INTERVAL`,
-//! a batch of at most `RASTRO_ROLLUP_BATCH_MAX` events per transaction through
-//! the group-commit writer, batch after batch until the outbox is empty
+//! a batch of about `RASTRO_ROLLUP_BATCH_MAX` events per transaction (the
+//! oldest whole packs that reach it) through the group-commit writer, batch
+//! after batch until the outbox is empty
 //! (rule STORE-04). The outbox rows are the truth: a kill -9 between
 //! acceptance and application loses nothing (the restarted actor takes them),
 //! and a batch is applied and deleted in one transaction, so nothing counts
@@ -40,7 +41,7 @@ pub async fn drain(cx: &ServiceContext) -> Result<usize> {
     let max = cx.config.rollup_batch_max;
     let mut total = 0;
     loop {
-        // A batch of up to RASTRO_ROLLUP_BATCH_MAX rows: a write of its own (see `db::writer`).
+        // The packs making RASTRO_ROLLUP_BATCH_MAX rows: a write of its own (see `db::writer`).
         let n = cx
             .write_alone(move |c| {
                 let n = rollup::apply(c, max)?;
