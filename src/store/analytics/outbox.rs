@@ -197,14 +197,21 @@ pub fn rewrite_pack_visitors(conn: &mut AnyConnection, site_id: &str, ids: &[Str
     }
 }
 
+/// Deletes the packs of `ids` (applied).
 pub fn delete_outbox(conn: &mut AnyConnection, ids: &[i64]) -> QueryResult<usize> {
-    if ids.is_empty() {
-        return Ok(0);
+    delete_ids(conn, "web_outbox_packs", ids)
+}
+
+/// Deletes the rows of `table` whose `id` is in `ids`, a bounded list per statement.
+fn delete_ids(conn: &mut AnyConnection, table: &str, ids: &[i64]) -> QueryResult<usize> {
+    let mut deleted = 0;
+    for chunk in ids.chunks(500) {
+        let list = InList::on(conn, chunk.len());
+        let mut q = list.query(format!("DELETE FROM {table} WHERE id IN {}", list.placeholders()));
+        list.ints(&mut q, chunk);
+        deleted += q.execute(conn)?;
     }
-    let list = InList::on(conn, ids.len());
-    let mut q = list.query(format!("DELETE FROM web_outbox_packs WHERE id IN {}", list.placeholders()));
-    list.ints(&mut q, ids);
-    q.execute(conn)
+    Ok(deleted)
 }
 
 /// The rows still to apply.
@@ -228,11 +235,6 @@ pub fn pack_legacy(conn: &mut AnyConnection, limit: usize) -> QueryResult<usize>
     }
     insert_outbox(conn, &rows)?;
     let ids: Vec<i64> = rows.iter().map(|o| o.id).collect();
-    for chunk in ids.chunks(500) {
-        let list = InList::on(conn, chunk.len());
-        let mut q = list.query(format!("DELETE FROM web_outbox WHERE id IN {}", list.placeholders()));
-        list.ints(&mut q, chunk);
-        q.execute(conn)?;
-    }
+    delete_ids(conn, "web_outbox", &ids)?;
     Ok(rows.len())
 }
