@@ -188,6 +188,8 @@ pub(crate) struct PhaseResult {
     pub(crate) server_cpu: Option<f64>,
     pub(crate) writer_cpu: Option<f64>,
     pub(crate) client_cpu: Option<f64>,
+    /// Bytes the daemon wrote to storage during the phase (`disk_written`).
+    pub(crate) disk_bytes: Option<u64>,
 }
 
 impl PhaseResult {
@@ -216,6 +218,13 @@ impl PhaseResult {
             per(self.writer_cpu),
             per(self.client_cpu)
         );
+        if let Some(bytes) = self.disk_bytes.filter(|b| *b >= 512 * self.count as u64) {
+            println!(
+                "{:<11} written to disk by the daemon: {:.1} KiB per request (WAL frames of the pages each commit dirtied, and their checkpoints)",
+                "",
+                bytes as f64 / 1024.0 / self.count as f64
+            );
+        }
         if let Some(b) = &self.first_bad {
             println!("{:<11} first unexpected answer: {b}", "");
         }
@@ -242,6 +251,7 @@ where
     }
     let next = Arc::new(AtomicUsize::new(0));
     let (server0, writer0, client0) = (cpu_seconds(daemon_pid), writer_cpu_seconds(daemon_pid), cpu_seconds("self"));
+    let disk0 = disk_written(daemon_pid);
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(conns);
     for (c, mut conn) in opened.into_iter().enumerate() {
@@ -283,6 +293,7 @@ where
     }
     let elapsed = start.elapsed();
     let (server1, writer1, client1) = (cpu_seconds(daemon_pid), writer_cpu_seconds(daemon_pid), cpu_seconds("self"));
+    let disk_bytes = disk0.zip(disk_written(daemon_pid)).map(|(a, b)| b.saturating_sub(a));
     lat_us.sort_unstable();
     Ok(PhaseResult {
         name,
@@ -294,6 +305,7 @@ where
         server_cpu: server0.zip(server1).map(|(a, b)| b - a),
         writer_cpu: writer0.zip(writer1).map(|(a, b)| b - a),
         client_cpu: client0.zip(client1).map(|(a, b)| b - a),
+        disk_bytes,
     })
 }
 

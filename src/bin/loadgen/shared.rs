@@ -118,6 +118,15 @@ pub(crate) fn writer_cpu_seconds(pid: &str) -> Option<f64> {
     total
 }
 
+/// Bytes the process has caused to be written to storage so far (Linux
+/// `/proc/<pid>/io`, `write_bytes`): on SQLite the WAL's frames and the
+/// checkpoints' copies into the database file, what a commit's dirtied pages
+/// cost the disk. A PostgreSQL daemon writes nothing itself (the server does).
+pub(crate) fn disk_written(pid: &str) -> Option<u64> {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    io.lines().find_map(|l| l.strip_prefix("write_bytes:")).and_then(|v| v.trim().parse().ok())
+}
+
 /// Nanoseconds on CPU of every thread of this process (Linux schedstat).
 pub(crate) fn cpu_ns_self() -> u64 {
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0 };

@@ -6,6 +6,7 @@
 
 mod board;
 mod reports;
+mod rollup_order;
 mod together;
 mod whatsapp;
 
