@@ -11,7 +11,10 @@ connections). After each commit it reads the WAL's size (frames of 4,096-byte
 pages) and empties it. Each variant drops one B-tree, so the difference to
 `base` is what that B-tree costs every commit.
 
-Usage: bench/lead_pages.py [RASTROD_BINARY] [LEADS]
+With SPREAD_DAYS 0 every lead arrives at its call's time instead (what a
+live host sends), so the indexes by time append rather than land at random.
+
+Usage: bench/lead_pages.py [RASTROD_BINARY] [LEADS] [SPREAD_DAYS]
 """
 
 import os
@@ -62,7 +65,7 @@ def ads():
     return out
 
 
-def run(c, wal, leads):
+def run(c, wal, leads, spread_days):
     c.execute("INSERT INTO sites (id, name, currency, timezone, owner_id, created_at, updated_at) "
               "VALUES ('loja', 'Loja', 'BRL', 'UTC', 'o', 0, 0)")
     c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -71,7 +74,7 @@ def run(c, wal, leads):
     for start in range(0, leads, PER_COMMIT):
         c.execute("BEGIN")
         for i in range(start, min(leads, start + PER_COMMIT)):
-            at = t0 - rng.randrange(30 * DAY_MS)
+            at = t0 - rng.randrange(spread_days * DAY_MS) if spread_days else t0 + i
             lead = "ld_%012x%012x" % (t0 + i, rng.getrandbits(48))
             if rng.randrange(10) < 8:
                 cid, sid, aid, cname, sname, aname = tree[rng.randrange(len(tree))]
@@ -103,6 +106,7 @@ def run(c, wal, leads):
 def main():
     binary = sys.argv[1] if len(sys.argv) > 1 else "target/release/rastrod"
     leads = int(sys.argv[2]) if len(sys.argv) > 2 else 60_000
+    spread_days = int(sys.argv[3]) if len(sys.argv) > 3 else 30
     with tempfile.TemporaryDirectory(prefix="rastrod_lead_pages_") as d:
         source = schema(binary, d)
         base = None
@@ -117,7 +121,7 @@ def main():
                 continue
             for statement in drops:
                 c.execute(statement)
-            per_commit = run(c, path + "-wal", leads)
+            per_commit = run(c, path + "-wal", leads, spread_days)
             c.close()
             base = per_commit if base is None else base
             saved = "" if name == "base" else f", {base - per_commit:.1f} fewer ({(base - per_commit) / base:.0%})"

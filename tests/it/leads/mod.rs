@@ -6,7 +6,6 @@
 
 mod board;
 mod reports;
-mod rollup_order;
 mod together;
 mod whatsapp;
 
