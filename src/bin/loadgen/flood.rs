@@ -101,7 +101,7 @@ async fn leads(
             while !stop.load(Ordering::Relaxed) {
                 tick.tick().await;
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let req = request("POST", "/v1/sites/loja/leads", &addr, &key, Some(&ingest_body(i, &tree, t0)));
+                let req = request("POST", "/v1/sites/loja/leads", &addr, &key, Some(&ingest_body(i, &tree, t0, 30)));
                 let t = Instant::now();
                 let res = conn.roundtrip(&req).await?;
                 timings.add(t, res.status == 201);

@@ -162,10 +162,12 @@ impl AdTree {
     }
 }
 
-/// The recordLead body of lead `i`: 80% from an ad (ids, names, click id), the rest organic.
-pub(crate) fn ingest_body(i: usize, tree: &AdTree, t0: i64) -> String {
+/// The recordLead body of lead `i`: 80% from an ad (ids, names, click id),
+/// the rest organic; arrived at random in the `spread_days` before `t0`, or
+/// at `t0` plus `i` ms when `spread_days` is 0.
+pub(crate) fn ingest_body(i: usize, tree: &AdTree, t0: i64, spread_days: u64) -> String {
     let mut rng = Lcg(i as u64 ^ 0x9e37_79b9_7f4a_7c15);
-    let occurred = t0 - (rng.below(30 * DAY_MS as u64) as i64);
+    let occurred = if spread_days == 0 { t0 + i as i64 } else { t0 - (rng.below(spread_days * DAY_MS as u64) as i64) };
     if rng.below(10) < 8 {
         let [cid, cname, sid, sname, aid, aname] = &tree.ads[rng.below(tree.ads.len() as u64) as usize];
         format!(
@@ -375,10 +377,15 @@ pub(crate) fn ingest(a: IngestArgs) -> AnyResult<()> {
         }
         let tree = Arc::new(AdTree::new(1, 40));
         let t0 = 1_796_040_000_000; // 2026-11-30T12:00:00Z; leads of the 30 days before it
+        let spread = a.arrival_spread_days;
+        println!(
+            "leads' occurredAt: {}",
+            if spread == 0 { "each at its call's time".to_string() } else { format!("at random in the {spread} days before") }
+        );
         let record = {
             let (addr, key) = (addr.clone(), key.clone());
             Arc::new(move |_c: usize, i: usize| {
-                request("POST", "/v1/sites/loadgen/leads", &addr, &key, Some(&ingest_body(i, &tree, t0)))
+                request("POST", "/v1/sites/loadgen/leads", &addr, &key, Some(&ingest_body(i, &tree, t0, spread)))
             })
         };
         let rec = phase("recordLead", &addr, a.connections, a.requests, &[201], &pid, record).await?;

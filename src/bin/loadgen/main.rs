@@ -252,6 +252,11 @@ pub(crate) struct IngestArgs {
     /// Pings sent before measuring anything (warms the daemon and the connections).
     #[arg(long, default_value_t = 5_000)]
     pub(crate) warmup: usize,
+    /// The leads' `occurredAt` lie at random in this many days before the
+    /// run's start (the benchmark's load); 0: each lead arrives at its call's
+    /// time, as a live host sends them (the indexes by time then append).
+    #[arg(long, default_value_t = 30)]
+    pub(crate) arrival_spread_days: u64,
     #[command(flatten)]
     pub(crate) daemon: DaemonArgs,
 }
