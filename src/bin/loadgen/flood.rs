@@ -13,8 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::{
-    AdTree, AnyResult, Conn, Daemon, DaemonArgs, FreshDb, add_operator, create_site, expired_fill, ingest_body,
-    machine_line, pct, request, tracker_event, tracker_request, wait_ready,
+    AdTree, AnyResult, Conn, Daemon, DaemonArgs, FreshDb, LEAD_SPREAD_DAYS, add_operator, create_site, expired_fill,
+    ingest_body, machine_line, pct, request, tracker_event, tracker_request, wait_ready,
 };
 
 #[derive(clap::Args)]
@@ -101,7 +101,13 @@ async fn leads(
             while !stop.load(Ordering::Relaxed) {
                 tick.tick().await;
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let req = request("POST", "/v1/sites/loja/leads", &addr, &key, Some(&ingest_body(i, &tree, t0, 30)));
+                let req = request(
+                    "POST",
+                    "/v1/sites/loja/leads",
+                    &addr,
+                    &key,
+                    Some(&ingest_body(i, &tree, t0, LEAD_SPREAD_DAYS)),
+                );
                 let t = Instant::now();
                 let res = conn.roundtrip(&req).await?;
                 timings.add(t, res.status == 201);

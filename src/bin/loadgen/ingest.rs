@@ -162,6 +162,10 @@ impl AdTree {
     }
 }
 
+/// The days before the run's start over which the benchmark's leads arrived
+/// (`occurredAt` at random in them): the load issue 25's targets are measured on.
+pub(crate) const LEAD_SPREAD_DAYS: u64 = 30;
+
 /// The recordLead body of lead `i`: 80% from an ad (ids, names, click id),
 /// the rest organic; arrived at random in the `spread_days` before `t0`, or
 /// at `t0` plus `i` ms when `spread_days` is 0.
@@ -220,6 +224,8 @@ impl PhaseResult {
             per(self.writer_cpu),
             per(self.client_cpu)
         );
+        // Under half a KiB a request is what a phase that wrote nothing of its
+        // own leaves (the previous phase's checkpoints trailing): not printed.
         if let Some(bytes) = self.disk_bytes.filter(|b| *b >= 512 * self.count as u64) {
             println!(
                 "{:<11} written to disk by the daemon: {:.1} KiB per request (WAL frames of the pages each commit dirtied, and their checkpoints)",
@@ -376,7 +382,7 @@ pub(crate) fn ingest(a: IngestArgs) -> AnyResult<()> {
             phase("warmup", &addr, a.connections, a.warmup, &[200], &pid, ping.clone()).await?;
         }
         let tree = Arc::new(AdTree::new(1, 40));
-        let t0 = 1_796_040_000_000; // 2026-11-30T12:00:00Z; leads of the 30 days before it
+        let t0 = 1_796_040_000_000; // 2026-11-30T12:00:00Z; leads of the spread before it, or one a ms after it
         let spread = a.arrival_spread_days;
         println!(
             "leads' occurredAt: {}",

@@ -255,7 +255,7 @@ pub(crate) struct IngestArgs {
     /// The leads' `occurredAt` lie at random in this many days before the
     /// run's start (the benchmark's load); 0: each lead arrives at its call's
     /// time, as a live host sends them (the indexes by time then append).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = ingest::LEAD_SPREAD_DAYS)]
     pub(crate) arrival_spread_days: u64,
     #[command(flatten)]
     pub(crate) daemon: DaemonArgs,
