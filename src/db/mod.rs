@@ -1,6 +1,7 @@
 //! Storage: one `AnyConnection` over SQLite and PostgreSQL, picked by the URL
 //! scheme; a read pool; group-commit writers; migrations embedded per backend.
 
+mod durable;
 pub mod row;
 pub mod schema;
 pub mod sql;
@@ -153,6 +154,8 @@ pub struct Db {
     generation: Arc<std::sync::atomic::AtomicU64>,
     /// Statements finished on any connection of this handle (pool, writer, checkpointer).
     queries: Arc<AtomicU64>,
+    /// SQLite: the commits made visible and made durable (see `db::durable`).
+    durability: Arc<durable::Durability>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,6 +181,22 @@ impl Db {
         writers: usize,
     ) -> Result<Db> {
         let url = DbUrl::parse(url).map_err(Error::invalid)?;
+        let sync = match &url {
+            DbUrl::Sqlite(path) => Some(durable::wal_sync(path.clone())),
+            DbUrl::Postgres(_) => None,
+        };
+        Db::open_with_sync(url, pool_size, (write_batch_max, write_queue_max), writers, sync)
+    }
+
+    /// [`Db::open_with_writers`] with the way SQLite's commits are made
+    /// durable off the writer's thread (a test holds it).
+    fn open_with_sync(
+        url: DbUrl,
+        pool_size: u32,
+        limits: (usize, usize),
+        writers: usize,
+        sync: Option<durable::SyncFn>,
+    ) -> Result<Db> {
         if let DbUrl::Sqlite(path) = &url
             && let Some(dir) = path.parent()
             && !dir.as_os_str().is_empty()
@@ -210,16 +229,33 @@ impl Db {
                 conns.push(connect()?);
             }
         }
-        let writer = Arc::new(Writer::start(conns, manager, write_batch_max, write_queue_max));
-        Ok(Db { pool, writer, backend, generation: Arc::default(), queries })
+        let durability = Arc::new(durable::Durability::default());
+        let writer = Arc::new(Writer::start(conns, manager, limits, durability.clone(), sync));
+        Ok(Db { pool, writer, backend, generation: Arc::default(), queries, durability })
     }
 
     pub fn backend(&self) -> Backend {
         self.backend
     }
 
-    /// Runs blocking diesel work on a pooled connection, off the async threads.
+    /// Runs blocking diesel work on a pooled connection, off the async threads,
+    /// and answers once every commit it may have seen is durable (STORE-15).
     pub async fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
+        let out = self.run_unsettled(f).await;
+        self.settle().await;
+        out
+    }
+
+    /// [`Db::run`] answering as soon as it has read, for a check whose
+    /// finding is not given out as it is (a check before a write, which is
+    /// answered after its own commit): whoever answers from what it found
+    /// first waits for [`Db::settle`]. Under a steady stream of writes that
+    /// wait is the next fsync, which a check that finds nothing need not pay.
+    pub async fn run_unsettled<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
@@ -233,6 +269,12 @@ impl Db {
         .map_err(|e| Error::internal(format!("blocking task: {e}")))?
     }
 
+    /// Waits until every commit visible now is durable (SQLite; at once on
+    /// PostgreSQL): before answering from a read of [`Db::run_unsettled`].
+    pub async fn settle(&self) {
+        self.durability.settle().await;
+    }
+
     /// [`Db::run`] with a second pooled connection when one is idle at once
     /// (never waited for, so two reads each holding one cannot wait on each
     /// other; a busy pool runs the work on one): for a read that fetches its
@@ -243,13 +285,15 @@ impl Db {
         F: FnOnce(&mut AnyConnection, Option<&mut AnyConnection>) -> Result<T> + Send + 'static,
     {
         let pool = self.pool.clone();
-        tokio::task::spawn_blocking(move || {
+        let out = tokio::task::spawn_blocking(move || {
             let mut conn = pool.get()?;
             let mut helper = pool.try_get();
             f(&mut conn, helper.as_deref_mut())
         })
         .await
-        .map_err(|e| Error::internal(format!("blocking task: {e}")))?
+        .map_err(|e| Error::internal(format!("blocking task: {e}")))?;
+        self.durability.settle().await;
+        out
     }
 
     /// Runs `f` in its own savepoint inside the writer's next transaction and

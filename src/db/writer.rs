@@ -10,7 +10,10 @@
 //! All of them are answered after the one commit, so a write is
 //! acknowledged only once it is durable, at the cost of one fsync per batch
 //! instead of one per write. SQLite allows one writer at a time anyway; on
-//! PostgreSQL the same batching saves round trips and fsyncs.
+//! PostgreSQL the same batching saves round trips and fsyncs. On SQLite the
+//! fsync itself runs on a thread of its own (`db::durable`): the writer goes
+//! on with the next batch while the disk confirms the last, whose writes are
+//! answered once it has.
 //!
 //! A large write (an import, a rollup batch, a retention batch) goes alone:
 //! its own transaction, no savepoint. In SQLite every statement that ends
@@ -31,9 +34,9 @@ use diesel::Connection;
 use diesel::connection::SimpleConnection;
 
 use super::AnyConnection;
+use super::durable::{Completion, Durability, SyncFn, Syncer};
 use crate::error::{Code, Error, Result};
 
-type Completion = Box<dyn FnOnce(Result<()>) + Send>;
 /// Runs a write, told whether it is its batch's only one; answers its
 /// completion and whether its transaction may commit.
 type Run = Box<dyn FnOnce(&mut AnyConnection, bool) -> (Completion, bool) + Send>;
@@ -200,7 +203,17 @@ impl Writer {
     /// allows one writer): the first takes every write in order; on
     /// PostgreSQL the others each take the next batch of [`Lane::Any`]
     /// writes, so the server runs one batch while the daemon prepares another.
-    pub fn start(conns: Vec<AnyConnection>, manager: super::Manager, batch_max: usize, queue_max: usize) -> Writer {
+    ///
+    /// `sync` (SQLite): how the first thread's commits are made durable off
+    /// its path (see `db::durable`); without it each `COMMIT` fsyncs itself.
+    pub(crate) fn start(
+        conns: Vec<AnyConnection>,
+        manager: super::Manager,
+        limits: (usize, usize),
+        durability: Arc<Durability>,
+        mut sync: Option<SyncFn>,
+    ) -> Writer {
+        let (batch_max, queue_max) = limits;
         let queue = Arc::new(Queue::default());
         let counters = Arc::new(Counters::default());
         let threads = conns
@@ -208,9 +221,10 @@ impl Writer {
             .enumerate()
             .map(|(i, conn)| {
                 let (counters, manager, queue) = (counters.clone(), manager.clone(), queue.clone());
+                let durable = sync.take().map(|sync| (sync, durability.clone()));
                 std::thread::Builder::new()
                     .name("rastrod-writer".into())
-                    .spawn(move || writer_loop(conn, &manager, &queue, i == 0, batch_max, &counters))
+                    .spawn(move || writer_loop(conn, &manager, &queue, (i == 0, batch_max), durable, &counters))
                     .expect("spawning a writer thread")
             })
             .collect::<Vec<_>>();
@@ -295,7 +309,8 @@ impl Writer {
 }
 
 /// Settings of the write connection alone (SQLite; the read pool keeps the
-/// defaults). None weakens durability: every commit still waits for its fsync.
+/// defaults). None weakens durability: every commit's writes still wait for
+/// its fsync, on the sync thread (`db::durable`) or in the commit itself.
 /// - `temp_store = MEMORY`: each write runs in its own savepoint, and SQLite
 ///   keeps the pages a savepoint may have to restore in a statement journal,
 ///   which spills to a temporary file past 64 KiB; a batch of a few dozen leads
@@ -318,13 +333,20 @@ const SQLITE_WRITER_BACKSTOP: &str = "PRAGMA wal_autocheckpoint = 4096;";
 /// The checkpointer copies the WAL into the database at most this often.
 const CHECKPOINT_PAUSE: Duration = Duration::from_millis(100);
 
-fn tune(conn: &mut AnyConnection, checkpointer: bool) {
+/// With the sync thread, `COMMIT` no longer fsyncs: the sync thread does,
+/// before the commit's writes are answered (`db::durable`).
+const SQLITE_WRITER_SYNC_OFF_PATH: &str = "PRAGMA synchronous = NORMAL;";
+
+fn tune(conn: &mut AnyConnection, checkpointer: bool, syncer: bool) {
     if !conn.is_sqlite() {
         return;
     }
     let mut pragmas = SQLITE_WRITER_PRAGMAS.to_string();
     if checkpointer {
         pragmas.push_str(SQLITE_WRITER_BACKSTOP);
+    }
+    if syncer {
+        pragmas.push_str(SQLITE_WRITER_SYNC_OFF_PATH);
     }
     if let Err(e) = conn.batch_execute(&pragmas) {
         tracing::warn!(error = %e, "tuning the write connection failed; writes go on with the defaults");
@@ -433,12 +455,17 @@ fn writer_loop(
     mut conn: AnyConnection,
     manager: &super::Manager,
     queue: &Queue,
-    ordered: bool,
-    batch_max: usize,
+    (ordered, batch_max): (bool, usize),
+    durable: Option<(SyncFn, Arc<Durability>)>,
     counters: &Counters,
 ) {
     let checkpointer = if conn.is_sqlite() { Checkpointer::start(manager) } else { None };
-    tune(&mut conn, checkpointer.is_some());
+    let syncer = durable.filter(|_| conn.is_sqlite()).and_then(|(sync, durability)| {
+        Syncer::start(sync, durability)
+            .map_err(|e| tracing::warn!(error = %e, "no sync thread; each commit fsyncs on the writer's thread"))
+            .ok()
+    });
+    tune(&mut conn, checkpointer.is_some(), syncer.is_some());
     let mut taker = if ordered { Taker::OrderedFirst } else { Taker::AnyOnly };
     while let Some((mut batch, skipped)) = queue.take(taker, batch_max) {
         taker = taker.next(skipped);
@@ -475,7 +502,7 @@ fn writer_loop(
                 match r2d2::ManageConnection::connect(manager) {
                     Ok(fresh) => {
                         conn = fresh;
-                        tune(&mut conn, checkpointer.is_some());
+                        tune(&mut conn, checkpointer.is_some(), syncer.is_some());
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "reopening the write connection failed; the next batch tries again")
@@ -495,9 +522,17 @@ fn writer_loop(
         {
             c.nudge();
         }
-        for done in completions {
-            done(outcome.clone());
+        match (&syncer, &outcome) {
+            (Some(syncer), Ok(())) => syncer.committed(completions),
+            _ => {
+                for done in completions {
+                    done(outcome.clone());
+                }
+            }
         }
+    }
+    if let Some(s) = syncer {
+        s.stop();
     }
     if let Some(c) = checkpointer {
         c.stop();

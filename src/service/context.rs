@@ -106,6 +106,21 @@ impl Context {
         self.db.run(f).await
     }
 
+    /// Runs `f` on the read pool without waiting for the durability of what
+    /// it saw: for a check before a write (see `Db::run_unsettled`).
+    pub async fn read_unsettled<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
+    {
+        self.db.run_unsettled(f).await
+    }
+
+    /// Waits until every commit visible now is durable (see `Db::settle`).
+    pub async fn settle(&self) {
+        self.db.settle().await;
+    }
+
     /// Runs `f` on the read pool with a second connection when one is idle
     /// (see `Db::run_pair`).
     pub async fn read_pair<T, F>(&self, f: F) -> Result<T>

@@ -4,7 +4,9 @@
 //! statement, and items arriving meanwhile wait for the next one. Under
 //! load this keeps one pool connection busy where each request would have
 //! held its own (and, on PostgreSQL, one round trip where there were as
-//! many as requests).
+//! many as requests). The read does not wait for the durability of the
+//! commits it saw (`Db::run_unsettled`): it is a check before a write, and
+//! its caller waits (`Context::settle`) before answering from a finding.
 
 use super::Combiner;
 use crate::db::AnyConnection;
@@ -30,7 +32,7 @@ impl<I: Send + 'static, O: Send + 'static> Combiner<I, O> {
         };
         let schedule = match queued {
             Ok(schedule) => schedule,
-            Err(item) => return cx.read(move |c| one_of(many(c, &[item])?)).await,
+            Err(item) => return cx.read_unsettled(move |c| one_of(many(c, &[item])?)).await,
         };
         if schedule {
             tokio::spawn(self.clone().read_queued(cx.clone(), many));
@@ -44,7 +46,7 @@ impl<I: Send + 'static, O: Send + 'static> Combiner<I, O> {
     async fn read_queued(self, cx: Context, many: ManyReads<I, O>) {
         let queue = self.clone();
         let read = cx
-            .read(move |c| {
+            .read_unsettled(move |c| {
                 let (items, replies): (Vec<I>, Vec<_>) = queue.take().into_iter().unzip();
                 let answers = many(c, &items);
                 Ok((replies, answers))

@@ -62,6 +62,8 @@ pub async fn record_lead(cx: &Context, now: i64, site_id: String, input: RecordL
         Replay { site_id: site_id.clone(), lead_key: input.lead_key.clone(), event_id: input.event_id.clone() };
     let replays = cx.combiners.get::<Replay, Option<String>>();
     if let Some(lead_id) = replays.read(cx, replay, cx.config.write_queue_max, repeats).await? {
+        // The lead found may be a commit its fsync has not confirmed yet.
+        cx.settle().await;
         return Ok(RecordLeadAnswer { lead_id, created: false, web_ref: None });
     }
     if input.web_ref.is_none() {
