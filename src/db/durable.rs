@@ -45,7 +45,9 @@ impl Default for Durability {
 }
 
 impl Durability {
-    /// A commit is visible; its number, for [`Durability::made_durable`].
+    /// A commit about to be made; its number, for [`Durability::made_durable`].
+    /// Taken before the `COMMIT`: a read that saw the commit finished after
+    /// it, so the number it waits for counts it.
     fn commit(&self) -> u64 {
         self.committed.fetch_add(1, Ordering::SeqCst) + 1
     }
@@ -127,9 +129,17 @@ impl Syncer {
         Ok(Syncer { tx, durability, thread })
     }
 
-    /// A commit is visible: its writes are answered after its fsync.
-    pub(super) fn committed(&self, completions: Vec<Completion>) {
-        let pending = Pending { commit: self.durability.commit(), completions };
+    /// The number of the transaction about to commit, taken before it runs
+    /// (see [`Durability::commit`]); [`Syncer::committed`] hands it back.
+    pub(super) fn number(&self) -> u64 {
+        self.durability.commit()
+    }
+
+    /// Transaction `commit` has ended: its writes (none for one that rolled
+    /// back, whose writes were answered already) are answered after the
+    /// fsync, which also marks its number durable, in order with the rest.
+    pub(super) fn committed(&self, commit: u64, completions: Vec<Completion>) {
+        let pending = Pending { commit, completions };
         if let Err(mpsc::SendError(pending)) = self.tx.send(pending) {
             // The thread is gone (it cannot panic short of a writer's answer
             // panicking): the writes are answered rather than dropped, and

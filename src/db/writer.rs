@@ -470,6 +470,7 @@ fn writer_loop(
     while let Some((mut batch, skipped)) = queue.take(taker, batch_max) {
         taker = taker.next(skipped);
         let size = batch.len() as u64;
+        let number = syncer.as_ref().map(Syncer::number);
         let mut completions: Vec<Completion> = Vec::with_capacity(batch.len());
         let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
             conn.transaction::<(), Error, _>(|c| {
@@ -522,11 +523,15 @@ fn writer_loop(
         {
             c.nudge();
         }
-        match (&syncer, &outcome) {
-            (Some(syncer), Ok(())) => syncer.committed(completions),
+        match (&syncer, number, &outcome) {
+            (Some(syncer), Some(number), Ok(())) => syncer.committed(number, completions),
             _ => {
                 for done in completions {
                     done(outcome.clone());
+                }
+                // A number taken is always handed back, so later ones can be marked durable.
+                if let (Some(syncer), Some(number)) = (&syncer, number) {
+                    syncer.committed(number, Vec::new());
                 }
             }
         }
