@@ -129,8 +129,8 @@ impl Syncer {
         Ok(Syncer { tx, durability, thread })
     }
 
-    /// The number of the transaction about to commit, taken before it runs
-    /// (see [`Durability::commit`]); [`Syncer::committed`] hands it back.
+    /// The number of the transaction about to commit, taken right before its
+    /// `COMMIT` (see [`Durability::commit`]); [`Syncer::committed`] hands it back.
     pub(super) fn number(&self) -> u64 {
         self.durability.commit()
     }
@@ -216,6 +216,29 @@ mod tests {
         started.recv().unwrap();
         verdict.send(Ok(())).unwrap();
         create.await.unwrap().unwrap();
+
+        // A read never waits for a transaction still running, only for
+        // commits already made.
+        let (inside_tx, inside) = mpsc::channel::<()>();
+        let (go, wait) = mpsc::channel::<()>();
+        let running = {
+            let db = db.clone();
+            tokio::spawn(async move {
+                db.write(move |_| {
+                    let _ = inside_tx.send(());
+                    let _ = wait.recv();
+                    Ok(())
+                })
+                .await
+            })
+        };
+        inside.recv().unwrap();
+        let read = tokio::time::timeout(std::time::Duration::from_secs(10), db.run(|c| Ok(count(c))));
+        assert_eq!(read.await.expect("a read waited for a running transaction").unwrap(), 0);
+        go.send(()).unwrap();
+        started.recv().unwrap();
+        verdict.send(Ok(())).unwrap();
+        running.await.unwrap().unwrap();
 
         // The commit is made and visible while its fsync is held: the writer
         // did not wait for the disk.

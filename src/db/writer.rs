@@ -470,7 +470,7 @@ fn writer_loop(
     while let Some((mut batch, skipped)) = queue.take(taker, batch_max) {
         taker = taker.next(skipped);
         let size = batch.len() as u64;
-        let number = syncer.as_ref().map(Syncer::number);
+        let mut number = None;
         let mut completions: Vec<Completion> = Vec::with_capacity(batch.len());
         let committed = std::panic::catch_unwind(AssertUnwindSafe(|| {
             conn.transaction::<(), Error, _>(|c| {
@@ -483,6 +483,10 @@ fn writer_loop(
                         return Err(Error::internal("the write failed; its transaction was rolled back"));
                     }
                 }
+                // Numbered right before its COMMIT: a read that saw the
+                // commit counts it, and reads meanwhile never wait for the
+                // batch's own work, only for earlier commits' fsyncs.
+                number = syncer.as_ref().map(Syncer::number);
                 Ok(())
             })
         }));
