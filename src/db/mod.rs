@@ -260,13 +260,19 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection) -> Result<T> + Send + 'static,
     {
+        self.on_pool(move |pool| f(&mut *pool.get()?)).await
+    }
+
+    /// Runs `f` with the pool on a blocking thread, off the async threads.
+    async fn on_pool<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Pool) -> Result<T> + Send + 'static,
+    {
         let pool = self.pool.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut conn = pool.get()?;
-            f(&mut conn)
-        })
-        .await
-        .map_err(|e| Error::internal(format!("blocking task: {e}")))?
+        tokio::task::spawn_blocking(move || f(&pool))
+            .await
+            .map_err(|e| Error::internal(format!("blocking task: {e}")))?
     }
 
     /// Waits until every commit visible now is durable (SQLite; at once on
@@ -284,15 +290,14 @@ impl Db {
         T: Send + 'static,
         F: FnOnce(&mut AnyConnection, Option<&mut AnyConnection>) -> Result<T> + Send + 'static,
     {
-        let pool = self.pool.clone();
-        let out = tokio::task::spawn_blocking(move || {
-            let mut conn = pool.get()?;
-            let mut helper = pool.try_get();
-            f(&mut conn, helper.as_deref_mut())
-        })
-        .await
-        .map_err(|e| Error::internal(format!("blocking task: {e}")))?;
-        self.durability.settle().await;
+        let out = self
+            .on_pool(move |pool| {
+                let mut conn = pool.get()?;
+                let mut helper = pool.try_get();
+                f(&mut conn, helper.as_deref_mut())
+            })
+            .await;
+        self.settle().await;
         out
     }
 

@@ -10,12 +10,12 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::clock::DAY_MS;
 use crate::service::api::{self, Capability, Function, Kind};
 
 /// The example calls' site and day (2026-11-30, UTC).
 pub const EXAMPLE_SITE: &str = "loja";
 pub const EXAMPLE_DAY: i64 = 1_795_996_800_000;
-const DAY_MS: i64 = 86_400_000;
 
 /// An example call of `function`, where one makes sense without earlier state.
 fn example(function: Function) -> Option<Value> {

@@ -13,7 +13,7 @@ use crate::db::row::{self, Row};
 use crate::db::sql::{RawQuery, placeholders};
 
 /// The index's days are UTC days, as the rollups' day tier.
-pub const DAY_MS: i64 = 86_400_000;
+pub use crate::clock::DAY_MS;
 
 /// The UTC day an instant falls in.
 pub fn day_of(at: i64) -> i64 {

@@ -23,6 +23,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::Serialize;
 use sha2::Sha256;
 
+use crate::clock::DAY_MS;
 use crate::error::{Code, Error, Result};
 use crate::service::context::Context;
 use crate::service::effects::{Effects, Written};
@@ -30,8 +31,6 @@ use crate::service::sites;
 use crate::store::analytics as store;
 use accept::Visit;
 use batch::Incoming;
-
-const DAY_MS: i64 = 86_400_000;
 
 /// The salt of a UTC day, made once for the database (rule SES-04).
 async fn salt(cx: &Context, day: i64) -> Result<Vec<u8>> {

@@ -84,7 +84,7 @@ mod tests {
     use super::*;
     use roaring::RoaringBitmap;
 
-    const DAY_MS: i64 = 86_400_000;
+    use crate::clock::DAY_MS;
     // 2026-01-01, 2026-02-01, 2026-03-01, 2026-04-01 UTC.
     const JAN: i64 = 1_767_225_600_000;
     const FEB: i64 = 1_769_904_000_000;

@@ -4,8 +4,7 @@
 use crate::service::analytics::vocabulary::Tier;
 use crate::store::analytics::rollups as r;
 
-pub const HOUR_MS: i64 = 3_600_000;
-pub const DAY_MS: i64 = 86_400_000;
+pub use crate::clock::{DAY_MS, HOUR_MS};
 
 /// The start of the bucket of `tier` that holds `t`.
 pub fn bucket(tier: Tier, t: i64) -> i64 {
