@@ -17,7 +17,8 @@ after a `VACUUM` (SQLite's `dbstat`; PostgreSQL's `pg_relation_size`, through
 - `event id 8 bytes`: the id as the 64-bit integer of its time and counter.
 - `session, visitor numbers`: each as a number per site, the text kept once
   in the session's and the visitor's own row.
-- `pageview id 8 bytes`: the browser's pageview id as 8 bytes of a keyed hash.
+- `pageview id 8 bytes`: the browser's pageview id as an 8-byte hash (a daemon would key it;
+  the size is the same).
 - `site, path numbers`: the site and the path (and route) as numbers.
 
 Usage: bench/event_bytes.py [RASTROD_BINARY] [PAGEVIEWS] [POSTGRES_URL]
