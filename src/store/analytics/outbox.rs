@@ -94,6 +94,10 @@ pub fn insert_outbox<B: std::borrow::Borrow<OutboxRow>>(conn: &mut AnyConnection
     Ok(rows.len())
 }
 
+/// How many windows of packs [`take_outbox`] tries while other processes
+/// hold the ones before: as many as processes likely draining at once.
+const HELD_WINDOWS_TRIED: usize = 4;
+
 /// Packs to apply: the oldest that make `limit` rows (one at least, whatever
 /// its size), locked and skipped by other processes on PostgreSQL so each is
 /// applied once (rule STORE-04).
@@ -102,7 +106,7 @@ pub fn take_outbox(conn: &mut AnyConnection, limit: usize) -> QueryResult<Vec<Pa
     // packs after them are tried, so the two work side by side rather than
     // in turns (a few reads at most; an empty answer ends this drain).
     let mut after = 0;
-    for _ in 0..4 {
+    for _ in 0..HELD_WINDOWS_TRIED {
         let ids = oldest(conn, None, after, limit)?;
         let Some(&last) = ids.last() else { return Ok(Vec::new()) };
         let packs = locked_packs(conn, None, &ids, true)?;
@@ -125,7 +129,7 @@ pub fn site_packs(conn: &mut AnyConnection, site_id: &str, after: i64, limit: us
 /// rows, read from their sizes alone and unlocked, so that no pack past the
 /// limit is held.
 fn oldest(conn: &mut AnyConnection, site_id: Option<&str>, after: i64, limit: usize) -> QueryResult<Vec<i64>> {
-    let site = if site_id.is_some() { "site_id = ? AND " } else { "" };
+    let site = site_filter(site_id);
     let mut q =
         RawQuery::new(format!("SELECT id, row_count FROM web_outbox_packs WHERE {site}id > ? ORDER BY id LIMIT ?"));
     if let Some(site_id) = site_id {
@@ -144,6 +148,11 @@ fn oldest(conn: &mut AnyConnection, site_id: Option<&str>, after: i64, limit: us
     Ok(ids)
 }
 
+/// The condition on a pack's site, when one is asked for (its text is bound first).
+fn site_filter(site_id: Option<&str>) -> &'static str {
+    if site_id.is_some() { "site_id = ? AND " } else { "" }
+}
+
 /// The packs of `ids`, in id order, locked on PostgreSQL (`skip`: those
 /// another transaction holds are left out rather than waited for).
 fn locked_packs(conn: &mut AnyConnection, site_id: Option<&str>, ids: &[i64], skip: bool) -> QueryResult<Vec<Pack>> {
@@ -156,7 +165,7 @@ fn locked_packs(conn: &mut AnyConnection, site_id: Option<&str>, ids: &[i64], sk
         (false, false) => " FOR UPDATE",
     };
     let list = InList::on(conn, ids.len());
-    let site = if site_id.is_some() { "site_id = ? AND " } else { "" };
+    let site = site_filter(site_id);
     let mut q = list.query(format!(
         "SELECT id, site_id, row_count, body FROM web_outbox_packs WHERE {site}id IN {} ORDER BY id{lock}",
         list.placeholders()
