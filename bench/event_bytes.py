@@ -62,6 +62,8 @@ def rows(n):
         path = PATHS[i % len(PATHS)]
         yield {
             "id": f"e_{last:024x}",
+            # The time in the high bits and a counter in the low 16, shifted
+            # below zero so SQLite stores all 8 bytes, as a real id's would.
             "id_int": ((t & 0xFFFF_FFFF_FFFF) << 16 | (last & 0xFFFF)) - (1 << 63),
             "session_id": session,
             "session_no": number,
@@ -113,7 +115,7 @@ def check_now(binary, directory, columns):
     made = [r[1] for r in c.execute("PRAGMA table_info(web_events)")]
     indexes = sorted(r[0] for r in c.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'web_events'"))
     c.close()
-    if made != [c[0] for c in columns]:
+    if made != [name for name, _, _ in columns]:
         sys.exit(f"web_events has changed: {made}; update this script")
     return indexes
 

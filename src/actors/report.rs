@@ -13,9 +13,9 @@
 //! of buckets older than an hour past the live window.
 
 use super::periodic::Periodic;
+use crate::clock::HOUR_MS;
 use crate::db::Backend;
 use crate::error::Result;
-use crate::service::analytics::rollup::buckets::HOUR_MS;
 use crate::service::analytics::{reports::funnels, rollup, rollup::month_tier};
 use crate::service::context::Context as ServiceContext;
 use crate::service::effects::{Effects, Written};

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use utoipa::ToSchema;
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::ids;
@@ -17,7 +18,7 @@ use crate::service::analytics::ingest::batch;
 use crate::service::analytics::reports::pages::{self, Call, Page, PaginationOpts};
 use crate::service::analytics::reports::session_extras::AffiliateRef;
 use crate::service::analytics::reports::span::{self, Piece};
-use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
+use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::effects::{Effects, Written};
 use crate::service::meta::conversions as meta_conversions;

@@ -96,7 +96,7 @@ pub fn set(conn: &mut AnyConnection, site_id: &str, day: i64) -> QueryResult<usi
 /// added to them): the mark moves back to the day before, never forward.
 pub fn reopen(conn: &mut AnyConnection, site_id: &str, from_day: i64) -> QueryResult<usize> {
     let mut q = RawQuery::new("UPDATE web_funnel_layouts SET laid_through = ? WHERE site_id = ? AND laid_through >= ?");
-    q.int(from_day.saturating_sub(super::funnels::DAY_MS)).text(site_id).int(from_day);
+    q.int(from_day.saturating_sub(crate::clock::DAY_MS)).text(site_id).int(from_day);
     q.execute(conn)
 }
 

@@ -8,14 +8,13 @@ use std::collections::BTreeMap;
 use diesel::QueryResult;
 
 use super::EventRow;
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::db::row::{self, Row};
 use crate::db::sql::{RawQuery, placeholders};
 
-/// The index's days are UTC days, as the rollups' day tier.
-pub use crate::clock::DAY_MS;
-
-/// The UTC day an instant falls in.
+/// The UTC day an instant falls in (the index's days are UTC days, as the
+/// rollups' day tier).
 pub fn day_of(at: i64) -> i64 {
     at - at.rem_euclid(DAY_MS)
 }

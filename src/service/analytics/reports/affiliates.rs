@@ -6,10 +6,10 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::reports::{approximate, zone};
-use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::reporting::timezone;
 use crate::service::sites;
 use crate::service::validate;

@@ -5,10 +5,10 @@
 //! split by a 30- or 45-minute offset) names the days where those reads
 //! meet the deleted past.
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::Result;
 use crate::service::analytics::retention;
-use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::reporting::timezone::{Zone, utc_days_inside};
 

@@ -18,10 +18,11 @@
 //! ends, which starts the site over; an import of past events moves the
 //! mark back to its earliest day.
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::store::analytics::funnel_layout as store;
-use crate::store::analytics::funnels::{DAY_MS, day_of, rebuilding};
+use crate::store::analytics::funnels::{day_of, rebuilding};
 
 fn db(e: diesel::result::Error) -> Error {
     Error::from(e)

@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::reports::approximate;
 use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::site_map_local;
-use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::analytics::rollup::site_map;
 use crate::service::reporting::filters::Filter;
 use crate::service::reporting::timezone;

@@ -8,9 +8,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::Result;
-use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::analytics::vocabulary::EventKind;
 use crate::service::reporting::timezone::utc_days_inside;
 use crate::store::analytics::{self as events, site_map as store};

@@ -2,7 +2,7 @@
 //! whole UTC days from the day tier, whole UTC hours from the hour tier, and
 //! the partial hours at either end from the rows themselves.
 
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
+use crate::clock::{DAY_MS, HOUR_MS};
 use crate::service::analytics::vocabulary::Tier;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

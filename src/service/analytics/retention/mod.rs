@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::rollup::buckets::DAY_MS;
 use crate::service::analytics::vocabulary::RetentionClass;
 use crate::service::sites;
 use crate::service::validate;

@@ -4,7 +4,7 @@
 use crate::service::analytics::vocabulary::Tier;
 use crate::store::analytics::rollups as r;
 
-pub use crate::clock::{DAY_MS, HOUR_MS};
+use crate::clock::{DAY_MS, HOUR_MS};
 
 /// The start of the bucket of `tier` that holds `t`.
 pub fn bucket(tier: Tier, t: i64) -> i64 {

@@ -11,9 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::clock::DAY_MS;
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
-use crate::service::analytics::rollup::buckets::{DAY_MS, bucket};
+use crate::service::analytics::rollup::buckets::bucket;
 use crate::service::analytics::vocabulary::{Change, Tier};
 use crate::service::sites::routes;
 use crate::store::analytics::site_map::{self as store, RouteCounts};

@@ -10,10 +10,10 @@ use roaring::RoaringBitmap;
 
 use super::Interval;
 use super::visitors::{counted, hit_ids, key_sets, with_ids};
+use crate::clock::{DAY_MS, HOUR_MS};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::reports::range_parts::{self, Part};
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
 use crate::service::analytics::vocabulary::{Dimension, Tier};
 use crate::service::reporting::timezone::{LocalDays, utc_days_inside};
 use crate::store::analytics::rollups as r;

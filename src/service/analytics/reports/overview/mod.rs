@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use crate::clock::{DAY_MS, HOUR_MS};
 use crate::db::AnyConnection;
 use crate::error::{Error, Result};
 use crate::service::analytics::reports::approximate;
@@ -18,7 +19,6 @@ use crate::service::analytics::reports::filtered::{dims, kept};
 use crate::service::analytics::reports::goals;
 use crate::service::analytics::reports::numbers::{avg_ms, per_session, rate};
 use crate::service::analytics::reports::range_parts::Part;
-use crate::service::analytics::rollup::buckets::{DAY_MS, HOUR_MS};
 use crate::service::analytics::vocabulary::Dimension;
 use crate::service::reporting::compare::Compare;
 use crate::service::reporting::filters::Filter;
